@@ -1,0 +1,27 @@
+// The contract between the pure chess layer and its users (import, store, api).
+
+/** One game's original text, cut out of a PGN stream before any parsing. */
+export interface RawGame {
+  /** The game's original text, exactly as read (after decoding), for the rejects file. */
+  text: string;
+  /** 1-based line of the input at which the game's text starts. */
+  line: number;
+  /** 1-based number of the game within its input. */
+  index: number;
+}
+
+/** A game read, checked move by move and normalised. */
+export interface NormalizedGame {
+  /** Every tag pair of the game, in source order, values unescaped. */
+  tags: Map<string, string>;
+  /** Main line in UCI notation, one space between moves, '' when the game has no moves. */
+  moves: string;
+  /** The position after the last move of the main line. */
+  fen: string;
+  /** Number of plies of the main line. */
+  plies: number;
+  /** The game in the PGN standard's export format, ending with a newline. */
+  pgn: string;
+}
+
+export type NormalizeResult = { ok: true; game: NormalizedGame } | { ok: false; reason: string };
