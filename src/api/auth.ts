@@ -1,0 +1,55 @@
+// Bearer token authentication and scope checks (spec "Authentication", RFC 6750, DESIGN.md 17 and 23).
+import type { FastifyRequest } from 'fastify';
+import { hashToken, type Store, type TokenInfo } from '../store/index.ts';
+import { ApiError } from './errors.ts';
+
+export const SCOPES = ['user.read', 'databases.read', 'games.read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const REALM = 'chessport';
+
+// RFC 6750 b64token; anything else cannot be one of our tokens.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+function challenge(code: 'invalid_token' | 'insufficient_scope', description: string, scope?: Scope): string {
+  const parts = [`realm="${REALM}"`, `error="${code}"`, `error_description="${description}"`];
+  if (scope) parts.push(`scope="${scope}"`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+function invalidToken(description: string): ApiError {
+  return new ApiError('invalid_token', description, {
+    'www-authenticate': challenge('invalid_token', description),
+  });
+}
+
+/** Resolves the request's token or throws the 401 that RFC 6750 prescribes. */
+export async function authenticate(
+  store: Store,
+  request: FastifyRequest,
+  now = Date.now(),
+): Promise<TokenInfo> {
+  const header = request.headers.authorization;
+  if (header === undefined) {
+    // No credentials at all: a bare challenge without an error attribute (RFC 6750 section 3).
+    throw new ApiError('invalid_token', 'The request carries no access token.', {
+      'www-authenticate': `Bearer realm="${REALM}"`,
+    });
+  }
+  const match = BEARER.exec(header);
+  const token = match?.[1];
+  if (!token || token.length > 512) throw invalidToken('The Authorization header is not a Bearer token.');
+  const info = await store.findTokenByHash(hashToken(token));
+  if (!info || info.revokedAt !== null)
+    throw invalidToken('The access token is invalid or has been revoked.');
+  if (info.expiresAt !== null && info.expiresAt <= now) throw invalidToken('The access token has expired.');
+  return info;
+}
+
+export function requireScope(token: TokenInfo, scope: Scope): void {
+  if (token.scopes.includes(scope)) return;
+  const description = `The access token lacks the ${scope} scope.`;
+  throw new ApiError('insufficient_scope', description, {
+    'www-authenticate': challenge('insufficient_scope', description, scope),
+  });
+}

@@ -1,0 +1,65 @@
+// Strict query parameters (DESIGN.md 13): plain decimal integers in range, no unknown names, never clamped.
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from './errors.ts';
+
+interface PropertySchema {
+  type?: string | readonly string[];
+  minimum?: number;
+  maximum?: number;
+  enum?: readonly string[];
+}
+
+export interface QuerySchema {
+  type: 'object';
+  additionalProperties: false;
+  properties: Record<string, PropertySchema>;
+}
+
+/** The range a parameter accepts, in words, for error descriptions. */
+export function describeParam(name: string, schema: PropertySchema | undefined): string {
+  if (!schema) return `unknown parameter "${name}"`;
+  if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
+  if (schema.type === 'integer') {
+    if (schema.maximum !== undefined)
+      return `${name} must be an integer from ${schema.minimum ?? 0} to ${schema.maximum}`;
+    return `${name} must be an integer of at least ${schema.minimum ?? 0}`;
+  }
+  return `${name} is not valid`;
+}
+
+/**
+ * Runs before schema validation: Ajv coerces " 10", "1e2" and "0x10" to numbers, which would silently
+ * accept values no client meant; here an integer must be plain digits, and every parameter given once.
+ */
+export function checkRawQuery(request: FastifyRequest, schema: QuerySchema): void {
+  const query = request.query as Record<string, unknown>;
+  for (const [name, value] of Object.entries(query)) {
+    const prop = schema.properties[name];
+    if (!prop) throw new ApiError('invalid_request', `unknown parameter "${name}"`);
+    if (typeof value !== 'string') throw new ApiError('invalid_request', `${name} must be given once`);
+    if (prop.type === 'integer' && !/^[0-9]{1,15}$/.test(value)) {
+      throw new ApiError('invalid_request', describeParam(name, prop));
+    }
+  }
+}
+
+/** RFC 8288 Link header for offset paging: rel="next" while more items exist, rel="prev" after the first page. */
+export function pageLinks(
+  request: FastifyRequest,
+  limit: number,
+  offset: number,
+  hasMore: boolean,
+): string | undefined {
+  const path = request.url.split('?')[0] ?? '';
+  const base = new URLSearchParams(request.query as Record<string, string>);
+  const link = (to: number, rel: string) => {
+    const params = new URLSearchParams(base);
+    params.set('limit', String(limit));
+    params.set('offset', String(to));
+    return `<${path}?${params}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (hasMore) links.push(link(offset + limit, 'next'));
+  if (offset > 0) links.push(link(Math.max(0, offset - limit), 'prev'));
+  return links.length ? links.join(', ') : undefined;
+}

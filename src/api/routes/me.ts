@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../app.ts';
+import { notFound } from '../errors.ts';
+import { pairwiseId } from '../pairwise.ts';
+import { readRoute } from '../route.ts';
+import { schemas } from '../schemas.ts';
+
+export function meRoutes(app: FastifyInstance, context: ApiContext): void {
+  readRoute(app, context, {
+    url: '/me',
+    scope: 'user.read',
+    summary: 'Basic profile of the authenticated user.',
+    response: schemas.me.response,
+    handler: async (_request, _reply, token) => {
+      const user = await context.store.getUserById(token.userId);
+      if (!user) throw notFound('user');
+      return {
+        data: {
+          id: pairwiseId(context.secret, token.appSector, user.id),
+          name: user.name,
+          email: user.email,
+          image: user.image,
+        },
+      };
+    },
+  });
+}

@@ -1,0 +1,41 @@
+// Domain records to the API's JSON shapes (spec "Resources and their fields", DESIGN.md 1-11).
+import type { Database, GameDetail, GameSummary } from '../store/index.ts';
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function databaseJson(db: Database) {
+  return {
+    id: db.id,
+    name: db.name,
+    slug: db.slug,
+    private: db.private,
+    maxGames: db.maxGames,
+    createdAt: iso(db.createdAt),
+    updatedAt: iso(db.updatedAt),
+  };
+}
+
+export function gameSummaryJson(game: GameSummary) {
+  return {
+    id: game.id,
+    slug: game.slug,
+    databaseId: game.databaseId,
+    event: game.event,
+    date: game.date,
+    result: game.result,
+    eco: game.eco,
+    white: game.white,
+    black: game.black,
+  };
+}
+
+export function gameDetailJson(game: GameDetail) {
+  return {
+    ...gameSummaryJson(game),
+    fen: game.fen,
+    moves: game.moves,
+    pgn: game.pgn,
+    metadata: game.metadata,
+    updatedAt: iso(game.updatedAt),
+  };
+}

@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { jsonOption, requireUser, withStore } from '../context.ts';
+import { databaseCliJson, emit, table } from '../output.ts';
+import { parsePositiveInt } from '../settings.ts';
+
+export function databasesCommand(program: Command): void {
+  const databases = program.command('databases').description("manage users' game databases");
+  databases
+    .command('add <name>')
+    .description('create a database for a user')
+    .requiredOption('--user <login>', 'owner')
+    .option('--private', 'mark the database private')
+    .option('--max-games <n>', 'maximum number of games')
+    .option(...jsonOption)
+    .action(
+      async (
+        name: string,
+        opts: { user: string; private?: boolean; maxGames?: string; json?: boolean },
+        cmd: Command,
+      ) =>
+        withStore(cmd, async (store) => {
+          const maxGames =
+            opts.maxGames === undefined ? null : parsePositiveInt(opts.maxGames, '--max-games');
+          const user = await requireUser(store, opts.user);
+          const db = await store.addDatabase({
+            ownerId: user.id,
+            name,
+            private: Boolean(opts.private),
+            maxGames,
+          });
+          emit(
+            Boolean(opts.json),
+            databaseCliJson(db, user.login, 0),
+            () => `created database ${db.slug} (${db.id})`,
+          );
+        }),
+    );
+  databases
+    .command('list')
+    .description('list databases with their game counts')
+    .option('--user <login>', 'only this user')
+    .option(...jsonOption)
+    .action(async (opts: { user?: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const owner = opts.user ? await requireUser(store, opts.user) : undefined;
+        const logins = new Map((await store.listUsers()).map((u) => [u.id, u.login]));
+        const rows: ReturnType<typeof databaseCliJson>[] = [];
+        for (const db of await store.listDatabases(owner?.id)) {
+          rows.push(databaseCliJson(db, logins.get(db.ownerId) ?? '?', await store.countGames(db.id)));
+        }
+        emit(Boolean(opts.json), rows, () =>
+          table([
+            ['USER', 'SLUG', 'NAME', 'GAMES', 'MAX', 'ID'],
+            ...rows.map((r) => [r.owner, r.slug, r.name, String(r.games), String(r.maxGames ?? '-'), r.id]),
+          ]),
+        );
+      }),
+    );
+}

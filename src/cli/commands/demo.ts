@@ -1,0 +1,82 @@
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { SCOPES } from '../../api/auth.ts';
+import { importFile } from '../../import/index.ts';
+import { openStore, type Store } from '../../store/index.ts';
+import { settingsOf } from '../context.ts';
+import { emit } from '../output.ts';
+import { runServer } from '../server.ts';
+import { parsePort } from '../settings.ts';
+
+const DEMO_STORE = 'data/demo.sqlite';
+const DEMO_GAMES = fileURLToPath(new URL('../demo/classics.pgn', import.meta.url));
+
+/** Seeds a demo user, app and database with a few famous games; safe to run again (nothing is duplicated). */
+async function seed(store: Store) {
+  const user =
+    (await store.findUser('demo')) ??
+    (await store.addUser({
+      login: 'demo',
+      name: 'Demo User',
+      email: 'demo@example.org',
+      image: 'https://example.org/avatars/demo.png',
+    }));
+  const app = (await store.findApp('demo-app')) ?? (await store.addApp({ name: 'demo-app' }));
+  const database =
+    (await store.findDatabaseByName(user.id, 'Classics')) ??
+    (await store.addDatabase({ ownerId: user.id, name: 'Classics' }));
+  await importFile({ store, database, file: DEMO_GAMES });
+  const { token } = await store.issueToken({
+    userId: user.id,
+    appId: app.id,
+    scopes: [...SCOPES],
+    expiresAt: Date.now() + 30 * 86_400_000,
+  });
+  const [first] = await store.listGames(user.id, { limit: 1, offset: 0 });
+  return { token, database, gameId: first?.id ?? null };
+}
+
+export function demoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description(`a ready service: seeds ${DEMO_STORE} with a demo user and games, prints a token, serves`)
+    .option('--host <host>', 'address to listen on (HOST, default 127.0.0.1)')
+    .option('--port <port>', 'port to listen on (PORT, default 8080)')
+    .option('--no-serve', 'seed and print, but do not start the server')
+    .option('--json', 'print the token and URLs as JSON')
+    .action(async (opts: { host?: string; port?: string; serve: boolean; json?: boolean }, cmd: Command) => {
+      const settings = settingsOf(cmd);
+      // The demo keeps its own file unless a store is named explicitly, so it never touches real data.
+      const { databaseUrl } = cmd.optsWithGlobals() as { databaseUrl?: string };
+      if (!databaseUrl && !process.env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
+      if (opts.host) settings.host = opts.host;
+      if (opts.port !== undefined) settings.port = parsePort(opts.port);
+      const store = await openStore(settings.databaseUrl);
+      const { token, database, gameId } = await seed(store);
+      const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${settings.port}/api/v1`;
+      const auth = `-H "Authorization: Bearer ${token}"`;
+      const urls = [
+        `${base}/me`,
+        `${base}/databases`,
+        `${base}/games?limit=2`,
+        `${base}/games/${gameId}`,
+        `${base}/games/${gameId}?format=pgn`,
+        `${base}/databases/${database.slug}/games?format=pgn`,
+      ];
+      emit(Boolean(opts.json), { store: settings.databaseUrl, token, urls }, () =>
+        [
+          `chessport demo: store ${settings.databaseUrl}, user "demo", database "${database.slug}"`,
+          '',
+          `token: ${token}`,
+          '',
+          'try:',
+          ...urls.map((url) => `  curl -s ${auth} '${url}'`),
+          '',
+        ].join('\n'),
+      );
+      if (!opts.serve) return store.close();
+      settings.logLevel = process.env.LOG_LEVEL || 'warn';
+      await runServer(store, settings);
+      process.stderr.write(`listening on ${base} (Ctrl-C stops)\n`);
+    });
+}

@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { type ImportSummary, importFile } from '../../import/index.ts';
+import { jsonOption, requireUser, withStore } from '../context.ts';
+import { emit } from '../output.ts';
+import { progressReporter } from '../progress.ts';
+
+function describe(s: ImportSummary): string {
+  const lines = [
+    `${s.file}: ${s.imported} imported, ${s.duplicates} duplicates skipped, ${s.rejected} rejected` +
+      ` (${s.games} games read in ${s.seconds.toFixed(1)}s, ${Math.round(s.games / Math.max(s.seconds, 1e-3))} games/s)`,
+  ];
+  for (const r of s.rejections.slice(0, 20))
+    lines.push(`  rejected: ${r.file}:${r.line} game ${r.game}: ${r.reason}`);
+  if (s.rejections.length > 20) lines.push(`  ... and ${s.rejections.length - 20} more (use --json for all)`);
+  if (s.rejectsFile) lines.push(`  rejected games written to ${s.rejectsFile}`);
+  if (s.stoppedAtMaxGames)
+    lines.push(`  stopped: the database reached its maxGames; ${s.overLimit} games not added`);
+  return lines.join('\n');
+}
+
+export function importCommand(program: Command): void {
+  program
+    .command('import <files...>')
+    .description('import PGN files into a database (created when missing); identical games are skipped')
+    .requiredOption('--user <login>', 'owner of the games')
+    .requiredOption('--database <name-or-slug>', 'target database')
+    .option('--allow-duplicates', 'import games even when identical ones are already in the database')
+    .option('--rejects <file>', 'where to write rejected games (default: <input>.rejected.pgn)')
+    .option(...jsonOption)
+    .action(
+      async (
+        files: string[],
+        opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
+        cmd: Command,
+      ) =>
+        withStore(cmd, async (store) => {
+          const user = await requireUser(store, opts.user);
+          const database =
+            (await store.findDatabaseByName(user.id, opts.database)) ??
+            (await store.addDatabase({ ownerId: user.id, name: opts.database }));
+          const summaries: ImportSummary[] = [];
+          for (const file of files) {
+            const progress = progressReporter();
+            const summary = await importFile({
+              store,
+              database,
+              file,
+              allowDuplicates: Boolean(opts.allowDuplicates),
+              ...(opts.rejects && { rejectsFile: opts.rejects }),
+              onProgress: (p) => progress.update(p),
+            });
+            progress.done();
+            summaries.push(summary);
+            if (!opts.json) process.stdout.write(`${describe(summary)}\n`);
+            if (summary.stoppedAtMaxGames) break;
+          }
+          if (opts.json)
+            emit(true, { database: { id: database.id, slug: database.slug }, files: summaries }, () => '');
+        }),
+    );
+}

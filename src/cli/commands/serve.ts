@@ -1,0 +1,20 @@
+import type { Command } from 'commander';
+import { openStore } from '../../store/index.ts';
+import { settingsOf } from '../context.ts';
+import { runServer } from '../server.ts';
+import { parsePort } from '../settings.ts';
+
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the API server')
+    .option('--host <host>', 'address to listen on (HOST, default 127.0.0.1)')
+    .option('--port <port>', 'port to listen on (PORT, default 8080; 0 picks a free one)')
+    .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
+      const settings = settingsOf(cmd);
+      if (opts.host) settings.host = opts.host;
+      if (opts.port !== undefined) settings.port = parsePort(opts.port);
+      const store = await openStore(settings.databaseUrl);
+      await runServer(store, settings);
+    });
+}

@@ -1,0 +1,82 @@
+import type { Command } from 'commander';
+import { SCOPES, type Scope } from '../../api/auth.ts';
+import { jsonOption, requireUser, withStore } from '../context.ts';
+import { emit, table, tokenJson } from '../output.ts';
+import { CliError, parseDuration } from '../settings.ts';
+
+function parseScopes(text: string): Scope[] {
+  const scopes = text
+    .split(/[,\s]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (scopes.length === 0) throw new CliError(`--scopes needs at least one of: ${SCOPES.join(', ')}`);
+  for (const scope of scopes) {
+    if (!(SCOPES as readonly string[]).includes(scope)) {
+      throw new CliError(`unknown scope "${scope}": use ${SCOPES.join(', ')}`);
+    }
+  }
+  return [...new Set(scopes)] as Scope[];
+}
+
+export function tokensCommand(program: Command): void {
+  const tokens = program.command('tokens').description('issue, revoke and list access tokens');
+  tokens
+    .command('issue')
+    .description('print a new access token (shown once; only its hash is stored)')
+    .requiredOption('--user <login>', 'the user whose data the token reads')
+    .requiredOption('--app <name>', 'the app the token is issued to')
+    .requiredOption('--scopes <a,b>', `comma-separated scopes: ${SCOPES.join(', ')}`)
+    .option('--expires-in <duration>', 'lifetime, like 90s, 15m, 12h or 30d (default: no expiry)')
+    .option(...jsonOption)
+    .action(
+      async (
+        opts: { user: string; app: string; scopes: string; expiresIn?: string; json?: boolean },
+        cmd: Command,
+      ) =>
+        withStore(cmd, async (store) => {
+          const scopes = parseScopes(opts.scopes);
+          const expiresAt = opts.expiresIn ? Date.now() + parseDuration(opts.expiresIn) : null;
+          const user = await requireUser(store, opts.user);
+          const app = await store.findApp(opts.app);
+          if (!app)
+            throw new CliError(`no app "${opts.app}" (register it with: chessport apps add ${opts.app})`);
+          const issued = await store.issueToken({ userId: user.id, appId: app.id, scopes, expiresAt });
+          emit(
+            Boolean(opts.json),
+            {
+              token: issued.token,
+              id: issued.id,
+              scopes,
+              expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+            },
+            () => issued.token,
+          );
+        }),
+    );
+  tokens
+    .command('revoke <token-or-id>')
+    .description('revoke a token, given the token itself or its id')
+    .option(...jsonOption)
+    .action(async (ref: string, opts: { json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const revoked = await store.revokeToken(ref);
+        if (!revoked) throw new CliError('no such token');
+        emit(Boolean(opts.json), tokenJson(revoked), () => `revoked token ${revoked.id}`);
+      }),
+    );
+  tokens
+    .command('list')
+    .description('list tokens (never their secret value)')
+    .option(...jsonOption)
+    .action(async (opts: { json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const all = (await store.listTokens()).map((t) => tokenJson(t));
+        emit(Boolean(opts.json), all, () =>
+          table([
+            ['ID', 'USER', 'APP', 'SCOPES', 'STATE', 'EXPIRES'],
+            ...all.map((t) => [t.id, t.user, t.app, t.scopes.join(','), t.state, t.expiresAt ?? 'never']),
+          ]),
+        );
+      }),
+    );
+}

@@ -1,0 +1,39 @@
+// The `chessport` command.
+import { Command, CommanderError } from 'commander';
+import { StoreError } from '../store/index.ts';
+import { appsCommand } from './commands/apps.ts';
+import { databasesCommand } from './commands/databases.ts';
+import { demoCommand } from './commands/demo.ts';
+import { importCommand } from './commands/import.ts';
+import { serveCommand } from './commands/serve.ts';
+import { tokensCommand } from './commands/tokens.ts';
+import { usersCommand } from './commands/users.ts';
+import { CliError } from './settings.ts';
+
+const program = new Command('chessport')
+  .description('Serve users’ chess games through a read-only HTTP API, and run it: store, imports, tokens.')
+  .option(
+    '--database-url <url>',
+    'SQLite file path or postgres:// URL (DATABASE_URL, default data/chessport.sqlite)',
+  )
+  .showHelpAfterError()
+  .exitOverride();
+
+serveCommand(program);
+demoCommand(program);
+usersCommand(program);
+appsCommand(program);
+tokensCommand(program);
+databasesCommand(program);
+importCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode);
+  if (error instanceof CliError || error instanceof StoreError) {
+    process.stderr.write(`chessport: ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}

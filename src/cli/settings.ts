@@ -1,0 +1,49 @@
+// Settings from the environment (DESIGN.md "Operator interface"); command-line flags override them.
+import { DEFAULT_DATABASE_URL } from '../store/index.ts';
+
+export interface Settings {
+  databaseUrl: string;
+  redisUrl: string | null;
+  host: string;
+  port: number;
+  secret: string | null;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  logLevel: string;
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "90s", "15m", "12h", "30d" to milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^([1-9][0-9]{0,8})([smhd])$/.exec(text.trim());
+  if (!m) throw new CliError(`invalid duration "${text}": write it like 90s, 15m, 12h or 30d`);
+  return Number(m[1]) * (UNITS[m[2] as string] as number);
+}
+
+export function parsePositiveInt(text: string, what: string): number {
+  if (!/^[1-9][0-9]{0,9}$/.test(text.trim()))
+    throw new CliError(`${what} must be a positive integer, got "${text}"`);
+  return Number(text);
+}
+
+export class CliError extends Error {}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  return {
+    databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    redisUrl: env.REDIS_URL || null,
+    host: env.HOST || '127.0.0.1',
+    port: env.PORT ? parsePort(env.PORT) : 8080,
+    secret: env.CHESSPORT_SECRET || null,
+    rateLimitMax: env.RATE_LIMIT_MAX ? parsePositiveInt(env.RATE_LIMIT_MAX, 'RATE_LIMIT_MAX') : 600,
+    rateLimitWindowMs: env.RATE_LIMIT_WINDOW ? parseDuration(env.RATE_LIMIT_WINDOW) : 60_000,
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}
+
+export function parsePort(text: string): number {
+  const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) throw new CliError(`invalid port "${text}"`);
+  return port;
+}

@@ -1,0 +1,2 @@
+export { type ImportProgress, type ImportSummary, importFile, type Rejection } from './import-file.ts';
+export { toGameRecord } from './record.ts';

@@ -1,0 +1,97 @@
+// Table types of the store, shared by both dialects. Times are integer milliseconds since the epoch (UTC).
+import type { Generated } from 'kysely';
+
+export interface UsersTable {
+  id: string;
+  login: string;
+  name: string | null;
+  email: string | null;
+  image: string | null;
+  created_at: number;
+}
+
+export interface AppsTable {
+  id: string;
+  name: string;
+  /** Pairwise-id sector: apps of one sector see the same user ids (OpenID Connect's sector identifier). */
+  sector: string;
+  created_at: number;
+}
+
+export interface TokensTable {
+  id: string;
+  /** SHA-256 of the token, hex. The token itself is never stored. */
+  hash: string;
+  user_id: string;
+  app_id: string;
+  /** Space-separated scopes. */
+  scopes: string;
+  expires_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+export interface DatabasesTable {
+  id: string;
+  owner_id: string;
+  name: string;
+  slug: string;
+  private: number;
+  max_games: number | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface GamesTable {
+  /** Internal insertion order: the stable order of every list. */
+  pk: Generated<number>;
+  id: string;
+  owner_id: string;
+  database_id: string;
+  slug: string;
+  /** Change sequence of the game's latest write (DESIGN.md 18). */
+  seq: number;
+  event: string | null;
+  date: string | null;
+  result: string;
+  eco: string | null;
+  white_name: string | null;
+  white_elo: number | null;
+  white_fide_id: string | null;
+  white_country: string | null;
+  black_name: string | null;
+  black_elo: number | null;
+  black_fide_id: string | null;
+  black_country: string | null;
+  /** JSON object of the tags without a field of their own. */
+  metadata: string;
+  moves: string;
+  fen: string;
+  pgn: string;
+  /** SHA-256 of the normalised game, for idempotent imports. */
+  content_hash: string;
+  created_at: number;
+  updated_at: number;
+  deleted: number;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface SequencesTable {
+  name: string;
+  value: number;
+}
+
+export interface DB {
+  users: UsersTable;
+  apps: AppsTable;
+  tokens: TokensTable;
+  databases: DatabasesTable;
+  games: GamesTable;
+  settings: SettingsTable;
+  sequences: SequencesTable;
+}

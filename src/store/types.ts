@@ -1,0 +1,107 @@
+// What the store hands out: plain domain records, independent of the dialect's row shapes.
+
+export interface User {
+  id: string;
+  login: string;
+  name: string | null;
+  email: string | null;
+  image: string | null;
+  createdAt: number;
+}
+
+export interface App {
+  id: string;
+  name: string;
+  sector: string;
+  createdAt: number;
+}
+
+export interface TokenInfo {
+  id: string;
+  userId: string;
+  userLogin: string;
+  appId: string;
+  appName: string;
+  appSector: string;
+  scopes: string[];
+  expiresAt: number | null;
+  revokedAt: number | null;
+  createdAt: number;
+}
+
+export interface Database {
+  id: string;
+  ownerId: string;
+  name: string;
+  slug: string;
+  private: boolean;
+  maxGames: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Player {
+  name: string | null;
+  elo: number | null;
+  fideId: string | null;
+  country: string | null;
+}
+
+/** The fields of a game that the store keeps, as the import layer derives them from the PGN. */
+export interface GameRecord {
+  event: string | null;
+  date: string | null;
+  result: string;
+  eco: string | null;
+  white: Player;
+  black: Player;
+  metadata: Record<string, string>;
+  moves: string;
+  fen: string;
+  pgn: string;
+  contentHash: string;
+}
+
+export interface GameSummary {
+  id: string;
+  slug: string;
+  databaseId: string;
+  event: string | null;
+  date: string | null;
+  result: string;
+  eco: string | null;
+  white: Player;
+  black: Player;
+}
+
+export interface GameDetail extends GameSummary {
+  fen: string;
+  moves: string;
+  pgn: string;
+  metadata: Record<string, string>;
+  updatedAt: number;
+}
+
+export interface GameChange {
+  seq: number;
+  id: string;
+  databaseId: string;
+  updatedAt: number;
+  deleted: boolean;
+  white: Player;
+  black: Player;
+  result: string;
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface InsertOutcome {
+  inserted: number;
+  duplicates: number;
+  /** Games not added because the database reached its maxGames. */
+  overLimit: number;
+  ids: string[];
+}

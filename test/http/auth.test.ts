@@ -1,0 +1,129 @@
+// Every endpoint refuses missing, garbage, revoked and expired tokens and tokens without its scope, in the
+// spec's error shape with RFC 6750 challenges; write methods are 405; unknown paths 404.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { http } from '../helpers/harness.ts';
+import { makeWorld, type World } from './world.ts';
+
+let world: World;
+before(async () => {
+  world = await makeWorld();
+});
+after(async () => world?.stop());
+
+const endpoints = () => [
+  { path: '/me', scope: 'user.read' },
+  { path: '/databases', scope: 'databases.read' },
+  { path: `/databases/${world.alice.main.id}/games`, scope: 'games.read' },
+  { path: `/databases/${world.alice.main.slug}/games?format=pgn`, scope: 'games.read' },
+  { path: '/games', scope: 'games.read' },
+  { path: `/games/${world.bob.gameIds[0]}`, scope: 'games.read' },
+];
+
+function assertErrorBody(body: unknown, code: string) {
+  assert.deepEqual(Object.keys(body as object).sort(), ['error', 'error_description']);
+  const { error, error_description } = body as { error: string; error_description: string };
+  assert.equal(error, code);
+  assert.equal(typeof error_description, 'string');
+  assert.ok(error_description.length > 0);
+}
+
+describe('authentication', () => {
+  test('no token: 401 invalid_token with a bare Bearer challenge', async () => {
+    for (const { path } of endpoints()) {
+      const res = await http(world.base, path);
+      assert.equal(res.status, 401, path);
+      assertErrorBody(res.json, 'invalid_token');
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="chessport"', path);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    }
+  });
+
+  const badTokens: [string, (w: World) => Record<string, string>][] = [
+    ['garbage token', () => ({ authorization: 'Bearer cp_not-a-real-token' })],
+    ['revoked token', (w) => ({ authorization: `Bearer ${w.tokens.aliceRevoked}` })],
+    ['expired token', (w) => ({ authorization: `Bearer ${w.tokens.aliceExpired}` })],
+    ['Basic credentials', () => ({ authorization: 'Basic YWxpY2U6c2VjcmV0' })],
+    ['empty Bearer', () => ({ authorization: 'Bearer ' })],
+    ['token with a space', () => ({ authorization: 'Bearer a b' })],
+  ];
+  for (const [name, headers] of badTokens) {
+    test(`${name}: 401 invalid_token with error="invalid_token" in the challenge`, async () => {
+      for (const { path } of endpoints()) {
+        const res = await http(world.base, path, { headers: headers(world) });
+        assert.equal(res.status, 401, `${name} ${path}`);
+        assertErrorBody(res.json, 'invalid_token');
+        const challenge = res.headers.get('www-authenticate') ?? '';
+        assert.match(challenge, /^Bearer realm="chessport", error="invalid_token", error_description="[^"]+"$/);
+      }
+    });
+  }
+
+  test('the scheme name is case-insensitive (RFC 9110)', async () => {
+    const res = await http(world.base, '/me', { headers: { authorization: `bearer ${world.tokens.alice}` } });
+    assert.equal(res.status, 200);
+  });
+
+  test('a token without the scope: 403 insufficient_scope naming the scope', async () => {
+    for (const { path, scope } of endpoints()) {
+      const res = await http(world.base, path, { token: world.tokens.aliceMeOnly });
+      if (scope === 'user.read') {
+        assert.equal(res.status, 200, path);
+        continue;
+      }
+      assert.equal(res.status, 403, path);
+      assertErrorBody(res.json, 'insufficient_scope');
+      assert.equal(
+        res.headers.get('www-authenticate'),
+        `Bearer realm="chessport", error="insufficient_scope", error_description="The access token lacks the ${scope} scope.", scope="${scope}"`,
+      );
+    }
+  });
+
+  test('authentication comes before parameter validation: nothing is revealed without a token', async () => {
+    const res = await http(world.base, '/games?limit=abc');
+    assert.equal(res.status, 401);
+  });
+});
+
+describe('methods and paths', () => {
+  test('POST, PUT, PATCH and DELETE are 405 method_not_allowed with Allow: GET, HEAD', async () => {
+    for (const { path } of endpoints()) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+        const res = await http(world.base, path, { method, token: world.tokens.alice });
+        assert.equal(res.status, 405, `${method} ${path}`);
+        assert.equal(res.headers.get('allow'), 'GET, HEAD');
+        assertErrorBody(res.json, 'method_not_allowed');
+      }
+    }
+  });
+
+  test('HEAD answers like GET without a body', async () => {
+    for (const { path } of endpoints()) {
+      const get = await http(world.base, path, { token: world.tokens.alice });
+      const head = await http(world.base, path, { method: 'HEAD', token: world.tokens.alice });
+      assert.equal(head.status, get.status, path);
+      assert.equal(head.text, '');
+      assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
+    }
+  });
+
+  test('OPTIONS names the allowed methods', async () => {
+    const res = await http(world.base, '/games', { method: 'OPTIONS' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
+  });
+
+  test('unknown paths are 404 not_found in the error shape, with or without a token', async () => {
+    for (const path of ['/nope', '/games/x/y', '/me/', '/../v2/me', '/GAMES']) {
+      for (const token of [null, world.tokens.alice]) {
+        const res = await http(world.base, path, { token });
+        assert.equal(res.status, 404, path);
+        assertErrorBody(res.json, 'not_found');
+      }
+    }
+    const root = await http(world.server.base, '/api/v2/me', { token: world.tokens.alice });
+    assert.equal(root.status, 404);
+    assertErrorBody(root.json, 'not_found');
+  });
+});
