@@ -35,6 +35,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logLevel === 'silent' ? false : { level: options.logLevel ?? 'info' },
     // Unknown parameters must fail validation, not vanish (DESIGN.md 13).
+    // Long ids must reach the handler and get the same 404 as any other unknown id (DESIGN.md 14).
+    maxParamLength: 2048,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
     frameworkErrors: (error, _request, reply) => {
       sendError(reply, new ApiError('invalid_request', `The request is malformed: ${error.message}`));

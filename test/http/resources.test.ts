@@ -1,0 +1,382 @@
+// Every field of every resource, as the spec and DESIGN.md 1-17 shape it, seen through HTTP.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { cliJson, http } from '../helpers/harness.ts';
+import { makeWorld, type World } from './world.ts';
+
+let world: World;
+before(async () => {
+  world = await makeWorld();
+});
+after(async () => world?.stop());
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const SUMMARY_KEYS = ['black', 'databaseId', 'date', 'eco', 'event', 'id', 'result', 'slug', 'white'];
+const DETAIL_KEYS = [...SUMMARY_KEYS, 'fen', 'metadata', 'moves', 'pgn', 'updatedAt'].sort();
+const PLAYER_KEYS = ['country', 'elo', 'fideId', 'name'];
+const START_FEN = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
+
+type Json = Record<string, unknown>;
+type GameSummary = {
+  id: string;
+  slug: string;
+  databaseId: string;
+  white: Json;
+  black: Json;
+  [key: string]: unknown;
+};
+const get = <T = Json>(path: string, token = world.tokens.alice, headers: Record<string, string> = {}) =>
+  http<T>(world.base, path, { token, headers });
+
+async function allGames(path: string, limit: number): Promise<GameSummary[]> {
+  const seen: GameSummary[] = [];
+  let next: string | null = `${path}?limit=${limit}`;
+  while (next) {
+    const res: Awaited<ReturnType<typeof get<{ data: GameSummary[] }>>> = await get<{ data: GameSummary[] }>(next);
+    assert.equal(res.status, 200);
+    seen.push(...res.json.data);
+    const link = res.headers.get('link');
+    const m = link && /<\/api\/v1([^>]+)>; rel="next"/.exec(link);
+    next = m ? (m[1] as string) : null;
+  }
+  return seen;
+}
+
+describe('GET /me', () => {
+  test('the user profile in a data envelope, every field present', async () => {
+    const res = await get<{ data: Json }>('/me');
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.json), ['data']);
+    assert.deepEqual(Object.keys(res.json.data).sort(), ['email', 'id', 'image', 'name']);
+    assert.equal(res.json.data.name, 'Alice Example');
+    assert.equal(res.json.data.email, 'alice@example.org');
+    assert.equal(res.json.data.image, 'https://example.org/alice.png');
+    assert.match(String(res.json.data.id), UUID);
+  });
+
+  test('unknown profile fields are null, not omitted', async () => {
+    const res = await get<{ data: Json }>('/me', world.tokens.bob);
+    assert.deepEqual({ ...res.json.data, id: 'x' }, { id: 'x', name: null, email: null, image: null });
+  });
+
+  test('id is pairwise: one app sees one id, another app another, never the internal id or login', async () => {
+    const one = (await get<{ data: { id: string } }>('/me', world.tokens.alice)).json.data.id;
+    const oneAgain = (await get<{ data: { id: string } }>('/me', world.tokens.alice2)).json.data.id;
+    const two = (await get<{ data: { id: string } }>('/me', world.tokens.aliceOtherApp)).json.data.id;
+    const bob = (await get<{ data: { id: string } }>('/me', world.tokens.bob)).json.data.id;
+    assert.equal(one, oneAgain);
+    assert.notEqual(one, two);
+    assert.notEqual(one, bob);
+    for (const id of [one, two]) {
+      assert.notEqual(id, world.aliceInternalId);
+      assert.ok(!id.includes('alice'));
+    }
+  });
+});
+
+describe('GET /databases', () => {
+  test("the user's databases only, every field present", async () => {
+    const res = await get<{ data: Json[] }>('/databases');
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      res.json.data.map((d) => d.slug),
+      ['main-games', 'classics'],
+    );
+    for (const db of res.json.data) {
+      assert.deepEqual(Object.keys(db).sort(), ['createdAt', 'id', 'maxGames', 'name', 'private', 'slug', 'updatedAt']);
+      assert.match(String(db.id), UUID);
+      assert.match(String(db.createdAt), ISO_MS);
+      assert.match(String(db.updatedAt), ISO_MS);
+      assert.equal(db.private, false);
+      assert.equal(db.maxGames, null);
+    }
+    assert.equal(res.json.data[0]?.name, 'Main Games');
+    const bob = await get<{ data: Json[] }>('/databases', world.tokens.bob);
+    assert.deepEqual(
+      bob.json.data.map((d) => d.id),
+      [world.bob.db.id],
+    );
+  });
+
+  test('private and maxGames as set by the operator', async () => {
+    await cliJson(world.env, ['databases', 'add', 'Secret', '--user', 'bob', '--private', '--max-games', '5']);
+    const res = await get<{ data: Json[] }>('/databases', world.tokens.bob);
+    const secret = res.json.data.find((d) => d.name === 'Secret');
+    assert.equal(secret?.private, true);
+    assert.equal(secret?.maxGames, 5);
+  });
+});
+
+describe('game lists', () => {
+  test('GET /games: list items without moves or PGN, in import order, all databases', async () => {
+    const res = await get<{ data: GameSummary[] }>('/games');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.data.length, 7);
+    assert.equal(res.headers.get('link'), null, 'one page, no next link');
+    for (const game of res.json.data) {
+      assert.deepEqual(Object.keys(game).sort(), SUMMARY_KEYS);
+      assert.deepEqual(Object.keys(game.white).sort(), PLAYER_KEYS);
+      assert.deepEqual(Object.keys(game.black).sort(), PLAYER_KEYS);
+    }
+    assert.deepEqual(
+      res.json.data.map((g) => g.white.name),
+      [
+        'Carlsen, Magnus',
+        'White, Player',
+        'Nobody',
+        'Morphy, Paul',
+        'Anderssen, Adolf',
+        'Anderssen, Adolf',
+        'Legall de Kermeur, Francois Antoine de',
+      ],
+    );
+    const [first] = res.json.data;
+    assert.deepEqual(
+      { ...first, id: undefined, slug: undefined },
+      {
+        id: undefined,
+        slug: undefined,
+        databaseId: world.alice.main.id,
+        event: 'Test Championship',
+        date: '2024-03-15',
+        result: '1-0',
+        eco: 'C88',
+        white: { name: 'Carlsen, Magnus', elo: 2830, fideId: '1503014', country: 'NOR' },
+        black: { name: 'Nepomniachtchi, Ian', elo: 2795, fideId: '4168119', country: 'RUS' },
+      },
+    );
+    const [, second, third] = res.json.data;
+    assert.equal(second?.date, null, 'a partial date is null');
+    assert.equal(second?.eco, null);
+    assert.equal(second?.white.elo, null, 'an Elo of "?" is null');
+    assert.equal(second?.result, '1/2-1/2');
+    assert.equal(third?.event, null, 'an Event of "?" is null');
+    assert.equal(third?.black.name, null, 'a player of "?" is null');
+    assert.equal(third?.result, '*');
+  });
+
+  test('paging with small limits visits every game exactly once, with Link rel="next" while more exist', async () => {
+    const whole = (await get<{ data: GameSummary[] }>('/games?limit=200')).json.data.map((g) => g.id);
+    for (const limit of [1, 2, 3, 6, 7]) {
+      const paged = (await allGames('/games', limit)).map((g) => g.id);
+      assert.deepEqual(paged, whole, `limit ${limit}`);
+    }
+    const page = await get('/games?limit=2&offset=2');
+    assert.equal(
+      page.headers.get('link'),
+      '</api/v1/games?limit=2&offset=4>; rel="next", </api/v1/games?limit=2&offset=0>; rel="prev"',
+    );
+    const last = await get<{ data: unknown[] }>('/games?limit=5&offset=5');
+    assert.equal(last.json.data.length, 2);
+    assert.equal(last.headers.get('link'), '</api/v1/games?limit=5&offset=0>; rel="prev"');
+    const beyond = await get<{ data: unknown[] }>('/games?offset=100');
+    assert.deepEqual(beyond.json, { data: [] });
+  });
+
+  test('GET /databases/{id}/games by UUID and by slug: that database only, list item shape', async () => {
+    const byId = await get<{ data: GameSummary[] }>(`/databases/${world.alice.main.id}/games`);
+    const bySlug = await get<{ data: GameSummary[] }>(`/databases/${world.alice.main.slug}/games`);
+    assert.equal(byId.status, 200);
+    assert.deepEqual(byId.json, bySlug.json);
+    assert.equal(byId.json.data.length, 3);
+    for (const game of byId.json.data) {
+      assert.deepEqual(Object.keys(game).sort(), SUMMARY_KEYS);
+      assert.equal(game.databaseId, world.alice.main.id);
+    }
+    const paged = await allGames(`/databases/${world.alice.classics.slug}/games`, 3);
+    assert.equal(paged.length, 4);
+    assert.equal(new Set(paged.map((g) => g.id)).size, 4);
+  });
+
+  const badParams = [
+    ['limit=0', 'limit must be an integer from 1 to 200'],
+    ['limit=201', 'limit must be an integer from 1 to 200'],
+    ['limit=-1', 'limit must be an integer from 1 to 200'],
+    ['limit=abc', 'limit must be an integer from 1 to 200'],
+    ['limit=1.5', 'limit must be an integer from 1 to 200'],
+    ['limit=', 'limit must be an integer from 1 to 200'],
+    ['limit=1e2', 'limit must be an integer from 1 to 200'],
+    ['limit=%2010', 'limit must be an integer from 1 to 200'],
+    ['limit=0x10', 'limit must be an integer from 1 to 200'],
+    ['limit=99999999999999999999', 'limit must be an integer from 1 to 200'],
+    ['offset=-1', 'offset must be an integer of at least 0'],
+    ['offset=x', 'offset must be an integer of at least 0'],
+    ['limit=1&limit=2', 'limit must be given once'],
+    ['limt=10', 'unknown parameter "limt"'],
+  ];
+  for (const [query, message] of badParams) {
+    test(`bad parameter ${query}: 400 invalid_request naming it`, async () => {
+      for (const path of ['/games', `/databases/${world.alice.main.id}/games`]) {
+        const res = await get(`${path}?${query}`);
+        assert.equal(res.status, 400, `${path}?${query}`);
+        assert.deepEqual(res.json, { error: 'invalid_request', error_description: message });
+      }
+    });
+  }
+
+  test('limit 200 and offset 0 are in range', async () => {
+    assert.equal((await get('/games?limit=200&offset=0')).status, 200);
+    assert.equal((await get('/games?limit=1')).status, 200);
+  });
+});
+
+describe('GET /games/{id}', () => {
+  const firstIds = async () => (await get<{ data: GameSummary[] }>('/games')).json.data.map((g) => g.id);
+
+  test('full detail: fields, players, UCI moves, final FEN, metadata, export PGN', async () => {
+    const [id] = await firstIds();
+    const res = await get<{ data: Json }>(`/games/${id}`);
+    assert.equal(res.status, 200);
+    const game = res.json.data;
+    assert.deepEqual(Object.keys(game).sort(), DETAIL_KEYS);
+    assert.equal(game.id, id);
+    assert.equal(game.result, '1-0');
+    assert.deepEqual(game.white, { name: 'Carlsen, Magnus', elo: 2830, fideId: '1503014', country: 'NOR' });
+    assert.deepEqual(game.black, { name: 'Nepomniachtchi, Ian', elo: 2795, fideId: '4168119', country: 'RUS' });
+    assert.equal(game.moves, 'e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 e1g1 g8f6 f1e1');
+    assert.equal(game.fen, 'r1bqkb1r/1ppp1ppp/p1n2n2/1B2p3/4P3/5N2/PPPP1PPP/RNBQR1K1 b kq - 3 5');
+    assert.deepEqual(game.metadata, {
+      Site: 'Oslo NOR',
+      Round: '3.1',
+      TimeControl: '40/7200:3600',
+      Source: 'chessport fixture',
+    });
+    assert.match(String(game.updatedAt), ISO_MS);
+    const pgn = String(game.pgn);
+    assert.ok(
+      pgn.startsWith(
+        '[Event "Test Championship"]\n[Site "Oslo NOR"]\n[Date "2024.03.15"]\n[Round "3.1"]\n' +
+          '[White "Carlsen, Magnus"]\n[Black "Nepomniachtchi, Ian"]\n[Result "1-0"]\n[BlackElo "2795"]\n',
+      ),
+      pgn,
+    );
+    assert.match(pgn, /\[Source "chessport fixture"\]/);
+    assert.match(pgn, /4\. O-O \{castles\} 4\.\.\. Nf6 \(4\.\.\. d6 5\. d4\) 5\. Re1\s\$1 1-0\n$/);
+  });
+
+  test('a game from a set-up position keeps its start in metadata.FEN and SetUp', async () => {
+    const [, id] = await firstIds();
+    const game = (await get<{ data: Json }>(`/games/${id}`)).json.data;
+    assert.equal(game.moves, 'e2e4 e8d7 e4e5');
+    assert.equal(game.fen, '8/3k4/8/4P3/8/8/8/4K3 b - - 0 2');
+    assert.deepEqual(game.metadata, {
+      Site: '?',
+      Round: '?',
+      SetUp: '1',
+      FEN: '4k3/8/8/8/8/8/4P3/4K3 w - - 0 1',
+    });
+  });
+
+  test('a game without moves has empty moves and the start position', async () => {
+    const [, , id] = await firstIds();
+    const game = (await get<{ data: Json }>(`/games/${id}`)).json.data;
+    assert.equal(game.moves, '');
+    assert.equal(game.fen, START_FEN);
+    assert.equal(game.result, '*');
+  });
+
+  test('format=pgn and Accept: application/x-chess-pgn (or vnd.chess-pgn) give the PGN as a download', async () => {
+    const [id] = await firstIds();
+    const detail = (await get<{ data: { pgn: string; slug: string } }>(`/games/${id}`)).json.data;
+    const answers = [
+      await get(`/games/${id}?format=pgn`),
+      await get(`/games/${id}`, world.tokens.alice, { accept: 'application/x-chess-pgn' }),
+      await get(`/games/${id}`, world.tokens.alice, { accept: 'application/vnd.chess-pgn' }),
+      await get(`/games/${id}`, world.tokens.alice, { accept: 'application/json;q=0.5, application/x-chess-pgn' }),
+    ];
+    for (const res of answers) {
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'application/x-chess-pgn; charset=utf-8');
+      assert.equal(res.headers.get('content-disposition'), `attachment; filename="${detail.slug}.pgn"`);
+      assert.equal(res.text, detail.pgn);
+    }
+    const json = await get(`/games/${id}`, world.tokens.alice, { accept: 'application/json, application/x-chess-pgn;q=0.1' });
+    assert.match(json.headers.get('content-type') ?? '', /^application\/json/);
+  });
+
+  test('format other than pgn is 400; unknown parameters are 400', async () => {
+    const [id] = await firstIds();
+    for (const query of ['format=json', 'format=PGN', 'format=', 'limit=5']) {
+      const res = await get(`/games/${id}?${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal((res.json as Json).error, 'invalid_request');
+    }
+  });
+
+  test("another user's game, an unknown UUID, a malformed id and a slug are all 404 not_found", async () => {
+    const [aliceGame] = await firstIds();
+    const aliceSlug = (await get<{ data: GameSummary[] }>('/games')).json.data[0]?.slug;
+    const cases = [
+      [world.tokens.alice, world.bob.gameIds[0]],
+      [world.tokens.alice, `${world.bob.gameIds[0]}?format=pgn`],
+      [world.tokens.bob, aliceGame],
+      [world.tokens.alice, '00000000-0000-4000-8000-000000000000'],
+      [world.tokens.alice, 'not-a-uuid'],
+      [world.tokens.alice, "1' OR '1'='1"],
+      [world.tokens.alice, aliceSlug],
+      [world.tokens.alice, 'x'.repeat(300)],
+    ];
+    const bodies = new Set<string>();
+    for (const [token, id] of cases) {
+      const res = await get(`/games/${encodeURI(String(id)).replace(/'/g, '%27')}`, token);
+      assert.equal(res.status, 404, String(id));
+      bodies.add(res.text);
+    }
+    assert.equal(bodies.size, 1, 'one answer for every case: nothing tells them apart');
+  });
+
+  test("another user's database by UUID or slug, an unknown or malformed one: 404 not_found", async () => {
+    const aliceOnlySlug = world.alice.classics.slug;
+    for (const ref of [world.bob.db.id, 'no-such-db', '00000000-0000-4000-8000-000000000000', '%00']) {
+      const res = await get(`/databases/${ref}/games`);
+      assert.equal(res.status, 404, ref);
+      assert.equal((res.json as Json).error, 'not_found');
+    }
+    // Bob has no "classics" database: Alice's slug must not resolve for him.
+    const res = await get(`/databases/${aliceOnlySlug}/games?format=pgn`, world.tokens.bob);
+    assert.equal(res.status, 404);
+  });
+});
+
+describe('database PGN export', () => {
+  test('format=pgn returns every game of the database as one PGN file, in import order', async () => {
+    const res = await get(`/databases/${world.alice.main.slug}/games?format=pgn`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/x-chess-pgn; charset=utf-8');
+    assert.equal(res.headers.get('content-disposition'), `attachment; filename="${world.alice.main.slug}.pgn"`);
+    const games = (await get<{ data: GameSummary[] }>(`/databases/${world.alice.main.id}/games`)).json.data;
+    const pgns = [];
+    for (const g of games) pgns.push((await get<{ data: { pgn: string } }>(`/games/${g.id}`)).json.data.pgn);
+    assert.equal(res.text, pgns.join('\n'));
+    assert.equal(res.text.match(/^\[Event /gm)?.length, 3);
+    assert.match(res.text, /\[Source "chessport fixture"\]/, 'extra tags are exported');
+    const viaAccept = await get(`/databases/${world.alice.main.id}/games`, world.tokens.alice, {
+      accept: 'application/x-chess-pgn',
+    });
+    assert.equal(viaAccept.text, res.text);
+  });
+
+  test('limit or offset with the PGN export is 400 (the export is always whole); format=xml is 400', async () => {
+    for (const query of ['format=pgn&limit=1', 'format=pgn&offset=0', 'format=xml']) {
+      const res = await get(`/databases/${world.alice.main.slug}/games?${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal((res.json as Json).error, 'invalid_request');
+    }
+  });
+
+  test('an empty database exports an empty file', async () => {
+    await cliJson(world.env, ['databases', 'add', 'Empty', '--user', 'alice']);
+    const res = await get('/databases/empty/games?format=pgn');
+    assert.equal(res.status, 200);
+    assert.equal(res.text, '');
+  });
+});
+
+describe('tokens at rest', () => {
+  test('the store holds no token in plain text', () => {
+    const bytes = readFileSync(world.env.databaseUrl).toString('latin1');
+    for (const token of Object.values(world.tokens)) assert.ok(!bytes.includes(token));
+  });
+});
