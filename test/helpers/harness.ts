@@ -22,7 +22,7 @@ export interface Env {
 export function tempEnv(extra: NodeJS.ProcessEnv = {}): Env {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-test-'));
   const databaseUrl = join(dir, 'store.sqlite');
-  const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
   delete env.CHESSPORT_SECRET;
   Object.assign(env, extra);
   return { dir, databaseUrl, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
@@ -52,7 +52,8 @@ export async function cli(env: Env, args: string[], options: { cwd?: string } = 
 /** Runs a command that must succeed and print JSON (it gets --json), and returns the parsed output. */
 export async function cliJson<T = Record<string, unknown>>(env: Env, args: string[]): Promise<T> {
   const result = await cli(env, [...args, '--json']);
-  if (result.code !== 0) throw new Error(`chessport ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  if (result.code !== 0)
+    throw new Error(`chessport ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
 }
 
@@ -110,5 +111,10 @@ export async function http<T = Record<string, unknown>>(
   const response = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers });
   const text = await response.text();
   const isJson = response.headers.get('content-type')?.includes('application/json');
-  return { status: response.status, headers: response.headers, text, json: (isJson && text ? JSON.parse(text) : null) as T };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: (isJson && text ? JSON.parse(text) : null) as T,
+  };
 }

@@ -54,7 +54,10 @@ describe('authentication', () => {
         assert.equal(res.status, 401, `${name} ${path}`);
         assertErrorBody(res.json, 'invalid_token');
         const challenge = res.headers.get('www-authenticate') ?? '';
-        assert.match(challenge, /^Bearer realm="chessport", error="invalid_token", error_description="[^"]+"$/);
+        assert.match(
+          challenge,
+          /^Bearer realm="chessport", error="invalid_token", error_description="[^"]+"$/,
+        );
       }
     });
   }

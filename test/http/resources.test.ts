@@ -34,7 +34,9 @@ async function allGames(path: string, limit: number): Promise<GameSummary[]> {
   const seen: GameSummary[] = [];
   let next: string | null = `${path}?limit=${limit}`;
   while (next) {
-    const res: Awaited<ReturnType<typeof get<{ data: GameSummary[] }>>> = await get<{ data: GameSummary[] }>(next);
+    const res: Awaited<ReturnType<typeof get<{ data: GameSummary[] }>>> = await get<{ data: GameSummary[] }>(
+      next,
+    );
     assert.equal(res.status, 200);
     seen.push(...res.json.data);
     const link = res.headers.get('link');
@@ -85,7 +87,15 @@ describe('GET /databases', () => {
       ['main-games', 'classics'],
     );
     for (const db of res.json.data) {
-      assert.deepEqual(Object.keys(db).sort(), ['createdAt', 'id', 'maxGames', 'name', 'private', 'slug', 'updatedAt']);
+      assert.deepEqual(Object.keys(db).sort(), [
+        'createdAt',
+        'id',
+        'maxGames',
+        'name',
+        'private',
+        'slug',
+        'updatedAt',
+      ]);
       assert.match(String(db.id), UUID);
       assert.match(String(db.createdAt), ISO_MS);
       assert.match(String(db.updatedAt), ISO_MS);
@@ -101,7 +111,16 @@ describe('GET /databases', () => {
   });
 
   test('private and maxGames as set by the operator', async () => {
-    await cliJson(world.env, ['databases', 'add', 'Secret', '--user', 'bob', '--private', '--max-games', '5']);
+    await cliJson(world.env, [
+      'databases',
+      'add',
+      'Secret',
+      '--user',
+      'bob',
+      '--private',
+      '--max-games',
+      '5',
+    ]);
     const res = await get<{ data: Json[] }>('/databases', world.tokens.bob);
     const secret = res.json.data.find((d) => d.name === 'Secret');
     assert.equal(secret?.private, true);
@@ -234,7 +253,12 @@ describe('GET /games/{id}', () => {
     assert.equal(game.id, id);
     assert.equal(game.result, '1-0');
     assert.deepEqual(game.white, { name: 'Carlsen, Magnus', elo: 2830, fideId: '1503014', country: 'NOR' });
-    assert.deepEqual(game.black, { name: 'Nepomniachtchi, Ian', elo: 2795, fideId: '4168119', country: 'RUS' });
+    assert.deepEqual(game.black, {
+      name: 'Nepomniachtchi, Ian',
+      elo: 2795,
+      fideId: '4168119',
+      country: 'RUS',
+    });
     assert.equal(game.moves, 'e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 e1g1 g8f6 f1e1');
     assert.equal(game.fen, 'r1bqkb1r/1ppp1ppp/p1n2n2/1B2p3/4P3/5N2/PPPP1PPP/RNBQR1K1 b kq - 3 5');
     assert.deepEqual(game.metadata, {
@@ -284,7 +308,9 @@ describe('GET /games/{id}', () => {
       await get(`/games/${id}?format=pgn`),
       await get(`/games/${id}`, world.tokens.alice, { accept: 'application/x-chess-pgn' }),
       await get(`/games/${id}`, world.tokens.alice, { accept: 'application/vnd.chess-pgn' }),
-      await get(`/games/${id}`, world.tokens.alice, { accept: 'application/json;q=0.5, application/x-chess-pgn' }),
+      await get(`/games/${id}`, world.tokens.alice, {
+        accept: 'application/json;q=0.5, application/x-chess-pgn',
+      }),
     ];
     for (const res of answers) {
       assert.equal(res.status, 200);
@@ -292,7 +318,9 @@ describe('GET /games/{id}', () => {
       assert.equal(res.headers.get('content-disposition'), `attachment; filename="${detail.slug}.pgn"`);
       assert.equal(res.text, detail.pgn);
     }
-    const json = await get(`/games/${id}`, world.tokens.alice, { accept: 'application/json, application/x-chess-pgn;q=0.1' });
+    const json = await get(`/games/${id}`, world.tokens.alice, {
+      accept: 'application/json, application/x-chess-pgn;q=0.1',
+    });
     assert.match(json.headers.get('content-type') ?? '', /^application\/json/);
   });
 
@@ -345,7 +373,10 @@ describe('database PGN export', () => {
     const res = await get(`/databases/${world.alice.main.slug}/games?format=pgn`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/x-chess-pgn; charset=utf-8');
-    assert.equal(res.headers.get('content-disposition'), `attachment; filename="${world.alice.main.slug}.pgn"`);
+    assert.equal(
+      res.headers.get('content-disposition'),
+      `attachment; filename="${world.alice.main.slug}.pgn"`,
+    );
     const games = (await get<{ data: GameSummary[] }>(`/databases/${world.alice.main.id}/games`)).json.data;
     const pgns = [];
     for (const g of games) pgns.push((await get<{ data: { pgn: string } }>(`/games/${g.id}`)).json.data.pgn);

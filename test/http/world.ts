@@ -43,9 +43,26 @@ export async function makeWorld(): Promise<World> {
   await cliJson(env, ['apps', 'add', 'app-one']);
   await cliJson(env, ['apps', 'add', 'app-two']);
   const issue = async (user: string, app: string, scopes = ALL, extra: string[] = []) =>
-    (await cliJson<{ token: string }>(env, ['tokens', 'issue', '--user', user, '--app', app, '--scopes', scopes, ...extra]))
-      .token;
-  const main = await cliJson<{ id: string; slug: string }>(env, ['databases', 'add', 'Main Games', '--user', 'alice']);
+    (
+      await cliJson<{ token: string }>(env, [
+        'tokens',
+        'issue',
+        '--user',
+        user,
+        '--app',
+        app,
+        '--scopes',
+        scopes,
+        ...extra,
+      ])
+    ).token;
+  const main = await cliJson<{ id: string; slug: string }>(env, [
+    'databases',
+    'add',
+    'Main Games',
+    '--user',
+    'alice',
+  ]);
   await cliJson(env, ['import', ALICE_PGN, '--user', 'alice', '--database', main.slug]);
   const classics = (
     await cliJson<{ database: { id: string; slug: string } }>(env, [
@@ -78,7 +95,9 @@ export async function makeWorld(): Promise<World> {
   };
   await cliJson(env, ['tokens', 'revoke', tokens.aliceRevoked]);
   const server = await startServer(env);
-  const bobGames = await fetch(`${server.base}/api/v1/games`, { headers: { authorization: `Bearer ${tokens.bob}` } });
+  const bobGames = await fetch(`${server.base}/api/v1/games`, {
+    headers: { authorization: `Bearer ${tokens.bob}` },
+  });
   const bobIds = ((await bobGames.json()) as { data: { id: string }[] }).data.map((g) => g.id);
   // The expired token was issued with a one-second lifetime; make sure it has passed.
   await new Promise((r) => setTimeout(r, 1100));

@@ -1,0 +1,326 @@
+// The operator's CLI: --json on every command, clear errors, and an import that loses nothing.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { cli, cliJson, type Env, FIXTURES, http, startServer, tempEnv } from '../helpers/harness.ts';
+import { CLASSICS_PGN } from './world.ts';
+
+let env: Env;
+before(async () => {
+  env = tempEnv();
+  await cliJson(env, ['users', 'add', 'carol', '--name', 'Carol']);
+  await cliJson(env, ['apps', 'add', 'viewer']);
+});
+after(() => env?.cleanup());
+
+type ImportJson = {
+  database: { id: string; slug: string };
+  files: {
+    games: number;
+    imported: number;
+    duplicates: number;
+    rejected: number;
+    overLimit: number;
+    stoppedAtMaxGames: boolean;
+    rejections: { file: string; line: number; game: number; reason: string }[];
+    rejectsFile: string | null;
+  }[];
+};
+
+describe('CLI results and errors', () => {
+  test('--json prints one JSON document on every command that prints a result', async () => {
+    const user = await cliJson(env, ['users', 'add', 'dave']);
+    assert.equal(user.login, 'dave');
+    const app = await cliJson(env, ['apps', 'add', 'other', '--sector', 'shared-sector']);
+    assert.equal(app.sector, 'shared-sector');
+    const issued = await cliJson(env, [
+      'tokens',
+      'issue',
+      '--user',
+      'dave',
+      '--app',
+      'other',
+      '--scopes',
+      'games.read',
+    ]);
+    assert.match(String(issued.token), /^cp_[A-Za-z0-9_-]{43}$/, 'cp_ and 256 bits');
+    const db = await cliJson(env, ['databases', 'add', 'Dave DB', '--user', 'dave']);
+    assert.equal(db.slug, 'dave-db');
+    for (const args of [
+      ['users', 'list'],
+      ['apps', 'list'],
+      ['tokens', 'list'],
+      ['databases', 'list'],
+    ]) {
+      assert.ok(Array.isArray(await cliJson(env, args)), args.join(' '));
+    }
+  });
+
+  const failures: [string, string[], RegExp][] = [
+    ['a duplicate user', ['users', 'add', 'carol'], /already exists/],
+    [
+      'an unknown scope',
+      ['tokens', 'issue', '--user', 'carol', '--app', 'viewer', '--scopes', 'games.write'],
+      /unknown scope/,
+    ],
+    [
+      'a bad duration',
+      [
+        'tokens',
+        'issue',
+        '--user',
+        'carol',
+        '--app',
+        'viewer',
+        '--scopes',
+        'user.read',
+        '--expires-in',
+        '10 days',
+      ],
+      /invalid duration/,
+    ],
+    [
+      'an unknown user',
+      ['tokens', 'issue', '--user', 'nobody', '--app', 'viewer', '--scopes', 'user.read'],
+      /no user "nobody"/,
+    ],
+    [
+      'an unknown app',
+      ['tokens', 'issue', '--user', 'carol', '--app', 'nope', '--scopes', 'user.read'],
+      /no app "nope"/,
+    ],
+    [
+      'a bad --max-games',
+      ['databases', 'add', 'X', '--user', 'carol', '--max-games', '-3'],
+      /positive integer/,
+    ],
+    ['revoking an unknown token', ['tokens', 'revoke', 'cp_nope'], /no such token/],
+  ];
+  for (const [name, args, message] of failures) {
+    test(`${name}: exit 1 with a clear message`, async () => {
+      const result = await cli(env, args);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, message);
+      assert.ok(!result.stderr.includes('    at '), 'no stack trace');
+    });
+  }
+
+  test('a missing required option is a usage error (exit code not 0)', async () => {
+    const result = await cli(env, ['tokens', 'issue', '--user', 'carol']);
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /required option/);
+  });
+
+  test('tokens list shows each state and never a token; revoke by id works against the API', async () => {
+    const a = await cliJson<{ token: string; id: string }>(env, [
+      'tokens',
+      'issue',
+      '--user',
+      'carol',
+      '--app',
+      'viewer',
+      '--scopes',
+      'user.read',
+    ]);
+    const b = await cliJson<{ token: string; id: string }>(env, [
+      'tokens',
+      'issue',
+      '--user',
+      'carol',
+      '--app',
+      'viewer',
+      '--scopes',
+      'user.read',
+      '--expires-in',
+      '1s',
+    ]);
+    const server = await startServer(env);
+    try {
+      assert.equal((await http(server.base, '/api/v1/me', { token: a.token })).status, 200);
+      await cliJson(env, ['tokens', 'revoke', a.id]);
+      assert.equal((await http(server.base, '/api/v1/me', { token: a.token })).status, 401);
+    } finally {
+      await server.stop();
+    }
+    await new Promise((r) => setTimeout(r, 1100));
+    const listed = await cli(env, ['tokens', 'list', '--json']);
+    assert.ok(!listed.stdout.includes(a.token) && !listed.stdout.includes(b.token));
+    const states = new Map(
+      (JSON.parse(listed.stdout) as { id: string; state: string }[]).map((t) => [t.id, t.state]),
+    );
+    assert.equal(states.get(a.id), 'revoked');
+    assert.equal(states.get(b.id), 'expired');
+  });
+});
+
+describe('import', () => {
+  test('running an import again skips every game and adds none; --allow-duplicates adds them on purpose', async () => {
+    const first = await cliJson<ImportJson>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'carol',
+      '--database',
+      'Twice',
+    ]);
+    assert.equal(first.files[0]?.imported, 4);
+    const again = await cliJson<ImportJson>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'carol',
+      '--database',
+      'Twice',
+    ]);
+    assert.deepEqual([again.files[0]?.imported, again.files[0]?.duplicates], [0, 4]);
+    assert.equal(again.database.id, first.database.id, 'the existing database is found by name');
+    const forced = await cliJson<ImportJson>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'carol',
+      '--database',
+      'twice',
+      '--allow-duplicates',
+    ]);
+    assert.equal(forced.files[0]?.imported, 4);
+    const list = await cliJson<{ slug: string; games: number }[]>(env, [
+      'databases',
+      'list',
+      '--user',
+      'carol',
+    ]);
+    assert.equal(list.find((d) => d.slug === 'twice')?.games, 8);
+  });
+
+  test('a broken game is rejected with file, line, game number and reason; the rest is imported', async () => {
+    const file = join(FIXTURES, 'import/mixed.pgn');
+    const rejects = join(env.dir, 'mixed.rejected.pgn');
+    const result = await cliJson<ImportJson>(env, [
+      'import',
+      file,
+      '--user',
+      'carol',
+      '--database',
+      'Mixed',
+      '--rejects',
+      rejects,
+    ]);
+    const summary = result.files[0];
+    assert.deepEqual([summary?.games, summary?.imported, summary?.rejected], [3, 2, 1]);
+    assert.equal(summary?.rejections.length, 1);
+    const [rejection] = summary?.rejections ?? [];
+    assert.equal(rejection?.file, file);
+    assert.equal(rejection?.line, 11);
+    assert.equal(rejection?.game, 2);
+    assert.match(rejection?.reason ?? '', /Ke3/);
+    assert.equal(summary?.rejectsFile, rejects);
+    const original = readFileSync(file, 'utf8').split('\n\n[Event "Good two"]')[0]?.split('1-0\n\n')[1];
+    assert.equal(readFileSync(rejects, 'utf8').trim(), original?.trim());
+  });
+
+  test('the default rejects file sits beside the input, or in the working folder when that is read-only', async () => {
+    const file = join(FIXTURES, 'import/mixed.pgn');
+    const result = await cliJson<ImportJson>(env, [
+      'import',
+      file,
+      '--user',
+      'carol',
+      '--database',
+      'Mixed 2',
+    ]);
+    const where = result.files[0]?.rejectsFile ?? '';
+    assert.ok(where === `${file}.rejected.pgn` || where === join(env.dir, 'mixed.pgn.rejected.pgn'), where);
+    assert.ok(existsSync(where.startsWith('/') ? where : join(env.dir, where)));
+  });
+
+  test('a clean import writes no rejects file', async () => {
+    const result = await cliJson<ImportJson>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'carol',
+      '--database',
+      'Clean',
+    ]);
+    assert.equal(result.files[0]?.rejectsFile, null);
+  });
+
+  test('maxGames: the import stops adding games at the limit and says so', async () => {
+    await cliJson(env, ['databases', 'add', 'Small', '--user', 'carol', '--max-games', '2']);
+    const result = await cliJson<ImportJson>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'carol',
+      '--database',
+      'small',
+    ]);
+    assert.equal(result.files[0]?.imported, 2);
+    assert.equal(result.files[0]?.stoppedAtMaxGames, true);
+    const text = await cli(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'carol',
+      '--database',
+      'small',
+      '--allow-duplicates',
+    ]);
+    assert.match(text.stdout, /stopped: the database reached its maxGames/);
+    const list = await cliJson<{ slug: string; games: number }[]>(env, [
+      'databases',
+      'list',
+      '--user',
+      'carol',
+    ]);
+    assert.equal(list.find((d) => d.slug === 'small')?.games, 2);
+  });
+
+  test('a Latin-1 file is decoded: accented names arrive intact', async () => {
+    await cliJson(env, [
+      'import',
+      join(FIXTURES, 'import/latin1.pgn'),
+      '--user',
+      'carol',
+      '--database',
+      'Latin',
+    ]);
+    const { token } = await cliJson<{ token: string }>(env, [
+      'tokens',
+      'issue',
+      '--user',
+      'carol',
+      '--app',
+      'viewer',
+      '--scopes',
+      'games.read',
+    ]);
+    const server = await startServer(env);
+    try {
+      const res = await http<{ data: { white: { name: string }; black: { name: string } }[] }>(
+        server.base,
+        '/api/v1/databases/latin/games',
+        { token },
+      );
+      assert.equal(res.json.data[0]?.white.name, 'György, Székely');
+      assert.equal(res.json.data[0]?.black.name, 'Müller, Jürgen');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('a missing input file fails clearly and imports nothing', async () => {
+    const result = await cli(env, [
+      'import',
+      join(env.dir, 'missing.pgn'),
+      '--user',
+      'carol',
+      '--database',
+      'Nothing',
+    ]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /missing\.pgn/);
+  });
+});
