@@ -1,0 +1,165 @@
+// Writer for the PGN standard's export format (section 8 of the PGN standard):
+// Seven Tag Roster first, other tags in ASCII order, one blank line, movetext wrapped below
+// 80 columns, result terminator, final newline.
+
+/** A checked move with everything the export keeps. */
+export interface MoveNode {
+  /** Canonical SAN, generated from the position. */
+  san: string;
+  /** UCI: e1g1 castling in standard games, king takes rook (e1h1) in Chess960 games. */
+  uci: string;
+  /** Fullmove number of the move. */
+  moveNumber: number;
+  white: boolean;
+  nags?: number[];
+  /** Comments after the move. */
+  comments?: string[];
+  /** Comments before the move (first move of a variation). */
+  startComments?: string[];
+  /** Alternatives to this move. */
+  variations?: MoveNode[][];
+}
+
+export interface MoveTree {
+  /** Comments before the first move. */
+  comments: string[];
+  moves: MoveNode[];
+}
+
+export const SEVEN_TAG_ROSTER = ['Event', 'Site', 'Date', 'Round', 'White', 'Black', 'Result'] as const;
+
+const RESULTS = new Set(['1-0', '0-1', '1/2-1/2', '*']);
+
+/**
+ * The game result written in the export (Result tag and terminator, which must agree).
+ * The Result tag wins over a disagreeing terminator: it is the value users see in the tags
+ * and the one tools fill in deliberately, while terminators are often a bare "*" in
+ * truncated or live exports. An invalid tag value ("", "3/2") falls back to the terminator.
+ */
+export function exportResult(tags: Map<string, string>, terminator: string | undefined): string {
+  const tag = tags.get('Result')?.trim();
+  if (tag !== undefined && RESULTS.has(tag)) return tag;
+  if (terminator !== undefined && RESULTS.has(terminator)) return terminator;
+  return '*';
+}
+
+/**
+ * Tags in export order with values as written: the Seven Tag Roster in its order (missing
+ * ones filled with "?", Date "????.??.??"), then the other tags in ASCII order of names.
+ */
+export function exportTags(tags: Map<string, string>, result: string): [string, string][] {
+  const out: [string, string][] = [];
+  for (const name of SEVEN_TAG_ROSTER) {
+    if (name === 'Result') out.push([name, result]);
+    else out.push([name, tags.get(name) ?? (name === 'Date' ? '????.??.??' : '?')]);
+  }
+  const others: string[] = [];
+  for (const name of tags.keys()) {
+    if (!(SEVEN_TAG_ROSTER as readonly string[]).includes(name)) others.push(name);
+  }
+  others.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const name of others) out.push([name, tags.get(name) as string]);
+  return out;
+}
+
+function escapeTagValue(value: string): string {
+  // Line breaks would end the tag line; the standard allows none in a value.
+  const oneLine = /[\r\n]/.test(value) ? value.replace(/\r?\n|\r/g, ' ') : value;
+  return oneLine.replace(/[\\"]/g, '\\$&');
+}
+
+const MAX_LINE = 79;
+
+/** Accumulates movetext tokens and wraps them into lines of at most 79 characters. */
+class Wrapper {
+  private readonly lines: string[] = [];
+  private line = '';
+  /** Text glued to the front of the next token ('(' of a variation). */
+  private prefix = '';
+
+  token(text: string): void {
+    const t = this.prefix + text;
+    this.prefix = '';
+    if (this.line.length === 0) this.line = t;
+    else if (this.line.length + 1 + t.length <= MAX_LINE) this.line += ` ${t}`;
+    else {
+      this.lines.push(this.line);
+      this.line = t;
+    }
+  }
+
+  open(text: string): void {
+    this.prefix += text;
+  }
+
+  /** Glues text to the end of the previous token (')' of a variation). */
+  close(text: string): void {
+    if (this.line.length + text.length <= MAX_LINE || this.line.indexOf(' ') === -1) {
+      this.line += text;
+      return;
+    }
+    // Move the last token to the next line together with the ')'.
+    const cut = this.line.lastIndexOf(' ');
+    this.lines.push(this.line.slice(0, cut));
+    this.line = this.line.slice(cut + 1) + text;
+  }
+
+  finish(): string {
+    if (this.line.length > 0) this.lines.push(this.line);
+    return this.lines.join('\n');
+  }
+}
+
+function writeComment(w: Wrapper, text: string): void {
+  // Words are separate tokens so long comments wrap at their spaces.
+  const words = text.split(' ');
+  if (words.length === 1) {
+    w.token(`{${text}}`);
+    return;
+  }
+  w.token(`{${words[0]}`);
+  for (let i = 1; i < words.length - 1; i++) w.token(words[i] as string);
+  w.token(`${words[words.length - 1]}}`);
+}
+
+function writeLine(w: Wrapper, nodes: MoveNode[]): void {
+  // A black move is numbered at the start of a line and after a comment, NAG or variation.
+  let numberBlack = true;
+  for (const node of nodes) {
+    if (node.startComments) {
+      for (const c of node.startComments) writeComment(w, c);
+      numberBlack = true;
+    }
+    if (node.white) w.token(`${node.moveNumber}. ${node.san}`);
+    else if (numberBlack) w.token(`${node.moveNumber}... ${node.san}`);
+    else w.token(node.san);
+    numberBlack = false;
+    if (node.nags) {
+      for (const nag of node.nags) w.token(`$${nag}`);
+      numberBlack = true;
+    }
+    if (node.comments) {
+      for (const c of node.comments) writeComment(w, c);
+      numberBlack = true;
+    }
+    if (node.variations) {
+      for (const variation of node.variations) {
+        w.open('(');
+        writeLine(w, variation);
+        w.close(')');
+      }
+      numberBlack = true;
+    }
+  }
+}
+
+/** The game in export format, ending with a newline. */
+export function writeExportPgn(tags: Map<string, string>, tree: MoveTree, result: string): string {
+  const head: string[] = [];
+  for (const [name, value] of exportTags(tags, result)) head.push(`[${name} "${escapeTagValue(value)}"]`);
+  const w = new Wrapper();
+  for (const c of tree.comments) writeComment(w, c);
+  writeLine(w, tree.moves);
+  w.token(result);
+  return `${head.join('\n')}\n\n${w.finish()}\n`;
+}
