@@ -20,9 +20,11 @@ if ! chessport_node_ok; then
   export npm_config_nodedir="$node_dir"
 fi
 
-# Install (or refresh) dependencies when node_modules is missing or older than the lock file.
+# Install (or refresh) dependencies when node_modules is missing or older than the lock file. `npm install`,
+# not `npm ci`: npm 11 writes lock files without other platforms' optional packages (Biome's binaries) and
+# its `npm ci` then refuses them; `npm install` installs the locked versions all the same.
 if [ ! -f "$CHESSPORT_ROOT/node_modules/.package-lock.json" ] ||
   [ "$CHESSPORT_ROOT/package-lock.json" -nt "$CHESSPORT_ROOT/node_modules/.package-lock.json" ]; then
-  (cd "$CHESSPORT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) >&2 || return 1
+  (cd "$CHESSPORT_ROOT" && npm install --no-audit --no-fund --loglevel=error) >&2 || return 1
 fi
 cd "$CHESSPORT_ROOT" || return 1
