@@ -2,12 +2,17 @@
 // A bad game never stops the rest: it is reported and its original text goes to the rejects file.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { normalizeGame, PgnSplitter } from '../chess/index.ts';
+import { PgnSplitter } from '../chess/index.ts';
 import type { RawGame } from '../chess/types.ts';
 import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
-import { toGameRecord } from './record.ts';
+import type { BatchItem } from './normalize-batch.ts';
+import { defaultPoolSize, NormalizePool } from './normalize-pool.ts';
 import { RejectsWriter } from './rejects.ts';
+
+// Games per message to a worker: large enough that messaging costs little, small enough to spread work.
+const CHUNK = 250;
+const SMALL_FILE = 1 << 20;
 
 export interface Rejection {
   file: string;
@@ -46,6 +51,8 @@ export interface ImportOptions {
   /** Where rejected games go; default `<file>.rejected.pgn` (or the working folder when that is read-only). */
   rejectsFile?: string;
   batchSize?: number;
+  /** Worker threads that normalise games; default one per core, none for small files (start-up costs more). */
+  workers?: number;
   onProgress?: (progress: ImportProgress) => void;
 }
 
@@ -69,6 +76,12 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     seconds: 0,
   };
   let batch: GameRecord[] = [];
+  const pool = new NormalizePool(options.workers ?? (totalBytes < SMALL_FILE ? 0 : defaultPoolSize()));
+  // Batches in flight, oldest first: results are taken in file order, and at most two per worker wait,
+  // which bounds memory however large the file.
+  const inFlight: { raws: RawGame[]; items: Promise<BatchItem[]> }[] = [];
+  const maxInFlight = Math.max(1, pool.size * 2);
+  let chunk: RawGame[] = [];
 
   const flush = async () => {
     if (batch.length === 0) return;
@@ -80,17 +93,34 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     batch = [];
   };
 
-  const take = async (raw: RawGame) => {
-    summary.games++;
-    const result = normalizeGame(raw.text);
-    if (result.ok) {
-      batch.push(toGameRecord(result.game));
-      if (batch.length >= batchSize) await flush();
-      return;
+  const settleOldest = async () => {
+    const oldest = inFlight.shift();
+    if (!oldest) return;
+    const items = await oldest.items;
+    for (const [i, item] of items.entries()) {
+      summary.games++;
+      if (item.ok) {
+        batch.push(item.record);
+        if (batch.length >= batchSize) await flush();
+        continue;
+      }
+      const raw = oldest.raws[i] as RawGame;
+      summary.rejected++;
+      summary.rejections.push({ file, line: raw.line, game: raw.index, reason: item.reason });
+      await rejects.write(raw.text);
     }
-    summary.rejected++;
-    summary.rejections.push({ file, line: raw.line, game: raw.index, reason: result.reason });
-    await rejects.write(raw.text);
+  };
+
+  const submit = async () => {
+    if (chunk.length === 0) return;
+    inFlight.push({ raws: chunk, items: pool.run(chunk.map((r) => r.text)) });
+    chunk = [];
+    while (inFlight.length >= maxInFlight) await settleOldest();
+  };
+
+  const take = async (raw: RawGame) => {
+    chunk.push(raw);
+    if (chunk.length >= CHUNK) await submit();
   };
 
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
@@ -105,9 +135,12 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
       if (summary.stoppedAtMaxGames) break;
     }
     if (!summary.stoppedAtMaxGames) for (const raw of splitter.end()) await take(raw);
+    await submit();
+    while (inFlight.length > 0) await settleOldest();
     await flush();
   } finally {
     input.destroy();
+    await pool.close();
     summary.rejectsFile = await rejects.close();
   }
   summary.seconds = (performance.now() - started) / 1000;
