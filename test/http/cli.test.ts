@@ -324,3 +324,34 @@ describe('import', () => {
     assert.match(result.stderr, /missing\.pgn/);
   });
 });
+
+describe('demo', () => {
+  test('seeds a demo store with games and a working token; running it again duplicates nothing', async () => {
+    const demo = tempEnv();
+    try {
+      const first = await cliJson<{ store: string; token: string; urls: string[] }>(demo, [
+        'demo',
+        '--no-serve',
+      ]);
+      const again = await cliJson<{ token: string }>(demo, ['demo', '--no-serve']);
+      assert.notEqual(first.token, again.token, 'each run prints a fresh token');
+      const server = await startServer(demo);
+      try {
+        for (const token of [first.token, again.token]) {
+          const games = await http<{ data: unknown[] }>(server.base, '/api/v1/games', { token });
+          assert.equal(games.status, 200);
+          assert.equal(games.json.data.length, 4);
+        }
+        for (const url of first.urls) {
+          const path = url.replace(/^http:\/\/[^/]+/, '');
+          const res = await http(server.base, path, { token: first.token });
+          assert.equal(res.status, 200, path);
+        }
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      demo.cleanup();
+    }
+  });
+});
