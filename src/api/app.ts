@@ -8,6 +8,7 @@ import Fastify, {
 import type { Store, TokenInfo } from '../store/index.ts';
 import { ApiError } from './errors.ts';
 import { describeParam } from './params.ts';
+import { changeRoutes } from './routes/changes.ts';
 import { databaseRoutes } from './routes/databases.ts';
 import { gameRoutes } from './routes/games.ts';
 import { meRoutes } from './routes/me.ts';
@@ -58,6 +59,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
       meRoutes(api, context);
       databaseRoutes(api, context);
       gameRoutes(api, context);
+      changeRoutes(api, context);
     },
     { prefix: '/api/v1' },
   );

@@ -171,3 +171,50 @@ export const schemas = {
   gameList: { response: { 200: envelope({ type: 'array', items: { $ref: 'GameSummary#' } }) } },
   gameDetail: { response: { 200: envelope({ $ref: 'GameDetail#' }) } },
 };
+
+// ---- changes feed (DESIGN.md 18-22) --------------------------------------------------------------------
+
+export const changeItemSchema = {
+  type: 'object',
+  required: ['id', 'databaseId', 'updatedAt', 'deleted', 'white', 'black', 'result'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'Game UUID.' },
+    databaseId: { type: 'string', format: 'uuid', description: 'Id of the containing database.' },
+    updatedAt: timestamp('Time of the last change to the game.'),
+    deleted: { type: 'boolean', description: 'true for a deleted game (a tombstone).' },
+    white: { $ref: 'Player#' },
+    black: { $ref: 'Player#' },
+    result: { type: 'string', enum: ['1-0', '0-1', '1/2-1/2', '*'], description: 'Result in PGN notation.' },
+  },
+} as const;
+
+export const changesQuery = {
+  cursor: {
+    type: 'string',
+    description: 'nextCursor of the previous page, unchanged. Not together with since.',
+  },
+  since: {
+    type: 'string',
+    description:
+      'First run only: start at the changes made at or after this time, ISO 8601 with a zone ' +
+      '(2026-11-21T06:13:00.000Z or +02:00). Without cursor and since the feed starts at the beginning.',
+  },
+  limit: { ...pageQuery(100, 500).limit, description: 'Changes per page, 1 to 500.' },
+} as const;
+
+export const changesSchemas = {
+  response: {
+    200: {
+      type: 'object',
+      required: ['data', 'nextCursor', 'hasMore'],
+      properties: {
+        data: { type: 'array', items: changeItemSchema },
+        nextCursor: {
+          type: 'string',
+          description: 'Opaque position after this page, also on an empty page: pass it as cursor next time.',
+        },
+        hasMore: { type: 'boolean', description: 'Whether more changes exist right now after nextCursor.' },
+      },
+    },
+  },
+};

@@ -4,6 +4,7 @@ import { StoreError } from '../store/index.ts';
 import { appsCommand } from './commands/apps.ts';
 import { databasesCommand } from './commands/databases.ts';
 import { demoCommand } from './commands/demo.ts';
+import { gamesCommand } from './commands/games.ts';
 import { importCommand } from './commands/import.ts';
 import { serveCommand } from './commands/serve.ts';
 import { tokensCommand } from './commands/tokens.ts';
@@ -26,6 +27,7 @@ appsCommand(program);
 tokensCommand(program);
 databasesCommand(program);
 importCommand(program);
+gamesCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -97,6 +97,63 @@ export class Store {
     return Number(row.value) - n + 1;
   }
 
+  /**
+   * Every write to games takes its change sequence values and its change time here (DESIGN.md 18), inside
+   * write(). Why a feed reader never misses a change on SQLite (DESIGN.md 19), by construction:
+   *
+   * 1. write() begins IMMEDIATE: a write transaction holds the store's one write lock from its first
+   *    statement to its commit, so write transactions (of every process) run and commit one at a time.
+   * 2. The sequence is allocated in the same transaction that writes the rows carrying it. So committed
+   *    transactions hold increasing seq ranges in commit order: seq N+1 cannot be committed while seq N is
+   *    still uncommitted (N's transaction committed first, or rolled back and took its N with it).
+   * 3. A reader's statement sees one WAL snapshot: a prefix of the commit order. With M the highest seq
+   *    it sees, it sees every row whose seq is <= M; every row committed later gets a seq above M.
+   * 4. So a cursor advanced to the highest seq of a page never steps over a lower seq that commits later:
+   *    there is none. And a game's row carries only its latest seq: a game written again moves up to a
+   *    new seq, so a client already past its old seq meets it again, in its latest state.
+   *
+   * (PostgreSQL keeps the property because the `sequences` row stays locked from this update to commit.)
+   *
+   * The time is taken under the same lock and never goes backwards (the `change_time` row keeps the
+   * latest and a clock step back reuses it), so updatedAt rises with seq and `since` can start the feed
+   * at "the first seq whose updated_at >= since".
+   */
+  private async allocateChanges(trx: Executor, n: number): Promise<{ firstSeq: number; now: number }> {
+    const firstSeq = await this.nextSeq(trx, n);
+    return { firstSeq, now: await this.changeTime(trx) };
+  }
+
+  private async changeTime(trx: Executor): Promise<number> {
+    const now = Date.now();
+    const later =
+      this.dialect === 'postgres' ? sql<number>`greatest(value, ${now})` : sql<number>`max(value, ${now})`;
+    const row = await trx
+      .updateTable('sequences')
+      .set({ value: later })
+      .where('name', '=', 'change_time')
+      .returning('value')
+      .executeTakeFirst();
+    if (row) return Number(row.value);
+    // First write on this store: start from the latest time already in it (one scan, once).
+    const latest = await trx
+      .selectFrom('games')
+      .select((eb) => eb.fn.max('updated_at').as('t'))
+      .executeTakeFirst();
+    const time = Math.max(now, Number(latest?.t ?? 0));
+    await trx.insertInto('sequences').values({ name: 'change_time', value: time }).execute();
+    return time;
+  }
+
+  /** The highest change sequence value committed so far. */
+  async lastSeq(): Promise<number> {
+    const row = await this.db
+      .selectFrom('sequences')
+      .select('value')
+      .where('name', '=', 'change')
+      .executeTakeFirstOrThrow();
+    return Number(row.value);
+  }
+
   // ---- server secret -------------------------------------------------------------------------------
 
   /** The server secret, created on first use (DESIGN.md 24). */
@@ -423,8 +480,7 @@ export class Store {
       }
       const ids: string[] = [];
       if (fresh.length > 0) {
-        const firstSeq = await this.nextSeq(trx, fresh.length);
-        const now = Date.now();
+        const { firstSeq, now } = await this.allocateChanges(trx, fresh.length);
         const rows = fresh.map((game, i) => {
           const id = randomUUID();
           ids.push(id);
@@ -514,37 +570,152 @@ export class Store {
   async listChanges(ownerId: string, afterSeq: number, limit: number): Promise<GameChange[]> {
     const rows = await this.db
       .selectFrom('games')
-      .select([
-        'seq',
-        'id',
-        'database_id',
-        'updated_at',
-        'deleted',
-        'result',
-        'white_name',
-        'white_elo',
-        'white_fide_id',
-        'white_country',
-        'black_name',
-        'black_elo',
-        'black_fide_id',
-        'black_country',
-      ])
+      .select(changeColumns)
       .where('owner_id', '=', ownerId)
       .where('seq', '>', afterSeq)
       .orderBy('seq')
       .limit(limit)
       .execute();
-    return rows.map((row) => ({
-      seq: Number(row.seq),
-      id: row.id,
-      databaseId: row.database_id,
-      updatedAt: Number(row.updated_at),
-      deleted: row.deleted === 1,
-      result: row.result,
-      white: player(row, 'white'),
-      black: player(row, 'black'),
-    }));
+    return rows.map(toChange);
+  }
+
+  /**
+   * The feed position just before the owner's first change at or after a time; the feed continues from
+   * there by seq. A binary search over seq on the (owner_id, seq) index, valid because updated_at never
+   * decreases as seq grows (allocateChanges): about log2(seq) index seeks instead of a scan.
+   */
+  async changePositionAt(ownerId: string, sinceMs: number): Promise<number> {
+    // Everything up to `end` is committed; a game written during the search gets a seq above it, so it
+    // lies after the position whatever the search decides.
+    const end = await this.lastSeq();
+    // Invariant: the owner's games with seq <= low changed before sinceMs, those with seq >= high at or after.
+    let low = 0;
+    let high = end + 1;
+    while (high - low > 1) {
+      const mid = Math.floor((low + high) / 2);
+      const next = await this.db
+        .selectFrom('games')
+        .select(['seq', 'updated_at'])
+        .where('owner_id', '=', ownerId)
+        .where('seq', '>=', mid)
+        .where('seq', '<', high)
+        .orderBy('seq')
+        .limit(1)
+        .executeTakeFirst();
+      if (!next || Number(next.updated_at) >= sinceMs) high = mid;
+      else low = Number(next.seq);
+    }
+    return low;
+  }
+
+  // ---- games and databases: changes from the CLI ----------------------------------------------------
+
+  /** A live game by UUID, whoever owns it (the operator's view). */
+  async findLiveGame(id: string): Promise<{ id: string; ownerId: string; databaseId: string } | undefined> {
+    const row = await liveGame(this.db, id);
+    return row && { id: row.id, ownerId: row.owner_id, databaseId: row.database_id };
+  }
+
+  /** Replaces a live game's content, keeping its id and database. Undefined when there is no such game. */
+  async updateGame(id: string, game: GameRecord): Promise<GameChange | undefined> {
+    return this.write(async (trx) => {
+      const current = await liveGame(trx, id);
+      if (!current) return undefined;
+      const { firstSeq, now } = await this.allocateChanges(trx, 1);
+      await trx
+        .updateTable('games')
+        .set({ ...contentColumns(game, id), seq: firstSeq, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      await touchDatabase(trx, current.database_id, now);
+      return changeOf(trx, id);
+    });
+  }
+
+  /**
+   * Moves a live game to another live database of the same owner. Undefined when there is no such game;
+   * moved false (and no write) when it is already there. A full target (maxGames) is refused.
+   */
+  async moveGame(
+    id: string,
+    target: Database,
+  ): Promise<{ change: GameChange; fromDatabaseId: string; moved: boolean } | undefined> {
+    return this.write(async (trx) => {
+      const current = await liveGame(trx, id);
+      if (!current) return undefined;
+      const into = await trx
+        .selectFrom('databases')
+        .selectAll()
+        .where('id', '=', target.id)
+        .where('owner_id', '=', current.owner_id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (!into) throw new StoreError(`no database "${target.slug}" of the game's owner`);
+      const from = current.database_id;
+      if (into.id === from) return { change: await changeOf(trx, id), fromDatabaseId: from, moved: false };
+      if (into.max_games !== null && (await liveGameCount(trx, into.id)) >= Number(into.max_games)) {
+        throw new StoreError(`database "${into.slug}" is full (maxGames ${into.max_games})`);
+      }
+      const { firstSeq, now } = await this.allocateChanges(trx, 1);
+      await trx
+        .updateTable('games')
+        .set({ database_id: into.id, seq: firstSeq, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      await touchDatabase(trx, from, now);
+      await touchDatabase(trx, into.id, now);
+      return { change: await changeOf(trx, id), fromDatabaseId: from, moved: true };
+    });
+  }
+
+  /** Turns a live game into a tombstone (DESIGN.md 22). Undefined when there is no such game. */
+  async deleteGame(id: string): Promise<GameChange | undefined> {
+    return this.write(async (trx) => {
+      const current = await liveGame(trx, id);
+      if (!current) return undefined;
+      const { firstSeq, now } = await this.allocateChanges(trx, 1);
+      await trx
+        .updateTable('games')
+        .set({ ...TOMBSTONE, seq: firstSeq, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      await touchDatabase(trx, current.database_id, now);
+      return changeOf(trx, id);
+    });
+  }
+
+  /**
+   * Deletes a live database: each of its games becomes a tombstone with a change of its own, and the
+   * database disappears (its id and slug stay taken). Undefined when it is already gone.
+   */
+  async deleteDatabase(database: Database): Promise<{ tombstoned: number; deletedAt: number } | undefined> {
+    return this.write(async (trx) => {
+      const live = await trx
+        .selectFrom('databases')
+        .select('id')
+        .where('id', '=', database.id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (!live) return undefined;
+      const count = await liveGameCount(trx, database.id);
+      const { firstSeq, now } = await this.allocateChanges(trx, count);
+      // One statement gives the games consecutive seqs in import order; nothing else writes meanwhile.
+      await sql`
+        update games
+        set deleted = 1, seq = ${firstSeq - 1} + ranked.n, updated_at = ${now},
+            pgn = ${TOMBSTONE.pgn}, moves = ${TOMBSTONE.moves}, fen = ${TOMBSTONE.fen}, metadata = ${TOMBSTONE.metadata}
+        from (
+          select pk, row_number() over (order by pk) as n
+          from games where database_id = ${database.id} and deleted = 0
+        ) as ranked
+        where games.pk = ranked.pk`.execute(trx);
+      await trx
+        .updateTable('databases')
+        .set({ deleted_at: now, updated_at: now })
+        .where('id', '=', database.id)
+        .execute();
+      return { tombstoned: count, deletedAt: now };
+    });
   }
 }
 
@@ -633,16 +804,75 @@ function toDetail(row: GameRow): GameDetail {
   };
 }
 
-function toRow(
-  game: GameRecord,
-  at: { id: string; ownerId: string; databaseId: string; seq: number; now: number },
-): Omit<GameRow, 'pk'> {
+const changeColumns = [
+  'seq',
+  'id',
+  'database_id',
+  'updated_at',
+  'deleted',
+  'result',
+  'white_name',
+  'white_elo',
+  'white_fide_id',
+  'white_country',
+  'black_name',
+  'black_elo',
+  'black_fide_id',
+  'black_country',
+] as const;
+
+function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): GameChange {
   return {
-    id: at.id,
-    owner_id: at.ownerId,
-    database_id: at.databaseId,
-    slug: gameSlug(game.white.name, game.black.name, game.date, at.id),
-    seq: at.seq,
+    seq: Number(row.seq),
+    id: row.id,
+    databaseId: row.database_id,
+    updatedAt: Number(row.updated_at),
+    deleted: row.deleted === 1,
+    result: row.result,
+    white: player(row, 'white'),
+    black: player(row, 'black'),
+  };
+}
+
+/**
+ * What a deleted game keeps is its feed item: id, database, players, result (and the list fields).
+ * Its moves and PGN are dropped: deleted content is not kept.
+ */
+const TOMBSTONE = { deleted: 1, pgn: '', moves: '', fen: '', metadata: '{}' } as const;
+
+function liveGame(db: Executor, id: string) {
+  return db
+    .selectFrom('games')
+    .select(['id', 'owner_id', 'database_id'])
+    .where('id', '=', id)
+    .where('deleted', '=', 0)
+    .executeTakeFirst();
+}
+
+async function changeOf(db: Executor, id: string): Promise<GameChange> {
+  return toChange(
+    await db.selectFrom('games').select(changeColumns).where('id', '=', id).executeTakeFirstOrThrow(),
+  );
+}
+
+async function liveGameCount(db: Executor, databaseId: string): Promise<number> {
+  const row = await db
+    .selectFrom('games')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('database_id', '=', databaseId)
+    .where('deleted', '=', 0)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function touchDatabase(db: Executor, databaseId: string, now: number): Promise<void> {
+  await db.updateTable('databases').set({ updated_at: now }).where('id', '=', databaseId).execute();
+}
+
+/** The columns a game's content decides: what an import writes and an update replaces. */
+function contentColumns(game: GameRecord, id: string) {
+  return {
+    slug: gameSlug(game.white.name, game.black.name, game.date, id),
     event: game.event,
     date: game.date,
     result: game.result,
@@ -660,6 +890,19 @@ function toRow(
     fen: game.fen,
     pgn: game.pgn,
     content_hash: game.contentHash,
+  };
+}
+
+function toRow(
+  game: GameRecord,
+  at: { id: string; ownerId: string; databaseId: string; seq: number; now: number },
+): Omit<GameRow, 'pk'> {
+  return {
+    id: at.id,
+    owner_id: at.ownerId,
+    database_id: at.databaseId,
+    seq: at.seq,
+    ...contentColumns(game, at.id),
     created_at: at.now,
     updated_at: at.now,
     deleted: 0,

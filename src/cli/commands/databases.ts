@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
+import { iso } from '../../api/serialize.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
 import { databaseCliJson, emit, table } from '../output.ts';
-import { parsePositiveInt } from '../settings.ts';
+import { CliError, parsePositiveInt } from '../settings.ts';
 
 export function databasesCommand(program: Command): void {
   const databases = program.command('databases').description("manage users' game databases");
@@ -53,6 +54,31 @@ export function databasesCommand(program: Command): void {
             ['USER', 'SLUG', 'NAME', 'GAMES', 'MAX', 'ID'],
             ...rows.map((r) => [r.owner, r.slug, r.name, String(r.games), String(r.maxGames ?? '-'), r.id]),
           ]),
+        );
+      }),
+    );
+  databases
+    .command('delete <id-slug-or-name>')
+    .description('delete a database: its games become deleted in the feed, and it leaves every list')
+    .requiredOption('--user <login>', 'owner')
+    .option(...jsonOption)
+    .action(async (ref: string, opts: { user: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const user = await requireUser(store, opts.user);
+        const db = await store.findDatabaseByName(user.id, ref);
+        const deleted = db && (await store.deleteDatabase(db));
+        if (!db || !deleted) throw new CliError(`no database "${ref}" of user ${user.login}`);
+        emit(
+          Boolean(opts.json),
+          {
+            id: db.id,
+            owner: user.login,
+            name: db.name,
+            slug: db.slug,
+            gamesDeleted: deleted.tombstoned,
+            deletedAt: iso(deleted.deletedAt),
+          },
+          () => `deleted database ${db.slug} (${db.id}) and its ${deleted.tombstoned} games`,
         );
       }),
     );

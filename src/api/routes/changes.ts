@@ -1,0 +1,82 @@
+// GET /changes: the feed of the user's changed games, oldest change first (DESIGN.md 18-22).
+import type { FastifyInstance } from 'fastify';
+import type { GameChange } from '../../store/index.ts';
+import type { ApiContext } from '../app.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { ApiError } from '../errors.ts';
+import { pairwiseId } from '../pairwise.ts';
+import { readRoute } from '../route.ts';
+import { changesQuery, changesSchemas } from '../schemas.ts';
+import { iso } from '../serialize.ts';
+import { parseZonedTimestamp } from '../timestamp.ts';
+
+interface ChangesQuery {
+  cursor?: string;
+  since?: string;
+  limit: number;
+}
+
+export function changeJson(change: GameChange) {
+  return {
+    id: change.id,
+    databaseId: change.databaseId,
+    updatedAt: iso(change.updatedAt),
+    deleted: change.deleted,
+    white: change.white,
+    black: change.black,
+    result: change.result,
+  };
+}
+
+export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
+  const { store, secret } = context;
+
+  readRoute(app, context, {
+    url: '/changes',
+    scope: 'games.read',
+    summary: 'Incremental feed of changed games, tombstones included, oldest change first.',
+    query: changesQuery,
+    response: changesSchemas.response,
+    handler: async (request, _reply, token) => {
+      const { cursor, since, limit } = request.query as ChangesQuery;
+      // Cursors are bound to the reader as the API knows it: this user through this app's pairwise id.
+      const reader = pairwiseId(secret, token.appSector, token.userId);
+      let after = 0;
+      if (cursor !== undefined && since !== undefined) {
+        throw new ApiError(
+          'invalid_request',
+          'cursor and since cannot be combined: since starts a first run, cursor continues one',
+        );
+      }
+      if (cursor !== undefined) {
+        const position = decodeCursor(secret, reader, cursor);
+        if (position === undefined) {
+          throw new ApiError(
+            'invalid_request',
+            'cursor is not valid: pass the nextCursor of an earlier page, unchanged, with the same token',
+          );
+        }
+        after = position;
+      } else if (since !== undefined) {
+        const sinceMs = parseZonedTimestamp(since);
+        if (sinceMs === undefined) {
+          throw new ApiError(
+            'invalid_request',
+            'since must be an ISO 8601 date and time with a zone, like 2026-11-21T06:13:00.000Z or ' +
+              '2026-11-21T08:13:00+02:00 (write + as %2B in a URL)',
+          );
+        }
+        after = await store.changePositionAt(token.userId, sinceMs);
+      }
+      // One row beyond the page tells whether more exist; the page is one statement, one snapshot.
+      const rows = await store.listChanges(token.userId, after, limit + 1);
+      const page = rows.slice(0, limit);
+      const position = page.at(-1)?.seq ?? after;
+      return {
+        data: page.map(changeJson),
+        nextCursor: encodeCursor(secret, reader, position),
+        hasMore: rows.length > limit,
+      };
+    },
+  });
+}

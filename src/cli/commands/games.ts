@@ -1,0 +1,94 @@
+// Changing single games (DESIGN.md "Operator interface"): each command is one write with its own change in
+// the feed. Games are named by UUID, which is unique across users, so no --user is needed.
+import { createReadStream } from 'node:fs';
+import type { Command } from 'commander';
+import { changeJson } from '../../api/routes/changes.ts';
+import { normalizeGame, PgnSplitter } from '../../chess/index.ts';
+import type { RawGame } from '../../chess/types.ts';
+import { decodePgnStream } from '../../import/decode.ts';
+import { toGameRecord } from '../../import/index.ts';
+import type { GameChange, GameRecord, Store } from '../../store/index.ts';
+import { jsonOption, withStore } from '../context.ts';
+import { emit } from '../output.ts';
+import { CliError } from '../settings.ts';
+
+/** The one valid game of a PGN file; a file with none, several or an invalid one changes nothing. */
+async function readSingleGame(file: string): Promise<GameRecord> {
+  const games: RawGame[] = [];
+  const splitter = new PgnSplitter();
+  const input = createReadStream(file);
+  try {
+    // Stops reading at the second game: a large file is refused without being read whole.
+    for await (const text of decodePgnStream(input)) {
+      games.push(...splitter.push(text));
+      if (games.length > 1) break;
+    }
+    if (games.length < 2) games.push(...splitter.end());
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+  } finally {
+    input.destroy();
+  }
+  const [raw] = games;
+  if (!raw) throw new CliError(`${file} holds no game`);
+  if (games.length > 1) throw new CliError(`${file} holds more than one game: give a file with exactly one`);
+  const result = normalizeGame(raw.text);
+  if (!result.ok) throw new CliError(`${file}: the game is not valid: ${result.reason}`);
+  return toGameRecord(result.game);
+}
+
+async function requireGame(store: Store, id: string) {
+  const game = await store.findLiveGame(id);
+  if (!game) throw new CliError(`no game "${id}"`);
+  return game;
+}
+
+function describe(change: GameChange): string {
+  return `${change.white.name ?? '?'} - ${change.black.name ?? '?'} ${change.result}`;
+}
+
+export function gamesCommand(program: Command): void {
+  const games = program.command('games').description('change single games: update, move, delete');
+  games
+    .command('update <id> <file>')
+    .description("replace a game's content with the single game in a PGN file (id and database stay)")
+    .option(...jsonOption)
+    .action(async (id: string, file: string, opts: { json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        await requireGame(store, id);
+        const record = await readSingleGame(file);
+        const change = await store.updateGame(id, record);
+        if (!change) throw new CliError(`no game "${id}"`);
+        emit(Boolean(opts.json), changeJson(change), () => `updated game ${id}: ${describe(change)}`);
+      }),
+    );
+  games
+    .command('move <id>')
+    .description("move a game to another of its owner's databases")
+    .requiredOption('--database <id-slug-or-name>', 'target database')
+    .option(...jsonOption)
+    .action(async (id: string, opts: { database: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const game = await requireGame(store, id);
+        const target = await store.findDatabaseByName(game.ownerId, opts.database);
+        if (!target) throw new CliError(`no database "${opts.database}" of the game's owner`);
+        const outcome = await store.moveGame(id, target);
+        if (!outcome) throw new CliError(`no game "${id}"`);
+        const { change, fromDatabaseId, moved } = outcome;
+        emit(Boolean(opts.json), { ...changeJson(change), fromDatabaseId, moved }, () =>
+          moved ? `moved game ${id} to ${target.slug}` : `game ${id} is already in ${target.slug}`,
+        );
+      }),
+    );
+  games
+    .command('delete <id>')
+    .description('delete a game: it leaves lists and detail and shows in the feed as deleted')
+    .option(...jsonOption)
+    .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const change = await store.deleteGame(id);
+        if (!change) throw new CliError(`no game "${id}"`);
+        emit(Boolean(opts.json), changeJson(change), () => `deleted game ${id}: ${describe(change)}`);
+      }),
+    );
+}

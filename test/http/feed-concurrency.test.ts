@@ -1,0 +1,204 @@
+// DESIGN.md 19 on SQLite: a follower polling the feed while several writer processes import, update, move
+// and delete at the same time never misses a change. After the writers stop and the feed is drained, the
+// follower's view (latest state per game, tombstones left out) is exactly what /games lists. Every run.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { numberedGames, writePgn } from './changes-fixtures.ts';
+
+const RUNS = 3;
+const FOLLOW_LIMIT = 7;
+const SEED_GAMES = 12;
+// Writers race on purpose: a game may be deleted before another writer updates or moves it, and a database
+// deleted before a game is moved into it. Those commands fail cleanly; nothing else may fail.
+const EXPECTED_FAILURE = /no game|no database/;
+
+interface Player {
+  name: string | null;
+}
+interface Change {
+  id: string;
+  databaseId: string;
+  updatedAt: string;
+  deleted: boolean;
+  white: Player;
+  black: Player;
+  result: string;
+}
+interface FeedPage {
+  data: Change[];
+  nextCursor: string;
+  hasMore: boolean;
+}
+
+let env: Env;
+let server: Server;
+let base: string;
+let token: string;
+
+before(async () => {
+  // The follower polls far faster than the default rate limit allows a client (DESIGN.md 25).
+  env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
+  await cliJson(env, ['users', 'add', 'alice']);
+  await cliJson(env, ['apps', 'add', 'follower']);
+  token = (
+    await cliJson<{ token: string }>(env, [
+      'tokens',
+      'issue',
+      '--user',
+      'alice',
+      '--app',
+      'follower',
+      '--scopes',
+      'games.read',
+    ])
+  ).token;
+  server = await startServer(env);
+  base = `${server.base}/api/v1`;
+});
+after(async () => {
+  await server?.stop();
+  env?.cleanup();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function getJson<T>(path: string): Promise<T> {
+  const res = await http<T>(base, path, { token });
+  assert.equal(res.status, 200, `${path}: ${res.text}`);
+  return res.json;
+}
+
+/** Follows the feed from the beginning until the writers are done and a page says hasMore: false. */
+async function follow(writersDone: () => boolean) {
+  const view = new Map<string, Change>();
+  let cursor: string | null = null;
+  let lastTime = '';
+  let pagesWhileWriting = 0;
+  for (;;) {
+    // Read the flag before asking: only a page requested after the last write committed may end the run.
+    const done = writersDone();
+    const query: string = cursor ? `limit=${FOLLOW_LIMIT}&cursor=${cursor}` : `limit=${FOLLOW_LIMIT}`;
+    const page: FeedPage = await getJson<FeedPage>(`/changes?${query}`);
+    assert.equal(new Set(page.data.map((c) => c.id)).size, page.data.length, 'each game once per page');
+    for (const change of page.data) {
+      assert.ok(change.updatedAt >= lastTime, `updatedAt never goes back: ${change.updatedAt} < ${lastTime}`);
+      lastTime = change.updatedAt;
+      view.set(change.id, change);
+    }
+    cursor = page.nextCursor;
+    if (!done) pagesWhileWriting++;
+    if (done && !page.hasMore) return { view, pagesWhileWriting };
+    if (!page.hasMore) await sleep(25);
+  }
+}
+
+async function listedGames(): Promise<Change[]> {
+  const all: Change[] = [];
+  for (let offset = 0; ; offset += 200) {
+    const page = await getJson<{ data: Change[] }>(`/games?limit=200&offset=${offset}`);
+    all.push(...page.data);
+    if (page.data.length < 200) return all;
+  }
+}
+
+const essentials = (g: Change) => ({
+  id: g.id,
+  databaseId: g.databaseId,
+  result: g.result,
+  white: g.white.name,
+  black: g.black.name,
+});
+const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+
+/** The commands of four writers for one run; each writer runs its own list in order. */
+function writerScripts(run: number, seed: string[], dbs: { a: string; b: string; c: string }): string[][][] {
+  const file = (name: string, games: ReturnType<typeof numberedGames>) =>
+    writePgn(env.dir, `r${run}-${name}.pgn`, games);
+  const s = (i: number) => seed[i] as string;
+  const update = (i: number) => [
+    'games',
+    'update',
+    s(i),
+    file(`update-${i}`, [{ white: `Updated ${run}.${i}`, black: `Opponent ${run}.${i}`, result: '0-1' }]),
+  ];
+  const move = (i: number, to: string) => ['games', 'move', s(i), '--database', to];
+  const del = (i: number) => ['games', 'delete', s(i)];
+  const imp = (name: string, db: string, n: number) => [
+    'import',
+    file(name, numberedGames(`Run ${run} ${name}`, n)),
+    '--user',
+    'alice',
+    '--database',
+    db,
+  ];
+  return [
+    [imp('i1', dbs.a, 3), imp('i2', dbs.b, 4), imp('i3', dbs.c, 2)],
+    [update(0), update(8), update(1), update(9)],
+    [move(4, dbs.b), move(9, dbs.c), move(5, dbs.c), move(4, dbs.c)],
+    [del(10), del(8), ['databases', 'delete', dbs.c, '--user', 'alice'], del(9)],
+  ];
+}
+
+async function runWriter(commands: string[][]): Promise<{ ok: number; refused: number }> {
+  const tally = { ok: 0, refused: 0 };
+  for (const args of commands) {
+    const result = await cli(env, args);
+    if (result.code === 0) {
+      tally.ok++;
+      continue;
+    }
+    assert.match(result.stderr, EXPECTED_FAILURE, `chessport ${args.join(' ')} failed unexpectedly`);
+    tally.refused++;
+  }
+  return tally;
+}
+
+test('a follower racing four writer processes ends with exactly what /games lists, in every run', async (t) => {
+  for (let run = 1; run <= RUNS; run++) {
+    const seedFile = writePgn(env.dir, `r${run}-seed.pgn`, numberedGames(`Seed ${run}`, SEED_GAMES));
+    const [seeded, b, c] = await Promise.all([
+      cliJson<{ database: { id: string; slug: string } }>(env, [
+        'import',
+        seedFile,
+        '--user',
+        'alice',
+        '--database',
+        `A${run}`,
+      ]),
+      cliJson<{ slug: string }>(env, ['databases', 'add', `B${run}`, '--user', 'alice']),
+      cliJson<{ slug: string }>(env, ['databases', 'add', `C${run}`, '--user', 'alice']),
+    ]);
+    const a = seeded.database;
+    const seed = (await getJson<{ data: Change[] }>(`/databases/${a.id}/games?limit=200`)).data.map(
+      (g) => g.id,
+    );
+    assert.equal(seed.length, SEED_GAMES);
+
+    let writersDone = false;
+    const following = follow(() => writersDone);
+    const tallies = await Promise.all(
+      writerScripts(run, seed, { a: a.slug, b: b.slug, c: c.slug }).map((commands) => runWriter(commands)),
+    );
+    writersDone = true;
+    const { view, pagesWhileWriting } = await following;
+
+    const followed = [...view.values()]
+      .filter((g) => !g.deleted)
+      .map(essentials)
+      .sort(byId);
+    const listed = (await listedGames()).map(essentials).sort(byId);
+    assert.deepEqual(followed, listed, `run ${run}: the follower's view is what /games lists`);
+    const tombstones = [...view.values()].filter((g) => g.deleted);
+    assert.ok(tombstones.length > 0, 'deletes reached the follower');
+    for (const gone of tombstones.slice(-3)) {
+      assert.equal((await http(base, `/games/${gone.id}`, { token })).status, 404);
+    }
+    const ok = tallies.reduce((n, w) => n + w.ok, 0);
+    const refused = tallies.reduce((n, w) => n + w.refused, 0);
+    t.diagnostic(
+      `run ${run}: ${ok} writes, ${refused} refused by races, ${view.size} games followed ` +
+        `(${tombstones.length} tombstones), ${pagesWhileWriting} pages read while writing`,
+    );
+  }
+});
