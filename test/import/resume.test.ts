@@ -1,0 +1,84 @@
+// An import killed with SIGKILL and run again leaves every game present exactly once: each batch commits in
+// one transaction, and the second run skips what the first one committed.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { BIN, cliJson, tempEnv } from '../helpers/harness.ts';
+import { CLASSICS_PGN } from '../http/world.ts';
+
+const GAMES = 12_000;
+
+/** Distinct games: the classics with a numbered Round tag each. */
+function writeGames(file: string): void {
+  const classics = readFileSync(CLASSICS_PGN, 'utf8')
+    .trim()
+    .split(/\n\n(?=\[Event )/);
+  const out: string[] = [];
+  for (let i = 0; i < GAMES; i++) {
+    out.push((classics[i % classics.length] as string).replace('[Round "?"]', `[Round "${i + 1}"]`));
+  }
+  writeFileSync(file, `${out.join('\n\n')}\n`);
+}
+
+function counts(databaseUrl: string): { games: number; uniq: number } {
+  const db = new Database(databaseUrl, { readonly: true });
+  try {
+    return db
+      .prepare('select count(*) as games, count(distinct content_hash) as uniq from games')
+      .get() as {
+      games: number;
+      uniq: number;
+    };
+  } finally {
+    db.close();
+  }
+}
+
+test('SIGKILL during an import, then the same import again: every game exactly once', async () => {
+  const env = tempEnv();
+  try {
+    const file = join(env.dir, 'many.pgn');
+    writeGames(file);
+    await cliJson(env, ['users', 'add', 'kim']);
+    await cliJson(env, ['databases', 'add', 'Many', '--user', 'kim']);
+    const child = spawn(process.execPath, [BIN, 'import', file, '--user', 'kim', '--database', 'many'], {
+      env: env.env,
+      stdio: 'ignore',
+    });
+    // Kill it once some batches have committed but before the end.
+    const deadline = Date.now() + 60_000;
+    let seen = 0;
+    while (Date.now() < deadline && child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 25));
+      try {
+        seen = counts(env.databaseUrl).games;
+      } catch {
+        seen = 0; // the store may not be readable at the very start
+      }
+      if (seen > 0) break;
+    }
+    assert.equal(child.exitCode, null, 'the import was still running when killed');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const partial = counts(env.databaseUrl);
+    assert.ok(partial.games > 0 && partial.games < GAMES, `killed part-way (${partial.games} games)`);
+    assert.equal(partial.uniq, partial.games);
+
+    const again = await cliJson<{ files: { imported: number; duplicates: number }[] }>(env, [
+      'import',
+      file,
+      '--user',
+      'kim',
+      '--database',
+      'many',
+    ]);
+    assert.equal(again.files[0]?.duplicates, partial.games, 'what the first run committed is skipped');
+    assert.equal((again.files[0]?.imported ?? 0) + partial.games, GAMES);
+    assert.deepEqual(counts(env.databaseUrl), { games: GAMES, uniq: GAMES });
+  } finally {
+    env.cleanup();
+  }
+});
