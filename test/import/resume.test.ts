@@ -26,9 +26,7 @@ function writeGames(file: string): void {
 function counts(databaseUrl: string): { games: number; uniq: number } {
   const db = new Database(databaseUrl, { readonly: true });
   try {
-    return db
-      .prepare('select count(*) as games, count(distinct content_hash) as uniq from games')
-      .get() as {
+    return db.prepare('select count(*) as games, count(distinct content_hash) as uniq from games').get() as {
       games: number;
       uniq: number;
     };
