@@ -1,30 +1,10 @@
 // Writer for the PGN standard's export format (section 8 of the PGN standard):
 // Seven Tag Roster first, other tags in ASCII order, one blank line, movetext wrapped below
-// 80 columns, result terminator, final newline.
+// 80 columns, result terminator, final newline. Tag lines are never wrapped (a value cannot
+// be split), so only they can be longer than 79 characters, besides a single comment word
+// longer than a line, which gets a line of its own.
 
-/** A checked move with everything the export keeps. */
-export interface MoveNode {
-  /** Canonical SAN, generated from the position. */
-  san: string;
-  /** UCI: e1g1 castling in standard games, king takes rook (e1h1) in Chess960 games. */
-  uci: string;
-  /** Fullmove number of the move. */
-  moveNumber: number;
-  white: boolean;
-  nags?: number[];
-  /** Comments after the move. */
-  comments?: string[];
-  /** Comments before the move (first move of a variation). */
-  startComments?: string[];
-  /** Alternatives to this move. */
-  variations?: MoveNode[][];
-}
-
-export interface MoveTree {
-  /** Comments before the first move. */
-  comments: string[];
-  moves: MoveNode[];
-}
+import type { MoveNode, MoveTree } from './tree.ts';
 
 export const SEVEN_TAG_ROSTER = ['Event', 'Site', 'Date', 'Round', 'White', 'Black', 'Result'] as const;
 

@@ -13,10 +13,14 @@ import { startPosition } from './variants.ts';
  * Decisions:
  * - Every main-line move must be legal; the first illegal, ambiguous, null or drop move
  *   rejects the game with a reason naming the move and its ply.
- * - Variation moves are checked too. A variation is cut at its first bad move (null moves
- *   in analysis lines are common) and the game kept, with a warning: the main line and the
- *   result are what users import, and pgn-extract's choice of rejecting the whole game would
- *   lose real games for a typo in an annotation. The export then holds only legal moves.
+ * - Variation moves are checked too. A variation is cut at its first bad move (illegal,
+ *   ambiguous, or a null move, which annotators use for threats) and the game kept, with a
+ *   warning: the main line and the result are what users import. pgn-extract 19.04 accepts
+ *   null moves in variations but silently leaves a game with an illegal variation move out
+ *   of its output (measured); that would lose a real game for a typo in an annotation. The
+ *   export holds only legal moves, so it always reads back. (No corpus game is affected.)
+ * - Comments keep their text with whitespace runs collapsed to one space (the export
+ *   re-wraps lines); ';' comments become brace comments. Commands like [%clk] are kept.
  * - `tags` keeps every tag as written (source order, unescaped). The export fills missing
  *   Seven Tag Roster tags and takes the result from the Result tag, falling back to the
  *   terminator when the tag is missing or invalid (see exportResult).
@@ -33,12 +37,12 @@ export function normalizeGame(raw: string): NormalizeResult {
   if (!start.ok) return start;
   const { pos, chess960 } = start.start;
 
-  const played = playLine(pos, game.moves, chess960, 0);
+  const warnings: string[] = [];
+  const played = playLine(pos, game.moves, chess960, 0, warnings);
   if (played.error) return { ok: false, reason: played.error };
 
-  const nodes = played.nodes;
-  let moves = '';
-  for (let i = 0; i < nodes.length; i++) moves += i === 0 ? (nodes[i]?.uci as string) : ` ${nodes[i]?.uci}`;
+  const nodes = game.moves;
+  const moves = nodes.map((node) => node.uci).join(' ');
   const result = exportResult(game.tags, game.terminator);
   const pgn = writeExportPgn(game.tags, { comments: game.comments, moves: nodes }, result);
   const normalized = {
@@ -48,7 +52,7 @@ export function normalizeGame(raw: string): NormalizeResult {
     plies: nodes.length,
     pgn,
     chess960,
-    ...(played.warnings.length > 0 ? { warnings: played.warnings } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
   return { ok: true, game: normalized };
 }

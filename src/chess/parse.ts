@@ -4,29 +4,15 @@
 // Stricter than chessops' parser on purpose: an unknown token ("Sf3", "<br", "3/2") makes
 // the game a reject with a reason instead of being skipped, so nothing is silently lost.
 
-export type MoveKind = 'san' | 'castle' | 'coord' | 'drop' | 'null';
-
-export interface ParsedMove {
-  /** Move as written, without move number, check marks and suffix annotations; castling as O-O / O-O-O. */
-  token: string;
-  kind: MoveKind;
-  /** 1-based source line, for messages. */
-  line: number;
-  nags?: number[];
-  /** Comments after the move. */
-  comments?: string[];
-  /** Comments before the move (first move of a variation only). */
-  startComments?: string[];
-  /** Variations: alternatives to this move, each a list of moves starting at this move's ply. */
-  variations?: ParsedMove[][];
-}
+import type { Role } from 'chessops/types';
+import { type MoveKind, type MoveNode, newNode } from './tree.ts';
 
 export interface ParsedGame {
   /** Tag pairs in source order; for a repeated name the last value wins (first position kept). */
   tags: Map<string, string>;
   /** Comments before the first move. */
   comments: string[];
-  moves: ParsedMove[];
+  moves: MoveNode[];
   /** Result terminator of the main line, if any. */
   terminator: string | undefined;
 }
@@ -34,50 +20,59 @@ export interface ParsedGame {
 export type ParseResult = { ok: true; game: ParsedGame } | { ok: false; reason: string };
 
 /** Suffix annotations and traditional evaluation symbols, as NAG numbers. */
-const SYMBOL_NAGS: Record<string, number> = {
-  '!': 1,
-  '?': 2,
-  '!!': 3,
-  '??': 4,
-  '!?': 5,
-  '?!': 6,
-  '□': 7,
-  '=': 10,
-  '∞': 13,
-  '+=': 14,
-  '+/=': 14,
-  '⩲': 14,
-  '=+': 15,
-  '=/+': 15,
-  '⩱': 15,
-  '+/-': 16,
-  '±': 16,
-  '-/+': 17,
-  '∓': 17,
-  '+-': 18,
-  '+−': 18,
-  '-+': 19,
-  '−+': 19,
-  '=/∞': 44,
-  N: 146,
-};
+const SYMBOL_NAGS = new Map<string, number>([
+  ['!', 1],
+  ['?', 2],
+  ['!!', 3],
+  ['??', 4],
+  ['!?', 5],
+  ['?!', 6],
+  ['\u25a1', 7], // white square: only move
+  ['=', 10],
+  ['\u221e', 13], // infinity: unclear
+  ['+=', 14],
+  ['+/=', 14],
+  ['\u2a72', 14],
+  ['=+', 15],
+  ['=/+', 15],
+  ['\u2a71', 15],
+  ['+/-', 16],
+  ['\u00b1', 16],
+  ['-/+', 17],
+  ['\u2213', 17],
+  ['+-', 18],
+  ['-+', 19],
+  ['=/\u221e', 44],
+  ['N', 146],
+]);
 
+const MAX_DEPTH = 100;
 const TERMINATORS = new Set(['1-0', '0-1', '1/2-1/2', '*']);
 const NULL_MOVES = new Set(['--', 'Z0', '0000', '@@@@']);
 
-const SAN_RE = /^(?:P?([NBRQK])?([a-h])?([1-8])?[-x:]?([a-h][1-8])(?:=?([NBRQKnbrqk])|\(([NBRQ])\))?)$/;
-const COORD_RE = /^([a-h][1-8])[-x]?([a-h][1-8])=?([nbrqNBRQ])?$/;
+const COORD_RE = /^([a-h])([1-8])[-x]?([a-h])([1-8])=?([nbrqNBRQ])?$/;
 const CASTLE_RE = /^([O0o])-\1(-\1)?$/;
-const DROP_RE = /^([PNBRQK]?)@([a-h][1-8])$/;
-const SUFFIX_RE = /[!?]{1,2}$/;
-const CHECK_RE = /(?:[+#]|\+\+|e\.p\.|ep)+$/;
-const MOVE_NUMBER_RE = /^\d+\.*$|^\.{2,}$|^…$/;
-const NUMBERED_RE = /^\d+(?:\.+|…)(.+)$/;
+const DROP_RE = /^[PNBRQK]?@[a-h][1-8]$/;
+
+const ROLES: Record<string, Role> = {
+  P: 'pawn',
+  N: 'knight',
+  B: 'bishop',
+  R: 'rook',
+  Q: 'queen',
+  K: 'king',
+  p: 'pawn',
+  n: 'knight',
+  b: 'bishop',
+  r: 'rook',
+  q: 'queen',
+  k: 'king',
+};
 
 const TAG_RE = /\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s*"((?:[^"\\]|\\.)*)"\s*\]/y;
 
 interface Frame {
-  moves: ParsedMove[];
+  moves: MoveNode[];
   /** Comments and NAGs seen before this line's next move (variation start). */
   pendingComments?: string[];
   pendingNags?: number[];
@@ -160,7 +155,7 @@ class Parser {
       }
       const raw = m[2] as string;
       const value = raw.indexOf('\\') === -1 ? raw : raw.replace(/\\(["\\])/g, '$1');
-      if (value.indexOf('\n') !== -1) this.fail(`unterminated tag value at line ${this.line}`);
+      if (/[\r\n]/.test(value)) this.fail(`unterminated tag value at line ${this.line}`);
       this.tags.set(m[1] as string, value);
       this.pos = TAG_RE.lastIndex;
     }
@@ -185,9 +180,12 @@ class Parser {
         const frame = this.top();
         const last = frame.moves[frame.moves.length - 1];
         if (!last) this.fail(`variation before any move at line ${this.line}`);
-        const variation: ParsedMove[] = [];
+        const variation: MoveNode[] = [];
         if (last.variations) last.variations.push(variation);
         else last.variations = [variation];
+        // Playing and writing variations recurses; real games nest a handful of levels.
+        if (this.stack.length > MAX_DEPTH)
+          this.fail(`variations nested deeper than ${MAX_DEPTH} at line ${this.line}`);
         this.stack.push({ moves: variation });
         this.pos++;
       } else if (c === 41) {
@@ -251,60 +249,93 @@ class Parser {
   private closeVariation(): void {
     const frame = this.stack.pop() as Frame;
     const parent = this.top();
-    const owner = parent.moves[parent.moves.length - 1] as ParsedMove;
-    const variations = owner.variations as ParsedMove[][];
+    const owner = parent.moves[parent.moves.length - 1] as MoveNode;
+    const variations = owner.variations as MoveNode[][];
     // Comments and NAGs left at the end of an empty variation have no move to belong to.
     if (frame.moves.length === 0) variations.pop();
-    if (variations.length === 0) delete owner.variations;
+    if (variations.length === 0) owner.variations = undefined;
   }
 
   private handleWord(word: string): void {
-    if (TERMINATORS.has(word)) {
-      // Inside a variation a terminator means nothing (some annotators end lines with one).
-      if (this.stack.length === 1) {
-        if (this.terminator !== undefined)
-          this.fail(`second result terminator '${word}' at line ${this.line}`);
-        this.terminator = word;
+    const c = word.charCodeAt(0);
+    if (c <= 57 /* '9' */) {
+      if (TERMINATORS.has(word)) {
+        // Inside a variation a terminator means nothing (some annotators end lines with one).
+        if (this.stack.length === 1) {
+          if (this.terminator !== undefined)
+            this.fail(`second result terminator '${word}' at line ${this.line}`);
+          this.terminator = word;
+        }
+        return;
       }
-      return;
+      if (c >= 48 /* '0' */) {
+        // Move number: "12", "12.", "12...", or glued to the move: "12.e4", "12...e5".
+        let i = 1;
+        while (i < word.length && isDigit(word.charCodeAt(i))) i++;
+        let j = i;
+        while (j < word.length && (word.charCodeAt(j) === 46 || word.charCodeAt(j) === 0x2026)) j++;
+        if (j === word.length) {
+          this.checkNotAfterResult(word);
+          return;
+        }
+        if (j > i) word = word.slice(j);
+      } else if (c === 46 && /^[.\u2026]+$/.test(word)) {
+        return; // "..." of "1. ... e5"
+      }
     }
-    if (this.terminator !== undefined && this.stack.length === 1) {
-      this.fail(`text after the result terminator at line ${this.line}: ${clip(word)}`);
+    this.checkNotAfterResult(word);
+    // Symbols: punctuation, non-ASCII, or the single letter 'N' (novelty); moves start with a letter.
+    const first = word.charCodeAt(0);
+    if (first < 65 || first > 122 || word.length === 1) {
+      const symbol = SYMBOL_NAGS.get(word);
+      if (symbol !== undefined) {
+        this.addNag(symbol);
+        return;
+      }
     }
-    if (MOVE_NUMBER_RE.test(word)) return;
-    const nag = SYMBOL_NAGS[word];
-    if (nag !== undefined) {
-      this.addNag(nag);
-      return;
+    // Check marks and suffix annotations, in either order ("Qh4+!", "Qh4!+").
+    let end = word.length;
+    let suffixStart = -1;
+    for (;;) {
+      const d = word.charCodeAt(end - 1);
+      if (d === 43 || d === 35)
+        end--; // '+', '#'
+      else if (d === 33 || d === 63) {
+        end--; // '!', '?'
+        suffixStart = end;
+      } else break;
     }
-    const numbered = NUMBERED_RE.exec(word);
-    let move = numbered ? (numbered[1] as string) : word;
-    // Check marks and suffix annotations may come in either order ("Qh4+!", "Qh4!+").
-    move = move.replace(CHECK_RE, '');
-    const suffix = SUFFIX_RE.exec(move);
     let suffixNag: number | undefined;
-    if (suffix) {
-      suffixNag = SYMBOL_NAGS[suffix[0]];
-      move = move.slice(0, suffix.index).replace(CHECK_RE, '');
+    if (suffixStart !== -1) {
+      const suffix = word.slice(suffixStart).replace(/[+#]/g, '');
+      suffixNag = SYMBOL_NAGS.get(suffix);
+      if (suffixNag === undefined) this.fail(`unexpected annotation '${clip(word)}' at line ${this.line}`);
     }
-    const parsed = classify(move);
-    if (!parsed) this.fail(`unexpected token '${clip(word)}' at line ${this.line}`);
-    this.addMove(parsed.token, parsed.kind);
+    let core = end === word.length ? word : word.slice(0, end);
+    if (core.endsWith('e.p.')) core = core.slice(0, -4);
+    const node = classify(core, this.line);
+    if (!node) this.fail(`unexpected token '${clip(word)}' at line ${this.line}`);
+    this.addMove(node);
     if (suffixNag !== undefined) this.addNag(suffixNag);
   }
 
-  private addMove(token: string, kind: MoveKind): void {
+  private checkNotAfterResult(word: string): void {
+    if (this.terminator !== undefined && this.stack.length === 1) {
+      this.fail(`text after the result terminator at line ${this.line}: ${clip(word)}`);
+    }
+  }
+
+  private addMove(node: MoveNode): void {
     const frame = this.top();
-    const move: ParsedMove = { token, kind, line: this.line };
     if (frame.pendingComments) {
-      move.startComments = frame.pendingComments;
+      node.startComments = frame.pendingComments;
       frame.pendingComments = undefined;
     }
     if (frame.pendingNags) {
-      move.nags = frame.pendingNags;
+      node.nags = frame.pendingNags;
       frame.pendingNags = undefined;
     }
-    frame.moves.push(move);
+    frame.moves.push(node);
   }
 
   private addNag(nag: number): void {
@@ -327,6 +358,17 @@ class Parser {
   }
 }
 
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/** Appends to an optional list, creating it on first use. */
+function append<V>(list: V[] | undefined, value: V): V[] {
+  if (!list) return [value];
+  list.push(value);
+  return list;
+}
+
 /**
  * Comment text as stored and exported: whitespace runs collapsed to one space (the export
  * re-wraps lines, so line breaks cannot survive a round trip) and '}' made safe.
@@ -337,32 +379,94 @@ export function cleanComment(raw: string): string {
   return text;
 }
 
-/** Appends to an optional list, creating it on first use. */
-function append<V>(list: V[] | undefined, value: V): V[] {
-  if (!list) return [value];
-  list.push(value);
-  return list;
+/** A move token (without check marks and annotations) as a tree node, or undefined. */
+function classify(core: string, line: number): MoveNode | undefined {
+  // Coordinates first: "g1f3" also matches the SAN pattern (as a pawn on g1).
+  const c1 = core.charCodeAt(1);
+  const coord = core.length >= 4 && c1 >= 49 && c1 <= 56 ? COORD_RE.exec(core) : null;
+  if (coord) {
+    const node = newNode(core, 'coord', line);
+    node.file = (coord[1] as string).charCodeAt(0) - 97;
+    node.rank = (coord[2] as string).charCodeAt(0) - 49;
+    node.to = (coord[3] as string).charCodeAt(0) - 97 + 8 * ((coord[4] as string).charCodeAt(0) - 49);
+    if (coord[5]) node.promotion = ROLES[coord[5]];
+    return node;
+  }
+  const san = parseSan(core, line);
+  if (san) return san;
+  const castle = CASTLE_RE.exec(core);
+  if (castle) {
+    const node = newNode(core, 'castle', line);
+    node.role = 'king';
+    node.to = castle[2] ? 2 : 6;
+    return node;
+  }
+  let kind: MoveKind | undefined;
+  if (NULL_MOVES.has(core)) kind = 'null';
+  else if (DROP_RE.test(core)) kind = 'drop';
+  return kind ? newNode(core, kind, line) : undefined;
 }
 
-function classify(move: string): { token: string; kind: MoveKind } | undefined {
-  if (move.length === 0) return;
-  if (NULL_MOVES.has(move)) return { token: '--', kind: 'null' };
-  const castle = CASTLE_RE.exec(move);
-  if (castle) return { token: castle[2] ? 'O-O-O' : 'O-O', kind: 'castle' };
-  const coord = COORD_RE.exec(move);
-  if (coord) return { token: `${coord[1]}${coord[2]}${(coord[3] ?? '').toLowerCase()}`, kind: 'coord' };
-  if (DROP_RE.test(move)) return { token: move, kind: 'drop' };
-  const san = SAN_RE.exec(move);
-  if (san) {
-    const promotion = san[5] ?? san[6];
-    // Keep the capture mark so messages quote the move as written.
-    const capture = move.indexOf('x') !== -1 || move.indexOf(':') !== -1 ? 'x' : '';
-    const promo = promotion ? `=${promotion.toUpperCase()}` : '';
-    return { token: `${san[1] ?? ''}${san[2] ?? ''}${san[3] ?? ''}${capture}${san[4]}${promo}`, kind: 'san' };
+function isFile(c: number): boolean {
+  return c >= 97 && c <= 104;
+}
+
+function isRank(c: number): boolean {
+  return c >= 49 && c <= 56;
+}
+
+/**
+ * SAN as P?[NBRQK]?[a-h]?[1-8]?[-x:]?[a-h][1-8](=?[NBRQK]|\([NBRQ]\))? (promotion letter in
+ * either case), parsed by hand: it runs for every move.
+ */
+function parseSan(core: string, line: number): MoveNode | undefined {
+  const n = core.length;
+  let i = 0;
+  let role: Role = 'pawn';
+  const c0 = core.charCodeAt(0);
+  if (c0 === 80 /* P */) i = 1;
+  else if (c0 >= 65 && c0 <= 90) {
+    const r = ROLES[core.charAt(0)];
+    if (!r || r === 'pawn') return;
+    role = r;
+    i = 1;
   }
-  return;
+  let end = n;
+  let promotion: Role | undefined;
+  const last = core.charCodeAt(n - 1);
+  if (last === 41 /* ) */) {
+    if (n < 3 || core.charCodeAt(n - 3) !== 40) return;
+    promotion = ROLES[core.charAt(n - 2)];
+    if (!promotion || core.charCodeAt(n - 2) > 90) return;
+    end = n - 3;
+  } else if (!isRank(last)) {
+    promotion = ROLES[core.charAt(n - 1)];
+    if (!promotion || promotion === 'pawn') return;
+    end = core.charCodeAt(n - 2) === 61 /* = */ ? n - 2 : n - 1;
+  }
+  if (end - i < 2) return;
+  const toFile = core.charCodeAt(end - 2);
+  const toRank = core.charCodeAt(end - 1);
+  if (!isFile(toFile) || !isRank(toRank)) return;
+  let j = i;
+  let file = -1;
+  let rank = -1;
+  if (j < end - 2 && isFile(core.charCodeAt(j))) file = core.charCodeAt(j++) - 97;
+  if (j < end - 2 && isRank(core.charCodeAt(j))) rank = core.charCodeAt(j++) - 49;
+  if (j < end - 2) {
+    const sep = core.charCodeAt(j);
+    if (sep === 120 /* x */ || sep === 58 /* : */ || sep === 45 /* - */) j++;
+  }
+  if (j !== end - 2) return;
+  const node = newNode(core, 'san', line);
+  node.role = role;
+  node.file = file;
+  node.rank = rank;
+  node.to = toFile - 97 + 8 * (toRank - 49);
+  node.promotion = promotion;
+  return node;
 }
 
 function clip(s: string): string {
-  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+  return s.length > 40 ? `${s.slice(0, 40)}\u2026` : s;
 }

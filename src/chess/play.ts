@@ -1,58 +1,30 @@
-// Plays parsed moves on a position with full legality checks and produces the checked
-// move tree (canonical SAN, UCI) that the export writer prints.
+// Plays parsed moves on a position with full legality checks (chessops move generation)
+// and fills in each node's canonical SAN, UCI and move number.
+//
+// SAN is written here rather than with chessops' makeSanAndPlay because that one asks for
+// the game outcome (a full legal-move search) after every move; only a check needs that
+// search, to tell '+' from '#'. The position context is also reused from one move to the
+// next. Together this is about twice as fast, with the same output.
 
-import { type Chess, castlingSide } from 'chessops/chess';
-import { makeSanAndPlay } from 'chessops/san';
+import {
+  between,
+  bishopAttacks,
+  kingAttacks,
+  knightAttacks,
+  pawnAttacks,
+  queenAttacks,
+  ray,
+  rookAttacks,
+} from 'chessops/attacks';
+import type { Chess, Context } from 'chessops/chess';
 import { SquareSet } from 'chessops/squareSet';
-import type { Move, NormalMove, Role } from 'chessops/types';
-import { charToRole, kingCastlesTo, makeSquare, parseSquare, squareFile, squareRank } from 'chessops/util';
-import type { MoveNode } from './export-pgn.ts';
-import type { ParsedMove } from './parse.ts';
+import type { NormalMove, Role } from 'chessops/types';
+import { kingCastlesTo } from 'chessops/util';
+import type { MoveNode } from './tree.ts';
 
-export type PlayResult = { ok: true; move: NormalMove; uci: string } | { ok: false; reason: string };
-
-/** "12." for a white move, "12..." for a black move. */
-export function moveLabel(pos: Chess): string {
-  return pos.turn === 'white' ? `${pos.fullmoves}.` : `${pos.fullmoves}...`;
-}
-
-/** Resolves one parsed move in `pos` (not played). `ply` is only used in messages. */
-export function resolveMove(pos: Chess, parsed: ParsedMove, chess960: boolean, ply: number): PlayResult {
-  const where = `${moveLabel(pos)}${parsed.token} (ply ${ply})`;
-  let move: NormalMove | undefined;
-  switch (parsed.kind) {
-    case 'null':
-      return { ok: false, reason: `null move at ${where}` };
-    case 'drop':
-      return { ok: false, reason: `piece drop ${where}: drops exist only in Crazyhouse` };
-    case 'coord':
-      move = resolveCoordinates(pos, parsed.token);
-      break;
-    default: {
-      move = resolveSan(pos, parsed.token);
-      if (!move && parsed.kind === 'san' && isAmbiguous(pos, parsed.token)) {
-        return { ok: false, reason: `ambiguous move ${where}` };
-      }
-    }
-  }
-  if (!move) return { ok: false, reason: `illegal move ${where}` };
-  return { ok: true, move, uci: makeUci(pos, move, chess960) };
-}
-
-/**
- * UCI of a legal move. chessops stores castling as king-takes-rook; that is the UCI of
- * Chess960 games, standard games write the king's two-square move.
- */
-function makeUci(pos: Chess, move: NormalMove, chess960: boolean): string {
-  let to = move.to;
-  if (!chess960 && pos.board.king.has(move.from) && pos.board[pos.turn].has(move.to)) {
-    to = kingCastlesTo(pos.turn, move.to > move.from ? 'h' : 'a');
-  }
-  const promo = move.promotion ? ROLE_CHAR[move.promotion] : '';
-  return makeSquare(move.from) + makeSquare(to) + promo;
-}
-
-const ROLE_CHAR: Record<Role, string> = {
+const FILES = 'abcdefgh';
+const SQUARES: string[] = Array.from({ length: 64 }, (_, sq) => `${FILES[sq & 7]}${(sq >> 3) + 1}`);
+const ROLE_UCI: Record<Role, string> = {
   pawn: 'p',
   knight: 'n',
   bishop: 'b',
@@ -60,53 +32,191 @@ const ROLE_CHAR: Record<Role, string> = {
   queen: 'q',
   king: 'k',
 };
+const ROLE_SAN: Record<Role, string> = {
+  pawn: '',
+  knight: 'N',
+  bishop: 'B',
+  rook: 'R',
+  queen: 'Q',
+  king: 'K',
+};
+const BACKRANKS = SquareSet.backranks();
+const ROOK_RAYS = Array.from({ length: 64 }, (_, sq) => rookAttacks(sq, SquareSet.empty()));
+const BISHOP_RAYS = Array.from({ length: 64 }, (_, sq) => bishopAttacks(sq, SquareSet.empty()));
 
-const SAN_PARTS = /^([NBRQK])?([a-h])?([1-8])?x?([a-h][1-8])(?:=([NBRQK]))?$/;
-
-function resolveSan(pos: Chess, token: string): NormalMove | undefined {
-  if (token === 'O-O' || token === 'O-O-O') {
-    const ctx = pos.ctx();
-    const rook = pos.castles.rook[pos.turn][token === 'O-O' ? 'h' : 'a'];
-    if (ctx.king === undefined || rook === undefined || !pos.dests(ctx.king, ctx).has(rook)) return;
-    return { from: ctx.king, to: rook };
+/** The squares of a set, lowest first (chessops' iterator is a generator: slow in hot loops). */
+function squaresOf(set: SquareSet, out: number[]): number[] {
+  out.length = 0;
+  let lo = set.lo;
+  let hi = set.hi;
+  while (lo !== 0) {
+    out.push(31 - Math.clz32(lo & -lo));
+    lo &= lo - 1;
   }
-  const m = SAN_PARTS.exec(token);
-  if (!m) return;
-  const role: Role = m[1] ? (charToRole(m[1]) as Role) : 'pawn';
-  const to = parseSquare(m[4] as string) as number;
-  const promotion = m[5] ? charToRole(m[5]) : undefined;
-  if (!!promotion !== (role === 'pawn' && SquareSet.backranks().has(to))) return;
-  if (promotion === 'king') return;
-  let from: number | undefined;
-  const ctx = pos.ctx();
-  for (const candidate of candidates(pos, role, m)) {
-    if (pos.dests(candidate, ctx).has(to)) {
-      if (from !== undefined) return; // ambiguous
-      from = candidate;
+  while (hi !== 0) {
+    out.push(63 - Math.clz32(hi & -hi));
+    hi &= hi - 1;
+  }
+  return out;
+}
+const scratch: number[] = [];
+const scratchSnipers: number[] = [];
+
+/**
+ * chessops' Position.ctx() (king, pinned pieces, checkers) with the empty-board rays of
+ * the king looked up instead of computed: this runs once per move.
+ */
+function context(pos: Chess): Context {
+  const board = pos.board;
+  const them = pos.turn === 'white' ? 'black' : 'white';
+  const king = board.king.intersect(board[pos.turn]).singleSquare();
+  if (king === undefined) return pos.ctx();
+  const snipers = (ROOK_RAYS[king] as SquareSet)
+    .intersect(board.rook.union(board.queen))
+    .union((BISHOP_RAYS[king] as SquareSet).intersect(board.bishop.union(board.queen)))
+    .intersect(board[them]);
+  let blockers = SquareSet.empty();
+  if (snipers.nonEmpty()) {
+    for (const sniper of squaresOf(snipers, scratchSnipers)) {
+      const b = between(king, sniper).intersect(board.occupied);
+      if (!b.moreThanOne()) blockers = blockers.union(b);
     }
   }
-  if (from === undefined) return;
+  const checkers = pos.kingAttackers(king, them, board.occupied);
+  return { king, blockers, checkers, variantEnd: false, mustCapture: false };
+}
+
+/** "12." for a white move, "12..." for a black move. */
+function moveLabel(pos: Chess): string {
+  return pos.turn === 'white' ? `${pos.fullmoves}.` : `${pos.fullmoves}...`;
+}
+
+/**
+ * Other pieces that could legally make the last SAN move resolved (to the same square), for
+ * SAN disambiguation; undefined when not known (then computed from scratch).
+ */
+let sanOthers: SquareSet | undefined;
+
+/** The move `node` stands for in `pos`, or why there is none. */
+function resolve(pos: Chess, ctx: Context, node: MoveNode, ply: number): NormalMove | string {
+  let move: NormalMove | undefined;
+  sanOthers = undefined;
+  switch (node.kind) {
+    case 'san': {
+      const found = resolveSan(pos, ctx, node);
+      if (found === AMBIGUOUS) return `ambiguous move ${where(pos, node, ply)}`;
+      move = found;
+      break;
+    }
+    case 'castle':
+      move = resolveCastle(pos, ctx, node.to === 6 ? 'h' : 'a');
+      break;
+    case 'coord':
+      move = resolveCoordinates(pos, ctx, node);
+      break;
+    case 'null':
+      return `null move at ${where(pos, node, ply)}`;
+    case 'drop':
+      return `piece drop ${where(pos, node, ply)}: drops exist only in Crazyhouse`;
+  }
+  return move ?? `illegal move ${where(pos, node, ply)}`;
+}
+
+function where(pos: Chess, node: MoveNode, ply: number): string {
+  return `${moveLabel(pos)}${node.token} (ply ${ply})`;
+}
+
+/** Squares from which a `role` piece of the side to move could reach `to` (pseudo-legal). */
+function reachingFrom(pos: Chess, role: Role, to: number): SquareSet {
+  const occupied = pos.board.occupied;
+  let from: SquareSet;
+  switch (role) {
+    case 'pawn':
+      from = SquareSet.fromFile(to & 7).union(pawnAttacks(pos.turn === 'white' ? 'black' : 'white', to));
+      break;
+    case 'knight':
+      from = knightAttacks(to);
+      break;
+    case 'bishop':
+      from = bishopAttacks(to, occupied);
+      break;
+    case 'rook':
+      from = rookAttacks(to, occupied);
+      break;
+    case 'queen':
+      from = queenAttacks(to, occupied);
+      break;
+    default:
+      from = kingAttacks(to);
+  }
+  return from.intersect(pos.board.pieces(pos.turn, role));
+}
+
+/**
+ * Whether the piece on `from`, which pseudo-legally reaches `to` (see reachingFrom), may move
+ * there: the same checks as chessops' dests() without building every destination.
+ */
+function isLegalFrom(pos: Chess, ctx: Context, role: Role, from: number, to: number): boolean {
+  const board = pos.board;
+  if (board[pos.turn].has(to)) return false;
+  const king = ctx.king as number;
+  if (role === 'king') {
+    const them = pos.turn === 'white' ? 'black' : 'white';
+    return pos.kingAttackers(to, them, board.occupied.without(from)).isEmpty();
+  }
+  if (role === 'pawn') {
+    if ((from & 7) !== (to & 7)) {
+      if (to === pos.epSquare) return pos.dests(from, ctx).has(to); // en passant: chessops checks the discovered lines
+      if (!board.occupied.has(to)) return false;
+    } else {
+      const step = pos.turn === 'white' ? 8 : -8;
+      if (board.occupied.has(to)) return false;
+      if (to !== from + step) {
+        const home = pos.turn === 'white' ? from >> 3 === 1 : from >> 3 === 6;
+        if (!home || to !== from + 2 * step || board.occupied.has(from + step)) return false;
+      }
+    }
+  }
+  if (ctx.checkers.nonEmpty()) {
+    const checker = ctx.checkers.singleSquare();
+    if (checker === undefined || !between(checker, king).with(checker).has(to)) return false;
+  }
+  return !ctx.blockers.has(from) || ray(from, king).has(to);
+}
+
+const AMBIGUOUS = 'ambiguous';
+
+function resolveSan(pos: Chess, ctx: Context, node: MoveNode): NormalMove | typeof AMBIGUOUS | undefined {
+  const role = node.role as Role;
+  const to = node.to;
+  const promotion = node.promotion;
+  if (!!promotion !== (role === 'pawn' && BACKRANKS.has(to))) return;
+  if (promotion === 'king' || promotion === 'pawn') return;
+  let movers = SquareSet.empty();
+  let from = -1;
+  let count = 0;
+  for (const candidate of squaresOf(reachingFrom(pos, role, to), scratch)) {
+    if (role === 'pawn' && (candidate & 7) !== (to & 7) && !pos.board.occupied.has(to) && to !== pos.epSquare)
+      continue;
+    if (!isLegalFrom(pos, ctx, role, candidate, to)) continue;
+    movers = movers.with(candidate);
+    if (node.file >= 0 && (candidate & 7) !== node.file) continue;
+    if (node.rank >= 0 && candidate >> 3 !== node.rank) continue;
+    if (role === 'pawn' && node.file < 0 && (candidate & 7) !== (to & 7)) continue; // "d5" is no capture
+    from = candidate;
+    count++;
+  }
+  if (count > 1) return AMBIGUOUS;
+  if (from === -1) return;
+  sanOthers = movers.without(from);
   return { from, to, promotion };
 }
 
-function candidates(pos: Chess, role: Role, m: RegExpExecArray): SquareSet {
-  let set = pos.board.pieces(pos.turn, role);
-  const to = parseSquare(m[4] as string) as number;
-  if (m[2]) set = set.intersect(SquareSet.fromFile(m[2].charCodeAt(0) - 97));
-  else if (role === 'pawn') set = set.intersect(SquareSet.fromFile(squareFile(to)));
-  if (m[3]) set = set.intersect(SquareSet.fromRank(m[3].charCodeAt(0) - 49));
-  return set;
-}
-
-function isAmbiguous(pos: Chess, token: string): boolean {
-  const m = SAN_PARTS.exec(token);
-  if (!m) return false;
-  const role: Role = m[1] ? (charToRole(m[1]) as Role) : 'pawn';
-  const to = parseSquare(m[4] as string) as number;
-  const ctx = pos.ctx();
-  let n = 0;
-  for (const candidate of candidates(pos, role, m)) if (pos.dests(candidate, ctx).has(to)) n++;
-  return n > 1;
+/** Castling as chessops represents it: king takes own rook. */
+function resolveCastle(pos: Chess, ctx: Context, side: 'a' | 'h'): NormalMove | undefined {
+  const rook = pos.castles.rook[pos.turn][side];
+  if (ctx.king === undefined || rook === undefined || !pos.dests(ctx.king, ctx).has(rook)) return;
+  return { from: ctx.king, to: rook };
 }
 
 /**
@@ -114,72 +224,123 @@ function isAmbiguous(pos: Chess, token: string): boolean {
  * rook is king-takes-rook castling; a king moving to g/c on its back rank where a plain king
  * move cannot go is two-square castling. Both are accepted in standard and Chess960 games.
  */
-function resolveCoordinates(pos: Chess, token: string): NormalMove | undefined {
-  const from = parseSquare(token.slice(0, 2)) as number;
-  const to = parseSquare(token.slice(2, 4)) as number;
-  const promotion = token.length > 4 ? charToRole(token.charAt(4)) : undefined;
+function resolveCoordinates(pos: Chess, ctx: Context, node: MoveNode): NormalMove | undefined {
+  const from = node.file + 8 * node.rank;
+  const to = node.to;
   const piece = pos.board.get(from);
   if (!piece || piece.color !== pos.turn) return;
-  const ctx = pos.ctx();
   const dests = pos.dests(from, ctx);
   if (piece.role === 'king' && !dests.has(to)) {
-    if (squareRank(from) !== squareRank(to) || Math.abs(to - from) < 2) return;
-    const side = castlingSide(pos, { from, to });
-    if (!side || kingCastlesTo(pos.turn, side) !== to) return;
-    const rook = pos.castles.rook[pos.turn][side];
-    if (rook === undefined || !dests.has(rook)) return;
-    return { from, to: rook };
+    if (node.promotion || from >> 3 !== to >> 3 || (to & 7) === (from & 7)) return;
+    const side = to > from ? 'h' : 'a';
+    if (kingCastlesTo(pos.turn, side) !== to) return;
+    return resolveCastle(pos, ctx, side);
   }
-  const move: NormalMove = { from, to, promotion };
-  return pos.isLegal(move, ctx) ? move : undefined;
+  if (!dests.has(to)) return;
+  const promotion = node.promotion;
+  if (!!promotion !== (piece.role === 'pawn' && BACKRANKS.has(to))) return;
+  if (promotion === 'king' || promotion === 'pawn') return;
+  return { from, to, promotion };
+}
+
+/** SAN without check suffix, as chessops' makeSan writes it. `ctx` is the position's context. */
+function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role): string {
+  const { from, to } = move;
+  if (role === 'king' && pos.board[pos.turn].has(to)) return to > from ? 'O-O' : 'O-O-O';
+  const capture = pos.board.occupied.has(to) || (role === 'pawn' && (from & 7) !== (to & 7));
+  let san = ROLE_SAN[role];
+  if (role === 'pawn') {
+    if (capture) san = FILES[from & 7] as string;
+  } else if (sanOthers) {
+    if (sanOthers.nonEmpty()) san += disambiguation(sanOthers, from);
+  } else {
+    let others: SquareSet;
+    const occupied = pos.board.occupied;
+    if (role === 'king') others = kingAttacks(to).intersect(pos.board.king);
+    else if (role === 'queen') others = queenAttacks(to, occupied).intersect(pos.board.queen);
+    else if (role === 'rook') others = rookAttacks(to, occupied).intersect(pos.board.rook);
+    else if (role === 'bishop') others = bishopAttacks(to, occupied).intersect(pos.board.bishop);
+    else others = knightAttacks(to).intersect(pos.board.knight);
+    others = others.intersect(pos.board[pos.turn]).without(from);
+    if (others.nonEmpty()) {
+      for (const other of others) if (!pos.dests(other, ctx).has(to)) others = others.without(other);
+      if (others.nonEmpty()) san += disambiguation(others, from);
+    }
+  }
+  if (capture) san += 'x';
+  san += SQUARES[to];
+  if (move.promotion) san += `=${ROLE_SAN[move.promotion]}`;
+  return san;
+}
+
+/** File, rank or both of `from`, whichever tells it apart from `others` (as chessops does). */
+function disambiguation(others: SquareSet, from: number): string {
+  let row = false;
+  let column = others.intersects(SquareSet.fromRank(from >> 3));
+  if (others.intersects(SquareSet.fromFile(from & 7))) row = true;
+  else column = true;
+  return (column ? (FILES[from & 7] as string) : '') + (row ? String((from >> 3) + 1) : '');
 }
 
 export interface LineResult {
-  nodes: MoveNode[];
   /** Why the line stops early (an illegal move); undefined when every move was played. */
   error?: string;
-  /** Problems found in variations (each cut at its first illegal move). */
-  warnings: string[];
 }
 
 /**
- * Plays `line` from `pos` (mutated), with its variations on copies of the position. `ply`
- * is the number of plies before the line starts. The main line stops at its first illegal
- * move (the caller rejects the game); a variation is cut there and a warning recorded.
+ * Plays `line` from `pos` (mutated), filling in each node, with its variations on copies of
+ * the position. `ply` is the number of plies before the line starts. The line stops at its
+ * first illegal move, which is reported; the caller rejects the game for a main-line error.
+ * A variation is cut at its first illegal move (nodes from there on removed, an emptied
+ * variation dropped) and a warning recorded.
  */
 export function playLine(
   pos: Chess,
-  line: ParsedMove[],
+  line: MoveNode[],
   chess960: boolean,
   ply: number,
-  warnings: string[] = [],
+  warnings: string[],
 ): LineResult {
-  const nodes: MoveNode[] = [];
-  for (const parsed of line) {
+  let ctx = context(pos);
+  for (let i = 0; i < line.length; i++) {
+    const node = line[i] as MoveNode;
     ply++;
-    let variations: MoveNode[][] | undefined;
-    if (parsed.variations) {
-      for (const variation of parsed.variations) {
-        const played = playLine(pos.clone(), variation, chess960, ply - 1, warnings);
-        if (played.error) warnings.push(`variation cut: ${played.error}`);
-        if (played.nodes.length > 0) {
-          if (variations) variations.push(played.nodes);
-          else variations = [played.nodes];
-        }
-      }
+    if (node.variations) playVariations(pos, node, chess960, ply - 1, warnings);
+    const move = resolve(pos, ctx, node, ply);
+    if (typeof move === 'string') {
+      line.length = i;
+      return { error: move };
     }
-    const resolved = resolveMove(pos, parsed, chess960, ply);
-    if (!resolved.ok) return { nodes, error: resolved.reason, warnings };
-    const moveNumber = pos.fullmoves;
-    const white = pos.turn === 'white';
-    const uci = resolved.uci;
-    const san = makeSanAndPlay(pos, resolved.move as Move);
-    const node: MoveNode = { san, uci, moveNumber, white };
-    if (parsed.nags) node.nags = parsed.nags;
-    if (parsed.comments) node.comments = parsed.comments;
-    if (parsed.startComments) node.startComments = parsed.startComments;
-    if (variations) node.variations = variations;
-    nodes.push(node);
+    const role = pos.board.getRole(move.from) as Role;
+    node.moveNumber = pos.fullmoves;
+    node.white = pos.turn === 'white';
+    let to = move.to;
+    if (role === 'king' && !chess960 && pos.board[pos.turn].has(to))
+      to = kingCastlesTo(pos.turn, to > move.from ? 'h' : 'a');
+    const uci = `${SQUARES[move.from]}${SQUARES[to]}`;
+    node.uci = move.promotion ? uci + ROLE_UCI[move.promotion] : uci;
+    const san = sanWithoutSuffix(pos, ctx, move, role);
+    pos.play(move);
+    ctx = context(pos);
+    node.san = ctx.checkers.isEmpty() ? san : pos.hasDests(ctx) ? `${san}+` : `${san}#`;
   }
-  return { nodes, warnings };
+  return {};
+}
+
+function playVariations(
+  pos: Chess,
+  node: MoveNode,
+  chess960: boolean,
+  ply: number,
+  warnings: string[],
+): void {
+  const variations = node.variations as MoveNode[][];
+  let kept = 0;
+  for (const variation of variations) {
+    const played = playLine(pos.clone(), variation, chess960, ply, warnings);
+    if (played.error) warnings.push(`variation cut: ${played.error}`);
+    if (variation.length > 0) variations[kept++] = variation;
+  }
+  variations.length = kept;
+  if (kept === 0) node.variations = undefined;
 }

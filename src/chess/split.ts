@@ -9,8 +9,9 @@
 //   ';' is a comment line. Outside a game both belong to the text of the next game.
 // - A line starting with '[' outside a brace comment starts a new game if the current game
 //   has had movetext (moves, comments or a result terminator); while the current game has
-//   only tags, it starts a new game only if it repeats a tag name of the current game
-//   (tag-only games, e.g. lichess broadcast exports), so blank lines inside a tag section
+//   only tags, it starts a new game only if it follows a blank line and repeats a tag name
+//   of the current game (tag-only games, e.g. lichess broadcast exports), so blank lines
+//   inside a tag section
 //   (ChessBase) or two blank lines before the movetext (pgnmentor) do not split a game.
 // - Movetext after a result terminator at parenthesis depth 0 starts a new game (games
 //   without tags, one per line; garbage between games becomes a game of its own, which
@@ -83,7 +84,6 @@ export class PgnSplitter {
   private ended = false;
   private inBrace = false;
   private depth = 0;
-  private tagNames = new Set<string>();
   /** Blank, escape and comment lines after the current game's last content line. */
   private pending: string[] = [];
   private pendingStart = 0;
@@ -176,7 +176,8 @@ export class PgnSplitter {
     }
 
     if (c === CH_LBRACKET) {
-      if (!this.hasGame || this.hasMovetext || this.repeatsTag(line, i)) this.startGame(raw);
+      if (!this.hasGame || this.hasMovetext || (this.afterBlank && this.repeatsTag(line, i)))
+        this.startGame(raw);
       else this.addContent(raw);
       this.scanTags(line);
     } else {
@@ -215,7 +216,6 @@ export class PgnSplitter {
     this.ended = false;
     this.inBrace = false;
     this.depth = 0;
-    this.tagNames.clear();
     // Escape and comment lines just before the game belong to it; blank lines do not.
     let first = 0;
     while (first < this.pending.length && isBlank(this.pending[first] as string)) first++;
@@ -237,16 +237,23 @@ export class PgnSplitter {
     this.hasGame = false;
   }
 
-  /** Whether the tag line starting at `i` names a tag the current game already has. */
+  /**
+   * Whether the tag line starting at `i` names a tag the current game already has. Only
+   * asked after a blank line in a tag section, so the current game's lines are re-read
+   * rather than every tag name being recorded for every game.
+   */
   private repeatsTag(line: string, i: number): boolean {
-    if (this.tagNames.size === 0) return false;
-    for (const name of tagNamesOf(line, i)) {
-      if (this.tagNames.has(name)) return true;
+    const names = tagNamesOf(line, i);
+    if (names.length === 0) return false;
+    for (const previous of this.lines) {
+      const start = previous.search(/\S/);
+      if (start === -1 || previous.charCodeAt(start) !== CH_LBRACKET) continue;
+      for (const name of tagNamesOf(previous, start)) if (names.includes(name)) return true;
     }
     return false;
   }
 
-  /** Records the tag pairs of a tag line; anything after them is movetext. */
+  /** Skips the tag pairs of a tag line; anything after them is movetext. */
   private scanTags(line: string): void {
     let i = 0;
     const n = line.length;
@@ -254,9 +261,6 @@ export class PgnSplitter {
       while (i < n && isSpace(line.charCodeAt(i))) i++;
       if (i >= n || line.charCodeAt(i) !== CH_LBRACKET) break;
       i++;
-      const nameStart = i;
-      while (i < n && !isSpace(line.charCodeAt(i)) && line.charCodeAt(i) !== CH_QUOTE) i++;
-      const name = line.slice(nameStart, i);
       while (i < n && line.charCodeAt(i) !== CH_QUOTE && line.charCodeAt(i) !== CH_RBRACKET) i++;
       if (i < n && line.charCodeAt(i) === CH_QUOTE) {
         i++;
@@ -266,7 +270,6 @@ export class PgnSplitter {
       }
       if (i >= n) return; // Malformed or unterminated tag: the rest of the line is its text.
       i++;
-      if (name.length > 0) this.tagNames.add(name);
     }
     if (i < n) this.scanMovetext(line, i);
   }

@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { normalizeGame, PgnSplitter, type RawGame, splitPgn } from '../../src/chess/index.ts';
+
+const AWKWARD = readFileSync(new URL('../fixtures/chess/split-awkward.pgn', import.meta.url), 'utf8');
+const CORPUS = new URL('../../../shared/pgn/', import.meta.url).pathname;
+
+/** Lines `from`..`to` (1-based, inclusive) of `text`, each with its line ending. */
+function lines(text: string, from: number, to: number): string {
+  return text
+    .split(/(?<=\n)/)
+    .slice(from - 1, to)
+    .join('');
+}
+
+function splitInChunks(text: string, sizes: () => number): RawGame[] {
+  const splitter = new PgnSplitter();
+  const out: RawGame[] = [];
+  for (let i = 0; i < text.length; ) {
+    const n = Math.max(1, sizes());
+    out.push(...splitter.push(text.slice(i, i + n)));
+    i += n;
+  }
+  out.push(...splitter.end());
+  return out;
+}
+
+/** Deterministic pseudo-random chunk sizes (1..4096), so failures are reproducible. */
+function randomSizes(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    const r = s / 2147483648;
+    return r < 0.3 ? 1 + Math.floor(r * 10) : Math.floor(r * 4096);
+  };
+}
+
+test('awkward cases: each game cut where a user would cut it, with its start line', () => {
+  const got = splitPgn(AWKWARD);
+  const expected: [number, number, number][] = [
+    // [index, first line, last line]
+    [1, 1, 12], // escape line before the game, blank line in tags, comment lines starting with '['
+    [2, 14, 14], // garbage between games: a "game" of its own, rejected by normalizeGame
+    [3, 16, 20], // two blank lines between tags and movetext
+    [4, 21, 21], // tags and moves on the same line
+    [5, 22, 25], // leading whitespace; game without moves
+    [6, 27, 27], // no tags
+    [7, 28, 28], // no tags, no result
+    [8, 30, 30], // starts with move 1 after a blank line
+    [9, 31, 32], // bjbraams style: only [Result "*"]
+  ];
+  assert.deepEqual(
+    got.map((g) => [g.index, g.line, g.text]),
+    expected.map(([index, from, to]) => [index, from, lines(AWKWARD, from, to)]),
+  );
+  assert.deepEqual(
+    got.map((g) => {
+      const r = normalizeGame(g.text);
+      return r.ok ? r.game.moves : r.reason;
+    }),
+    [
+      'e2e4 e7e5 g1f3',
+      "unexpected token 'garbage' at line 1",
+      'e2e4 e7e5',
+      'd2d4 d7d5',
+      '',
+      'c2c4 c7c5',
+      'g2g3 g7g6',
+      'b2b3 b7b6',
+      'f2f4 f7f5',
+    ],
+  );
+});
+
+test('CRLF input splits at the same lines and keeps CRLF in the text', () => {
+  const crlf = AWKWARD.replace(/\n/g, '\r\n');
+  const lf = splitPgn(AWKWARD);
+  const got = splitPgn(crlf);
+  assert.deepEqual(
+    got.map((g) => [g.index, g.line, g.text]),
+    lf.map((g) => [g.index, g.line, g.text.replace(/\n/g, '\r\n')]),
+  );
+});
+
+test('chunk boundaries do not matter: 1-byte, 7-byte and random chunks', () => {
+  const inputs = [AWKWARD, AWKWARD.replace(/\n/g, '\r\n'), `\uFEFF${AWKWARD}`, AWKWARD.trimEnd()];
+  for (const text of inputs) {
+    const whole = splitPgn(text);
+    assert.deepEqual(
+      splitInChunks(text, () => 1),
+      whole,
+    );
+    assert.deepEqual(
+      splitInChunks(text, () => 7),
+      whole,
+    );
+    for (let seed = 1; seed <= 5; seed++) assert.deepEqual(splitInChunks(text, randomSizes(seed)), whole);
+  }
+});
+
+test('a BOM is dropped, also when it arrives in a chunk of its own', () => {
+  const splitter = new PgnSplitter();
+  const out = [
+    ...splitter.push(''),
+    ...splitter.push('\uFEFF'),
+    ...splitter.push('[Event "x"]\n\n1. e4 *\n'),
+  ];
+  out.push(...splitter.end());
+  assert.deepEqual(out, [{ text: '[Event "x"]\n\n1. e4 *\n', line: 1, index: 1 }]);
+});
+
+test('a runaway brace comment ends at a tag line after a blank line', () => {
+  const text = '[Event "a"]\n\n1. e4 {never closed\n\n[Event "b"]\n\n1. d4 *\n';
+  const got = splitPgn(text);
+  assert.deepEqual(
+    got.map((g) => g.line),
+    [1, 5],
+  );
+  const first = normalizeGame(got[0]?.text ?? '');
+  assert.deepEqual(first, { ok: false, reason: 'unterminated comment starting at line 3' });
+  assert.ok(normalizeGame(got[1]?.text ?? '').ok);
+});
+
+test('tag-only games split when a tag name repeats', () => {
+  const text = '[Event "a"]\n[Round "1"]\n\n[Event "a"]\n[Round "2"]\n\n[Round "3"]\n';
+  assert.deepEqual(
+    splitPgn(text).map((g) => g.line),
+    [1, 4, 7],
+  );
+});
+
+test('empty and blank input yield no games', () => {
+  assert.deepEqual(splitPgn(''), []);
+  assert.deepEqual(splitPgn('\n\n  \r\n'), []);
+  assert.deepEqual(splitPgn('% only an escape line\n'), []);
+});
+
+// Chunking over every small corpus file: same games as splitting the whole text.
+const corpusFiles = existsSync(CORPUS)
+  ? ['annotated', 'awkward', 'chess960', 'edge'].flatMap((dir) =>
+      readdirSync(join(CORPUS, dir))
+        .filter((f) => f.endsWith('.pgn') && statSync(join(CORPUS, dir, f)).size < 500_000)
+        .map((f) => join(dir, f)),
+    )
+  : [];
+
+test('corpus files split the same in random chunks as whole', {
+  skip: corpusFiles.length === 0 ? `corpus not found at ${CORPUS}` : false,
+}, () => {
+  for (const file of corpusFiles) {
+    const text = new TextDecoder('latin1').decode(readFileSync(join(CORPUS, file)));
+    const whole = splitPgn(text);
+    assert.deepEqual(splitInChunks(text, randomSizes(file.length)), whole, file);
+    assert.deepEqual(
+      splitInChunks(text, () => 7),
+      whole,
+      file,
+    );
+    // Every game's text is the input at its start line.
+    const all = text.split(/(?<=\n)/);
+    for (const g of whole) assert.ok(g.text.startsWith((all[g.line - 1] ?? '').replace('\uFEFF', '')), file);
+  }
+});
