@@ -1,4 +1,5 @@
-// The Fastify application: shared schemas, the error shape everywhere, and the /api/v1 routes.
+// The Fastify application: shared schemas, the error shape everywhere, the /api/v1 routes, and around them
+// what production needs (request ids, token-free logs, CORS, compression, ETags, rate limits, probes, metrics).
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -8,11 +9,22 @@ import Fastify, {
 import type { Store, TokenInfo } from '../store/index.ts';
 import { ApiError } from './errors.ts';
 import { describeParam } from './params.ts';
+import { clientErrorHandler } from './plugins/client-errors.ts';
+import { compression } from './plugins/compression.ts';
+import { conditionalRequests } from './plugins/conditional.ts';
+import { cors } from './plugins/cors.ts';
+import { healthRoutes } from './plugins/health.ts';
+import { loggerOptions } from './plugins/logging.ts';
+import { metrics } from './plugins/metrics.ts';
+import { type RateLimiter, type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
+import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
+import { streamChunks } from './plugins/stream-chunks.ts';
 import { changeRoutes } from './routes/changes.ts';
 import { databaseRoutes } from './routes/databases.ts';
 import { gameRoutes } from './routes/games.ts';
 import { meRoutes } from './routes/me.ts';
 import { sharedSchemas } from './schemas.ts';
+import { isStoreUnavailable } from './store-faults.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,21 +37,36 @@ export interface ApiOptions {
   /** Server secret: keys the pairwise user ids and signs feed cursors. */
   secret: string;
   logLevel?: string;
+  /** Fastify's trustProxy: which proxies' X-Forwarded-For names the client (default: none). */
+  trustProxy?: boolean | string;
+  /** Default: 600 requests per 60 s, counted in this process (DESIGN.md 25). */
+  rateLimit?: RateLimitSettings;
 }
 
 export interface ApiContext {
   store: Store;
   secret: string;
+  limiter: RateLimiter;
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
   const app = Fastify({
-    logger: options.logLevel === 'silent' ? false : { level: options.logLevel ?? 'info' },
+    logger: options.logLevel === 'silent' ? false : loggerOptions(options.logLevel ?? 'info'),
+    // The caller's X-Request-Id when sane, else a UUID; requestId() validates it, so Fastify must not
+    // take the header as it is.
+    requestIdHeader: false,
+    genReqId: requestId,
+    trustProxy: options.trustProxy ?? false,
+    // During shutdown a request that still arrives on an open connection is answered, in the API's shape,
+    // with Connection: close (Fastify's default is a 503 in its own shape).
+    return503OnClosing: false,
     // Unknown parameters must fail validation, not vanish (DESIGN.md 13).
     // Long ids must reach the handler and get the same 404 as any other unknown id (DESIGN.md 14).
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
-    frameworkErrors: (error, _request, reply) => {
+    clientErrorHandler,
+    frameworkErrors: (error, request, reply) => {
+      reply.header(REQUEST_ID_HEADER, request.id);
       sendError(reply, new ApiError('invalid_request', `The request is malformed: ${error.message}`));
     },
   });
@@ -53,7 +80,19 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     sendError(reply, new ApiError('not_found', 'There is no such resource.'));
   });
 
-  const context: ApiContext = { store: options.store, secret: options.secret };
+  // Order matters. Instance hooks run in the order added, and before the route-level hooks that
+  // @fastify/compress adds: onSend regroups a stream, then computes the ETag on the uncompressed body,
+  // then compresses. Every route is registered after compression and CORS, so both apply to it.
+  echoRequestId(app);
+  cors(app);
+  compression(app);
+  streamChunks(app);
+  metrics(app, options.store);
+  conditionalRequests(app, options.store);
+  const limiter = rateLimiter(app, options.rateLimit ?? { max: 600, windowMs: 60_000 });
+  healthRoutes(app, options.store);
+
+  const context: ApiContext = { store: options.store, secret: options.secret, limiter };
   app.register(
     async (api) => {
       meRoutes(api, context);
@@ -72,6 +111,12 @@ function sendError(reply: FastifyReply, error: ApiError): void {
 
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
+  if (isStoreUnavailable(error)) {
+    request.log.warn({ reason: error.message, code: error.code }, 'store unavailable');
+    return new ApiError('unavailable', 'The service cannot reach its store right now: retry shortly.', {
+      'retry-after': '1',
+    });
+  }
   if (error.validation) {
     const [first] = error.validation;
     const name = first?.instancePath.replace(/^\//, '') || String(first?.params?.additionalProperty ?? '');

@@ -1,5 +1,6 @@
-// One place that turns a read endpoint into routes: GET (and HEAD) with auth, scope and strict parameters,
-// 405 for the write methods (DESIGN.md 16) and an OPTIONS answer naming what is allowed.
+// One place that turns a read endpoint into routes: GET (and HEAD) with auth, rate limit, scope and strict
+// parameters, 405 for the write methods (DESIGN.md 16) and an OPTIONS answer naming what is allowed (a CORS
+// preflight is answered earlier, by the CORS plugin).
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './app.ts';
@@ -35,15 +36,32 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
       params: { type: 'object', required: Object.keys(route.params), properties: route.params },
     }),
   };
+  // Answers depend on the token, and on Accept where PGN can be negotiated; never for shared caches, and
+  // revalidated (If-None-Match) before a stored copy is reused. Lower case, as @fastify/compress adds
+  // accept-encoding only when it does not find it.
+  const vary = route.query?.format
+    ? 'authorization, accept, accept-encoding'
+    : 'authorization, accept-encoding';
   app.route({
     method: 'GET',
     url: route.url,
     schema,
     config: { scope: route.scope },
-    // Authentication comes first: without a valid token nothing about the request is revealed.
-    onRequest: async (request) => {
-      request.token = await authenticate(context.store, request);
-      requireScope(request.token, route.scope);
+    // Authentication comes first: without a valid token nothing about the request is revealed. The rate
+    // limit comes right after it, keyed by app and user, or by client address when the token is not valid:
+    // so failed attempts count too, and every answer after this point carries the rate-limit headers.
+    onRequest: async (request, reply) => {
+      reply.headers({ 'cache-control': 'private, no-cache', vary });
+      let refused: ApiError | undefined;
+      try {
+        request.token = await authenticate(context.store, request);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        refused = error;
+      }
+      await context.limiter.apply(request, reply);
+      if (refused) throw refused;
+      requireScope(request.token as TokenInfo, route.scope);
     },
     preValidation: async (request) => checkRawQuery(request, querystring),
     handler: async (request, reply) => route.handler(request, reply, request.token as TokenInfo),

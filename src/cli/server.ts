@@ -1,22 +1,109 @@
-// Runs the API until SIGTERM/SIGINT, then closes the listener (in-flight requests finish) and the store.
+// Runs the API until SIGTERM/SIGINT. Shutdown stops accepting connections, lets the requests in flight
+// finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
+// store and exits 0. A second signal exits at once.
+import { sql } from 'kysely';
 import { buildApp } from '../api/app.ts';
+import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
-import type { Settings } from './settings.ts';
+import { parseDuration, parsePositiveInt, type Settings } from './settings.ts';
+
+/** Operations settings only the server reads (from the environment, like the others). */
+export interface ServerSettings {
+  /** Key prefix in Redis (REDIS_PREFIX), so deployments or test runs can share one Redis. */
+  redisPrefix: string;
+  /** How long a store read waits for another process's lock before the request fails with 503. */
+  storeBusyTimeoutMs: number;
+  /** How long shutdown waits for requests in flight before it cuts their connections. */
+  shutdownTimeoutMs: number;
+  /**
+   * Which proxies to believe about the client address (TRUST_PROXY: `true` for any, or addresses and CIDRs
+   * such as `loopback, 10.0.0.0/8`). Requests without a valid token are limited per client address, so
+   * behind a proxy this must be set, or all of them share the proxy's one limit.
+   */
+  trustProxy: boolean | string;
+}
+
+function parseTrustProxy(text: string | undefined): boolean | string {
+  if (!text || text === 'false') return false;
+  return text === 'true' ? true : text;
+}
+
+export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): ServerSettings {
+  return {
+    redisPrefix: env.REDIS_PREFIX || 'chessport:',
+    storeBusyTimeoutMs: env.STORE_BUSY_TIMEOUT_MS
+      ? parsePositiveInt(env.STORE_BUSY_TIMEOUT_MS, 'STORE_BUSY_TIMEOUT_MS')
+      : 1000,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT ? parseDuration(env.SHUTDOWN_TIMEOUT) : 30_000,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+  };
+}
 
 export async function runServer(store: Store, settings: Settings): Promise<string> {
+  const server = loadServerSettings();
+  // The secret may be created (a write) on first start: that still waits as long as the CLI's writers do.
   const secret = settings.secret ?? (await store.serverSecret());
-  const app = buildApp({ store, secret, logLevel: settings.logLevel });
+  if (store.dialect === 'sqlite') {
+    // From here on the server only reads. WAL readers never wait for writers; what makes them wait is
+    // another process holding the store exclusively, and better-sqlite3 waits synchronously, stalling every
+    // request. So the wait is short and the request gets 503 `unavailable` instead.
+    await sql.raw(`pragma busy_timeout = ${server.storeBusyTimeoutMs}`).execute(store.db);
+  }
+
+  // The Redis link logs through the app's logger, which exists by the time the link has news.
+  const redisLog = {
+    info: (details: object, message: string) => app.log.info(details, message),
+    warn: (details: object, message: string) => app.log.warn(details, message),
+  };
+  const redis = settings.redisUrl ? connectRedis(settings.redisUrl, redisLog) : null;
+  const app = buildApp({
+    store,
+    secret,
+    logLevel: settings.logLevel,
+    trustProxy: server.trustProxy,
+    rateLimit: {
+      max: settings.rateLimitMax,
+      windowMs: settings.rateLimitWindowMs,
+      redis,
+      redisPrefix: server.redisPrefix,
+    },
+  });
+  if (redis && settings.redisUrl && !(await redisReady(redis, 2000))) {
+    // Fail open: the limits are counted in this process until Redis answers.
+    app.log.warn({ redis: redisAddress(settings.redisUrl) }, 'starting without redis');
+  }
   const address = await app.listen({ host: settings.host, port: settings.port });
+
   let closing = false;
   const shutdown = async (signal: string) => {
-    if (closing) return;
+    if (closing) {
+      app.log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
     closing = true;
-    app.log.info({ signal }, 'shutting down');
-    await app.close();
+    app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    const deadline = setTimeout(() => {
+      app.log.warn('shutdown timeout: closing the connections still open');
+      app.server.closeAllConnections();
+    }, server.shutdownTimeoutMs);
+    // A keep-alive connection whose answer finishes during shutdown would stay open until the client or
+    // the keep-alive timeout closes it, holding the exit up: close each one as soon as it is idle.
+    const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);
+    let code = 0;
+    try {
+      await app.close();
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      code = 1;
+    }
+    clearInterval(sweeper);
+    clearTimeout(deadline);
+    if (redis) await redis.quit().catch(() => undefined);
     await store.close();
-    process.exit(0);
+    app.log.info('stopped');
+    process.exit(code);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
   return address;
 }

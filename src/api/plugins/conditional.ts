@@ -1,0 +1,106 @@
+// Conditional requests (RFC 9110 8.8.3, 13.1.2): every 200 answer to an authenticated GET or HEAD carries a
+// strong ETag, and a matching If-None-Match gets 304 with no body.
+//
+// The tag hashes the representation: its media type, Content-Disposition and Link header (a new page
+// behind the last one changes `rel="next"` but not the body) and the body, before compression. The
+// negotiated content coding is appended (`"…-gzip"`), so each coding has its own strong validator; the
+// comparison ignores that suffix, as If-None-Match compares weakly anyway.
+//
+// The database PGN export is a stream too large to hash: its tag is computed before the handler runs, from
+// a version stamp the store reads without reading the games (src/store/etags.ts). On a match the stream,
+// which has not been read yet, is dropped.
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { databaseVersion } from '../../store/etags.ts';
+import type { Store } from '../../store/index.ts';
+import { wantsPgn } from '../pgn.ts';
+import { negotiatedCoding } from './compression.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The representation's tag when the handler streams it and it cannot be hashed on the way out. */
+    representationTag: string | undefined;
+  }
+}
+
+const DATABASE_GAMES = '/api/v1/databases/:id/games';
+
+function digest(parts: (string | Buffer)[]): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part).update('\n');
+  return hash.digest('base64url').slice(0, 32);
+}
+
+function headerText(reply: FastifyReply, name: string): string {
+  const value = reply.getHeader(name);
+  return Array.isArray(value) ? value.join(', ') : String(value ?? '');
+}
+
+/** True when If-None-Match names this representation (any coding of it), or is `*`. */
+export function matchesIfNoneMatch(header: string | undefined, tag: string): boolean {
+  if (!header) return false;
+  for (const candidate of header.split(',')) {
+    const value = candidate.trim();
+    if (value === '*') return true;
+    const opaque = /^(?:W\/)?"([^"]*)"$/.exec(value)?.[1];
+    if (opaque !== undefined && opaque.replace(/-(?:gzip|br)$/, '') === tag) return true;
+  }
+  return false;
+}
+
+function isStream(payload: unknown): payload is Readable {
+  return payload instanceof Readable;
+}
+
+export function conditionalRequests(app: FastifyInstance, store: Store): void {
+  app.decorateRequest('representationTag', undefined);
+
+  app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.url !== DATABASE_GAMES || !request.token || !wantsPgn(request)) return;
+    const { id } = request.params as { id: string };
+    const database = await store.findDatabase(request.token.userId, id);
+    if (!database) return; // the handler answers 404
+    const version = await databaseVersion(store.db, database.ownerId, database.id);
+    request.representationTag = digest([
+      'pgn-export/1',
+      database.id,
+      database.slug,
+      String(database.updatedAt),
+      String(version.games),
+      String(version.maxSeq),
+    ]);
+  });
+
+  // Runs before @fastify/compress's onSend (route-level hooks come after instance hooks): on the
+  // uncompressed body.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode !== 200 || !request.token) return payload;
+    if (request.method !== 'GET' && request.method !== 'HEAD') return payload;
+    const contentType = headerText(reply, 'content-type');
+    let body = payload;
+    let tag = request.representationTag;
+    if (tag === undefined) {
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+      // Encoded once: the same bytes are hashed, compressed and written.
+      const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+      const meta = ['content-disposition', 'link'].map((name) => headerText(reply, name));
+      tag = digest([contentType, ...meta, bytes]);
+      body = bytes;
+    }
+    const coding = negotiatedCoding(request, contentType);
+    reply.header('etag', `"${tag}${coding ? `-${coding}` : ''}"`);
+    const notModified = matchesIfNoneMatch(request.headers['if-none-match'], tag);
+    if (notModified) {
+      reply.code(304);
+      for (const name of ['content-type', 'content-length', 'content-disposition']) reply.removeHeader(name);
+    }
+    if (!notModified && request.method === 'GET') return body;
+    // No body follows: a stream not read yet is dropped rather than drained (a HEAD of the PGN export
+    // would otherwise read every game). Fastify's HEAD answer wants a payload it can drain, and an empty
+    // stream adds no Content-Length, which a 304 must not carry and a streamed GET would not have.
+    if (isStream(body)) body.destroy();
+    if (request.method === 'HEAD') return isStream(body) || notModified ? Readable.from([]) : body;
+    return null;
+  });
+}

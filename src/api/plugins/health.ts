@@ -1,0 +1,25 @@
+// Probes for orchestrators, outside /api/v1 and without auth: /healthz says the process answers, /readyz
+// that the store answers too (a locked or unreachable store makes the instance not ready: 503).
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../../store/index.ts';
+import { ApiError } from '../errors.ts';
+
+export function healthRoutes(app: FastifyInstance, store: Store): void {
+  const noStore = { 'cache-control': 'no-store' };
+  app.register(async (probes) => {
+    probes.get('/healthz', async (_request, reply) => reply.headers(noStore).send({ status: 'ok' }));
+    probes.get('/readyz', async (request, reply) => {
+      reply.headers(noStore);
+      try {
+        await store.ping();
+        // ping's `select 1` reads no table; this reads a row, so a store locked by another process shows.
+        await store.lastSeq();
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        request.log.warn({ reason }, 'store not ready');
+        throw new ApiError('unavailable', 'The store is not reachable.', { 'retry-after': '1' });
+      }
+      return { status: 'ready' };
+    });
+  });
+}

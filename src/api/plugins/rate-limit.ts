@@ -1,0 +1,110 @@
+// Rate limits (DESIGN.md 25): one fixed window per app and user for a valid token, per client address for
+// everything else on the API (so guessing tokens is throttled too). Counting is @fastify/rate-limit's: local
+// LRU counters, or Redis counters (one atomic script per request) shared by every instance. When Redis
+// fails the request is counted locally instead: the service stays up, the limit becomes per instance.
+import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { ApiError } from '../errors.ts';
+import { rateLimitMetrics } from '../metrics.ts';
+
+export interface RateLimitSettings {
+  max: number;
+  windowMs: number;
+  /** Shared counters; null keeps them in this process. */
+  redis?: Redis | null;
+  /** Key prefix in Redis, so several deployments (or test runs) can share one Redis. */
+  redisPrefix?: string;
+}
+
+export interface RateLimiter {
+  /** Counts the request, sets the rate-limit headers, and throws 429 rate_limited over the limit. */
+  apply(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+type Count = ReturnType<FastifyInstance['createRateLimit']>;
+type Counted = Extract<Awaited<ReturnType<Count>>, { isAllowed: false }>;
+
+/** The bucket of a request: the token's app and user once authenticated, else the client address. */
+function policyOf(request: FastifyRequest): 'app-user' | 'client-address' {
+  return request.token ? 'app-user' : 'client-address';
+}
+
+function bucketOf(request: FastifyRequest): string {
+  const token = request.token;
+  // An IPv6 client is limited by its /64, as it can pick any address in it.
+  return token ? `app:${token.appId}:user:${token.userId}` : `addr:${normalizeIP(request.ip)}`;
+}
+
+export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): RateLimiter {
+  const common = {
+    global: false,
+    max: settings.max,
+    timeWindow: settings.windowMs,
+    keyGenerator: bucketOf,
+  };
+  let local: Count | undefined;
+  let shared: Count | undefined;
+  // Each registration in its own scope: the plugin decorates the instance it is registered on.
+  app.register(async (scope) => {
+    await scope.register(fastifyRateLimit, { ...common, cache: 100_000 });
+    local = scope.createRateLimit();
+  });
+  const redis = settings.redis;
+  if (redis) {
+    app.register(async (scope) => {
+      const nameSpace = `${settings.redisPrefix ?? 'chessport:'}ratelimit:`;
+      await scope.register(fastifyRateLimit, { ...common, redis, nameSpace });
+      shared = scope.createRateLimit();
+    });
+  }
+
+  let sharedFailing = false;
+  async function count(request: FastifyRequest): Promise<Counted | undefined> {
+    if (shared) {
+      try {
+        const counted = await shared(request);
+        if (sharedFailing) request.log.info('rate limits: shared counters are back');
+        sharedFailing = false;
+        return counted.isAllowed ? undefined : counted;
+      } catch (error) {
+        rateLimitMetrics.sharedStoreErrors.inc();
+        if (!sharedFailing) {
+          const reason = error instanceof Error ? error.message : String(error);
+          request.log.warn({ reason }, 'rate limits: shared counters unreachable, counting in this process');
+        }
+        sharedFailing = true;
+      }
+    }
+    if (!local) return undefined;
+    const counted = await local(request);
+    return counted.isAllowed ? undefined : counted;
+  }
+
+  const windowSeconds = Math.ceil(settings.windowMs / 1000);
+  return {
+    async apply(request, reply) {
+      const counted = await count(request);
+      if (!counted) return;
+      const policy = policyOf(request);
+      const reset = counted.ttlInSeconds;
+      reply.headers({
+        'x-ratelimit-limit': String(counted.max),
+        'x-ratelimit-remaining': String(counted.remaining),
+        'x-ratelimit-reset': String(reset),
+        // draft-ietf-httpapi-ratelimit-headers-10/11: the policy, then what is left of it right now.
+        'ratelimit-policy': `"${policy}";q=${counted.max};w=${windowSeconds}`,
+        ratelimit: `"${policy}";r=${counted.remaining};t=${reset}`,
+      });
+      if (!counted.isExceeded) return;
+      rateLimitMetrics.limited.inc({ policy });
+      const per = policy === 'app-user' ? 'app and user' : 'client address';
+      throw new ApiError(
+        'rate_limited',
+        `Too many requests: the limit is ${counted.max} per ${windowSeconds} s for each ${per}. ` +
+          `Retry in ${reset} s.`,
+        { 'retry-after': String(Math.max(1, reset)) },
+      );
+    },
+  };
+}

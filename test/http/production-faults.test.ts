@@ -1,0 +1,211 @@
+// Faults and shutdown against the real server: a locked store gives 503 and service resumes when the lock
+// is gone; SIGTERM lets a long PGN export finish, then the process exits 0.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { openSync, writeSync } from 'node:fs';
+import { request } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { bearer, header, raw, type Seeded, seed } from './production-helpers.ts';
+
+describe('a locked store', () => {
+  let env: Env;
+  let seeded: Seeded;
+  let server: Server;
+  const python = spawnSync('python3', ['-c', 'import fcntl'], { stdio: 'ignore' }).status === 0;
+
+  before(async () => {
+    env = tempEnv();
+    seeded = await seed(env, 3);
+    server = await startServer(env, { STORE_BUSY_TIMEOUT_MS: '200' });
+  });
+  after(async () => {
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  /**
+   * Puts the store in the state another process leaves it in while it recovers the WAL after a crash: the
+   * shared-memory index is invalid and that process holds the recovery lock. Every reader then waits for
+   * it and, past the busy timeout, fails with SQLITE_BUSY_RECOVERY. (In WAL mode a BEGIN EXCLUSIVE does
+   * not block readers.) The lock is a POSIX byte-range lock on the -shm file, which Node cannot take.
+   */
+  async function holdRecoveryLock(databaseUrl: string): Promise<() => Promise<void>> {
+    const holder: ChildProcess = spawn(
+      'python3',
+      [
+        '-c',
+        // Byte 120 + 2 of the -shm file is WAL_RECOVER_LOCK in SQLite's unix VFS.
+        'import fcntl, os, sys\n' +
+          'fd = os.open(sys.argv[1], os.O_RDWR)\n' +
+          'fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 122, 0)\n' +
+          'print("locked", flush=True)\n' +
+          'sys.stdin.read()\n',
+        `${databaseUrl}-shm`,
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    await new Promise((resolve, reject) => {
+      holder.stdout?.once('data', resolve);
+      holder.once('exit', (code) => reject(new Error(`lock holder exited (${code})`)));
+    });
+    const shm = openSync(`${databaseUrl}-shm`, 'r+');
+    writeSync(shm, Buffer.alloc(48), 0, 48, 0); // the first copy of the WAL-index header
+    return async () => {
+      const exited = new Promise((resolve) => holder.once('exit', resolve));
+      holder.stdin?.end();
+      await exited;
+    };
+  }
+
+  test('503 unavailable while another process holds the store, 200 again once it lets go', {
+    skip: python ? false : 'needs python3 to take the POSIX lock a crashed-and-recovering process would hold',
+  }, async () => {
+    const alice = bearer(seeded.tokens.alice);
+    assert.equal((await raw(server.base, '/api/v1/games', { headers: alice })).status, 200);
+    const release = await holdRecoveryLock(env.databaseUrl);
+    try {
+      for (const path of [
+        '/api/v1/games',
+        '/api/v1/me',
+        `/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`,
+      ]) {
+        const answer = await raw(server.base, path, { headers: alice });
+        assert.equal(answer.status, 503, path);
+        assert.match(header(answer, 'content-type'), /^application\/json/);
+        const body = JSON.parse(answer.body.toString()) as Record<string, string>;
+        assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+        assert.equal(body.error, 'unavailable');
+        assert.ok(!/at \w|\.ts:\d|SQLITE/.test(answer.body.toString()), 'no stack trace, no driver detail');
+        assert.ok(Number(header(answer, 'retry-after')) >= 1);
+      }
+      assert.equal((await raw(server.base, '/readyz')).status, 503);
+      assert.equal((await raw(server.base, '/healthz')).status, 200, 'the process itself is fine');
+    } finally {
+      await release();
+    }
+    const back = await raw(server.base, '/api/v1/games', { headers: alice });
+    assert.equal(back.status, 200);
+    assert.equal((JSON.parse(back.body.toString()) as { data: unknown[] }).data.length, 3);
+    assert.equal((await raw(server.base, '/readyz')).status, 200);
+    assert.equal(server.process.exitCode, null, 'still running');
+  });
+});
+
+describe('graceful shutdown', () => {
+  const GAMES = 5000;
+  let env: Env;
+  let seeded: Seeded;
+
+  before(async () => {
+    env = tempEnv();
+    // About 10 MB of PGN: more than the socket buffers of a reader that does not read take in, so the
+    // export has to wait for the reader.
+    seeded = await seed(env, GAMES, 'x'.repeat(2000));
+  });
+  after(() => env?.cleanup());
+
+  test('SIGTERM during a slowly read PGN export: the export completes, then the process exits 0', async () => {
+    const server = await startServer(env);
+    const exitCode = new Promise<number | null>((resolve) => server.process.once('exit', resolve));
+    const url = new URL(`${server.base}/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`);
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          headers: bearer(seeded.tokens.alice),
+        },
+        (res) => {
+          assert.equal(res.statusCode, 200);
+          const chunks: Buffer[] = [];
+          let signalled = false;
+          res.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            // Read slowly: a pause now and then keeps the export in flight for a while.
+            if (!signalled) {
+              signalled = true;
+              server.process.kill('SIGTERM');
+            }
+            if (chunks.length % 100 === 1) {
+              res.pause();
+              setTimeout(() => res.resume(), 20);
+            }
+          });
+          res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    const ended = Date.now();
+    const events = body.match(/^\[Event /gm)?.length ?? 0;
+    assert.equal(events, GAMES, 'every game arrived');
+    assert.ok(body.includes(`[Round "${GAMES}"]`));
+    assert.ok(body.trimEnd().endsWith('1-0'), 'the last game is whole');
+    assert.equal(await exitCode, 0);
+    // The client keeps its connection alive; the server closes it once idle instead of waiting for it.
+    assert.ok(Date.now() - ended < 2000, 'exits soon after the export');
+  });
+
+  test('after SIGTERM no new connection is accepted, while the request in flight goes on', async () => {
+    const server = await startServer(env);
+    const exitCode = new Promise<number | null>((resolve) => server.process.once('exit', resolve));
+    const url = new URL(`${server.base}/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`);
+    let received = 0;
+    const done = new Promise<void>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          headers: bearer(seeded.tokens.alice),
+        },
+        async (res) => {
+          res.pause();
+          server.process.kill('SIGTERM');
+          await new Promise((r) => setTimeout(r, 300));
+          // Not exited: the export is still waiting for this reader.
+          assert.equal(server.process.exitCode, null);
+          const refused = await raw(server.base, '/healthz', { agent: false }).then(
+            () => false,
+            (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED',
+          );
+          assert.ok(refused, 'the listener is closed');
+          res.on('data', (chunk: Buffer) => {
+            received += chunk.length;
+          });
+          res.on('end', resolve);
+          res.on('error', reject);
+          res.resume();
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    await done;
+    assert.ok(received > 10_000_000);
+    assert.equal(await exitCode, 0);
+  });
+});
+
+describe('shutdown of an idle server', () => {
+  test('SIGINT exits 0 promptly and says so in the log', async () => {
+    const env = tempEnv();
+    try {
+      const server = await startServer(env);
+      const lines: string[] = [];
+      server.process.stdout?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+      // A keep-alive connection left open by a client must not hold the shutdown up.
+      await raw(server.base, '/healthz');
+      const started = Date.now();
+      assert.equal(await server.stop('SIGINT'), 0);
+      assert.ok(Date.now() - started < 5000);
+      assert.match(lines.join(''), /"msg":"stopped"/);
+    } finally {
+      env.cleanup();
+    }
+  });
+});

@@ -1,0 +1,141 @@
+// Helpers of the production suites: raw HTTP (fetch would decompress and hide Content-Encoding), log capture,
+// generated PGN, and a small seeded store of one user with two apps.
+import { writeFileSync } from 'node:fs';
+import { type IncomingHttpHeaders, request } from 'node:http';
+import { join } from 'node:path';
+import { cliJson, type Env, type Server } from '../helpers/harness.ts';
+
+export interface RawAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** One request over node:http: the body exactly as sent (compressed or not). */
+export function raw(
+  base: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; agent?: false } = {},
+): Promise<RawAnswer> {
+  const url = new URL(base + path);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: options.method ?? 'GET',
+        headers: options.headers ?? {},
+        agent: options.agent,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export function header(answer: RawAnswer, name: string): string {
+  const value = answer.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** Everything the server writes to stdout and stderr from now on. */
+export function captureOutput(server: Server): { text(): string } {
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  server.process.stdout?.on('data', collect);
+  server.process.stderr?.on('data', collect);
+  return { text: () => output };
+}
+
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 10_000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** n valid, distinct games; `comment` pads each game's movetext (a larger export). */
+export function writeGames(dir: string, name: string, n: number, prefix: string, comment = ''): string {
+  const games: string[] = [];
+  for (let i = 1; i <= n; i++) {
+    games.push(
+      [
+        `[Event "${prefix} event"]`,
+        '[Site "?"]',
+        '[Date "2025.02.03"]',
+        `[Round "${i}"]`,
+        `[White "${prefix} White ${i}"]`,
+        `[Black "${prefix} Black ${i}"]`,
+        '[Result "1-0"]',
+        '',
+        `1. e4 ${comment ? `{${comment}} ` : ''}e5 2. Nf3 Nc6 3. Bb5 a6 1-0`,
+        '',
+      ].join('\n'),
+    );
+  }
+  const path = join(dir, name);
+  writeFileSync(path, games.join('\n'));
+  return path;
+}
+
+export interface Seeded {
+  databaseSlug: string;
+  /** games.read and user.read tokens of alice in app-one, one more of the same app and user, one of app-two. */
+  tokens: { alice: string; aliceAgain: string; aliceOtherApp: string; bob: string };
+}
+
+const ALL = 'user.read,databases.read,games.read';
+
+/** Users alice and bob, apps app-one and app-two, alice's database of n games. All through the CLI. */
+export async function seed(env: Env, n = 3, comment = ''): Promise<Seeded> {
+  for (const user of ['alice', 'bob']) await cliJson(env, ['users', 'add', user]);
+  for (const app of ['app-one', 'app-two']) await cliJson(env, ['apps', 'add', app]);
+  const file = writeGames(env.dir, 'seed.pgn', n, 'Seed', comment);
+  const imported = await cliJson<{ database: { slug: string } }>(env, [
+    'import',
+    file,
+    '--user',
+    'alice',
+    '--database',
+    'Main',
+  ]);
+  const issue = async (user: string, app: string) =>
+    (
+      await cliJson<{ token: string }>(env, [
+        'tokens',
+        'issue',
+        '--user',
+        user,
+        '--app',
+        app,
+        '--scopes',
+        ALL,
+      ])
+    ).token;
+  return {
+    databaseSlug: imported.database.slug,
+    tokens: {
+      alice: await issue('alice', 'app-one'),
+      aliceAgain: await issue('alice', 'app-one'),
+      aliceOtherApp: await issue('alice', 'app-two'),
+      bob: await issue('bob', 'app-one'),
+    },
+  };
+}

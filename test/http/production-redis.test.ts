@@ -1,0 +1,190 @@
+// Shared rate limits through Redis: two server processes count one limit exactly, and a Redis that hangs
+// or dies does not take the API down (requests are counted locally until it is back).
+// The shared-limit suite runs where TEST_REDIS_URL is set (.ci/run sets it when a local Redis answers);
+// the outage suite starts its own redis-server on a spare port and needs the binary.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { bearer, captureOutput, header, raw, type Seeded, seed, waitFor } from './production-helpers.ts';
+
+const REDIS_URL = process.env.TEST_REDIS_URL;
+const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+
+describe('two server processes on one Redis', {
+  skip: REDIS_URL ? false : 'set TEST_REDIS_URL to run',
+}, () => {
+  let env: Env;
+  let seeded: Seeded;
+  let servers: Server[] = [];
+  const prefix = `chessport-test:${randomUUID()}:`;
+
+  before(async () => {
+    env = tempEnv();
+    seeded = await seed(env);
+    const settings = { REDIS_URL, REDIS_PREFIX: prefix, RATE_LIMIT_MAX: '10' };
+    servers = [await startServer(env, settings), await startServer(env, settings)];
+  });
+  after(async () => {
+    for (const server of servers) await server.stop();
+    env?.cleanup();
+    if (REDIS_URL) {
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+
+  test('share one limit exactly: requests alternate between them and count down one budget', async () => {
+    const alice = bearer(seeded.tokens.alice);
+    for (let i = 1; i <= 10; i++) {
+      const server = servers[i % 2] as Server;
+      const answer = await raw(server.base, '/api/v1/me', { headers: alice });
+      assert.equal(answer.status, 200, `request ${i}`);
+      assert.equal(header(answer, 'x-ratelimit-remaining'), String(10 - i), `request ${i}`);
+    }
+    for (const server of servers) {
+      const over = await raw(server.base, '/api/v1/me', { headers: alice });
+      assert.equal(over.status, 429);
+      assert.equal(JSON.parse(over.body.toString()).error, 'rate_limited');
+      assert.ok(Number(header(over, 'retry-after')) >= 1);
+    }
+    // Other apps and users, and addresses without a valid token, are counted apart, also in Redis.
+    const other = await raw(servers[0]?.base ?? '', '/api/v1/me', {
+      headers: bearer(seeded.tokens.aliceOtherApp),
+    });
+    assert.equal(other.status, 200);
+    assert.equal(header(other, 'x-ratelimit-remaining'), '9');
+  });
+
+  test('many concurrent requests through both still grant exactly the limit', async () => {
+    const bob = bearer(seeded.tokens.bob);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => raw(servers[i % 2]?.base ?? '', '/api/v1/me', { headers: bob })),
+    );
+    assert.equal(answers.filter((a) => a.status === 200).length, 10);
+    assert.equal(answers.filter((a) => a.status === 429).length, 20);
+    const remaining = answers
+      .filter((a) => a.status === 200)
+      .map((a) => Number(header(a, 'x-ratelimit-remaining')))
+      .sort((a, b) => a - b);
+    assert.deepEqual(remaining, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-server' }, () => {
+  let env: Env;
+  let seeded: Seeded;
+  let server: Server;
+  let redisProcess: ChildProcess | undefined;
+  let port: number;
+  const prefix = `chessport-test:${randomUUID()}:`;
+
+  async function startRedis(): Promise<void> {
+    redisProcess = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 50 });
+    probe.on('error', () => {}); // refused until redis-server listens
+    await waitFor('redis-server', async () => (await probe.ping().catch(() => '')) === 'PONG');
+    probe.disconnect();
+  }
+  async function killRedis(): Promise<void> {
+    const child = redisProcess;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+  async function sharedKeys(): Promise<string[]> {
+    const client = new Redis(port, '127.0.0.1');
+    try {
+      return await client.keys(`${prefix}*`);
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  before(async () => {
+    port = await freePort();
+    await startRedis();
+    env = tempEnv();
+    seeded = await seed(env);
+    server = await startServer(env, {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      REDIS_PREFIX: prefix,
+      RATE_LIMIT_MAX: '1000',
+    });
+  });
+  after(async () => {
+    await server?.stop();
+    await killRedis();
+    env?.cleanup();
+  });
+
+  test('a hung, then dead Redis does not take the API down; counting is shared again once it is back', async () => {
+    const output = captureOutput(server);
+    const alice = bearer(seeded.tokens.alice);
+    const timed = async () => {
+      const started = Date.now();
+      const answer = await raw(server.base, '/api/v1/games', { headers: alice });
+      return { answer, ms: Date.now() - started };
+    };
+
+    const healthy = await timed();
+    assert.equal(healthy.answer.status, 200);
+    // One bucket, named by the app and the user, never by the token.
+    const keys = await sharedKeys();
+    assert.equal(keys.length, 1);
+    assert.match(keys[0] ?? '', /ratelimit:app:[0-9a-f-]{36}:user:[0-9a-f-]{36}$/);
+
+    // Hung: the connection stays open but nothing answers. Each request waits at most the command timeout.
+    redisProcess?.kill('SIGSTOP');
+    for (let i = 0; i < 3; i++) {
+      const { answer, ms } = await timed();
+      assert.equal(answer.status, 200);
+      assert.ok(ms < 1500, `answered in ${ms} ms`);
+      assert.equal(header(answer, 'x-ratelimit-limit'), '1000', 'still counted, locally');
+    }
+    redisProcess?.kill('SIGCONT');
+
+    // Dead: refused at once.
+    await killRedis();
+    for (let i = 0; i < 5; i++) {
+      const { answer, ms } = await timed();
+      assert.equal(answer.status, 200);
+      assert.ok(ms < 500, `answered in ${ms} ms`);
+      assert.ok(Number(header(answer, 'x-ratelimit-remaining')) < 1000);
+    }
+    assert.equal((await raw(server.base, '/readyz')).status, 200, 'Redis is not needed to be ready');
+
+    // Back: the server reconnects by itself and counts in Redis again.
+    await startRedis();
+    await waitFor(
+      'shared counting to resume',
+      async () => {
+        await timed();
+        return (await sharedKeys()).length > 0;
+      },
+      15_000,
+    );
+    const text = output.text();
+    assert.match(text, /redis unreachable|shared counters unreachable/);
+    assert.match(text, /redis reachable again|shared counters are back/);
+    for (const token of Object.values(seeded.tokens))
+      assert.ok(!text.includes(token), 'no token in the logs');
+  });
+});

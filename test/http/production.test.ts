@@ -1,0 +1,440 @@
+// Production HTTP against the real server: rate limits and their headers, conditional requests, CORS,
+// compression, request ids, token-free logs, probes and metrics.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { cliJson, type Server, startServer } from '../helpers/harness.ts';
+import {
+  bearer,
+  captureOutput,
+  header,
+  type RawAnswer,
+  raw,
+  waitFor,
+  writeGames,
+} from './production-helpers.ts';
+import { makeWorld, type World } from './world.ts';
+
+let world: World;
+let limited: Server; // the same store, RATE_LIMIT_MAX=5, behind a (loopback) proxy
+before(async () => {
+  world = await makeWorld();
+  limited = await startServer(world.env, {
+    RATE_LIMIT_MAX: '5',
+    RATE_LIMIT_WINDOW: '60s',
+    TRUST_PROXY: 'loopback',
+  });
+});
+after(async () => {
+  await limited?.stop();
+  await world?.stop();
+});
+
+const api = (path: string) => `/api/v1${path}`;
+const get = (path: string, headers: Record<string, string> = {}, base = world.server.base) =>
+  raw(base, api(path), { headers });
+
+function assertErrorShape(answer: RawAnswer, status: number, code: string) {
+  assert.equal(answer.status, status);
+  assert.match(header(answer, 'content-type'), /^application\/json/);
+  const body = JSON.parse(answer.body.toString()) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+  assert.equal(body.error, code);
+}
+
+/** The X- headers and the draft's RateLimit-Policy / RateLimit fields, checked against each other. */
+function assertRateLimitHeaders(answer: RawAnswer, limit: number, policy: string, what: string) {
+  assert.equal(header(answer, 'x-ratelimit-limit'), String(limit), what);
+  const remaining = Number(header(answer, 'x-ratelimit-remaining'));
+  const reset = Number(header(answer, 'x-ratelimit-reset'));
+  assert.ok(remaining >= 0 && remaining < limit, `${what}: remaining ${remaining}`);
+  assert.ok(reset >= 1 && reset <= 60, `${what}: reset ${reset}`);
+  assert.equal(header(answer, 'ratelimit-policy'), `"${policy}";q=${limit};w=60`, what);
+  assert.equal(header(answer, 'ratelimit'), `"${policy}";r=${remaining};t=${reset}`, what);
+  return remaining;
+}
+
+describe('rate limits', () => {
+  test('every authenticated answer carries the rate-limit headers: 200, 304, 400, 403, 404', async () => {
+    const alice = bearer(world.tokens.alice);
+    const ok = await get('/games?limit=2', alice);
+    assert.equal(ok.status, 200);
+    const answers: [string, RawAnswer][] = [
+      ['200', ok],
+      ['304', await get('/games?limit=2', { ...alice, 'if-none-match': header(ok, 'etag') })],
+      ['400', await get('/games?limit=0', alice)],
+      ['403', await get('/games', bearer(world.tokens.aliceMeOnly))],
+      ['404', await get(`/games/${randomUUID()}`, alice)],
+      ['200 PGN', await get(`/databases/${world.alice.main.slug}/games?format=pgn`, alice)],
+    ];
+    let previous = Number.POSITIVE_INFINITY;
+    for (const [what, answer] of answers) {
+      assert.equal(answer.status, Number(what.slice(0, 3)), what);
+      const remaining = assertRateLimitHeaders(answer, 600, 'app-user', what);
+      if (what !== '403') {
+        // alice's app-one tokens share one bucket, so the count goes down request by request.
+        assert.ok(remaining < previous, `${what}: ${remaining} after ${previous}`);
+        previous = remaining;
+      }
+      assert.match(header(answer, 'cache-control'), /\bprivate\b/, what);
+      assert.match(header(answer, 'vary'), /\bauthorization\b/i, what);
+    }
+  });
+
+  test('the request after the limit is 429 rate_limited with Retry-After; the limit is per app and user', async () => {
+    const base = limited.base;
+    for (let i = 1; i <= 5; i++) {
+      const answer = await get('/me', bearer(world.tokens.alice), base);
+      assert.equal(answer.status, 200);
+      assert.equal(assertRateLimitHeaders(answer, 5, 'app-user', `request ${i}`), 5 - i);
+    }
+    const over = await get('/me', bearer(world.tokens.alice), base);
+    assertErrorShape(over, 429, 'rate_limited');
+    const retryAfter = Number(header(over, 'retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    assert.equal(header(over, 'x-ratelimit-remaining'), '0');
+    assert.equal(header(over, 'x-ratelimit-reset'), String(retryAfter));
+
+    // Another token of the same app and user shares the bucket: the limit is not per token.
+    assertErrorShape(await get('/me', bearer(world.tokens.alice2), base), 429, 'rate_limited');
+    // The same user through another app, and another user of the same app, each have their own.
+    for (const token of [world.tokens.aliceOtherApp, world.tokens.bob]) {
+      const answer = await get('/me', bearer(token), base);
+      assert.equal(answer.status, 200);
+      assert.equal(header(answer, 'x-ratelimit-remaining'), '4');
+    }
+  });
+
+  test('requests without a valid token are limited per client address, so token guessing is throttled', async () => {
+    const base = limited.base;
+    const guesses = ['cp_guess1', 'cp_guess2', 'garbage', 'cp_guess3', 'cp_guess4'];
+    for (const [i, guess] of guesses.entries()) {
+      const answer = await get('/games', bearer(guess), base);
+      assertErrorShape(answer, 401, 'invalid_token');
+      assert.equal(assertRateLimitHeaders(answer, 5, 'client-address', guess), 4 - i);
+    }
+    // A missing token counts against the same address.
+    const over = await get('/games', {}, base);
+    assertErrorShape(over, 429, 'rate_limited');
+    assert.ok(Number(header(over, 'retry-after')) >= 1);
+    // A valid token is counted in its own bucket.
+    const valid = await get('/databases', bearer(world.tokens.bob), base);
+    assert.equal(valid.status, 200);
+  });
+  test('behind a trusted proxy the client address comes from X-Forwarded-For; otherwise it is ignored', async () => {
+    for (const client of ['198.51.100.7', '203.0.113.9']) {
+      const headers = { ...bearer('cp_wrong'), 'x-forwarded-for': client };
+      for (let i = 1; i <= 5; i++) {
+        const answer = await get('/me', headers, limited.base);
+        assert.equal(answer.status, 401);
+        assert.equal(header(answer, 'x-ratelimit-remaining'), String(5 - i), client);
+      }
+      assertErrorShape(await get('/me', headers, limited.base), 429, 'rate_limited');
+    }
+    // Not trusted: a client cannot pick a fresh bucket by sending a header.
+    const first = await get('/me', { 'x-forwarded-for': '198.51.100.1' });
+    const second = await get('/me', { 'x-forwarded-for': '198.51.100.2' });
+    assert.equal(
+      Number(header(second, 'x-ratelimit-remaining')),
+      Number(header(first, 'x-ratelimit-remaining')) - 1,
+    );
+  });
+});
+
+describe('conditional requests', () => {
+  test('a matching If-None-Match gives 304 without a body on every cacheable answer', async () => {
+    const alice = bearer(world.tokens.alice);
+    const gameId = (
+      JSON.parse((await get('/games?limit=1', alice)).body.toString()) as { data: { id: string }[] }
+    ).data[0]?.id;
+    assert.ok(gameId);
+    const paths = [
+      '/games',
+      '/games?limit=2&offset=1',
+      '/databases',
+      `/databases/${world.alice.main.id}/games`,
+      `/databases/${world.alice.main.slug}/games?format=pgn`,
+      `/games/${gameId}`,
+      `/games/${gameId}?format=pgn`,
+      '/me',
+    ];
+    const tags = new Set<string>();
+    for (const path of paths) {
+      const first = await get(path, alice);
+      assert.equal(first.status, 200, path);
+      const etag = header(first, 'etag');
+      assert.match(etag, /^"[A-Za-z0-9_-]+"$/, `${path}: a strong ETag`);
+      tags.add(etag);
+      const again = await get(path, { ...alice, 'if-none-match': etag });
+      assert.equal(again.status, 304, path);
+      assert.equal(again.body.length, 0, path);
+      assert.equal(header(again, 'etag'), etag, path);
+      assert.equal(header(again, 'content-length'), '', `${path}: no Content-Length on a 304`);
+      // Weak comparison: W/ and a list are understood; another tag is not a match.
+      assert.equal((await get(path, { ...alice, 'if-none-match': `"x", W/${etag}` })).status, 304, path);
+      assert.equal((await get(path, { ...alice, 'if-none-match': '"other"' })).status, 200, path);
+      const head = await raw(world.server.base, api(path), {
+        method: 'HEAD',
+        headers: { ...alice, 'if-none-match': etag },
+      });
+      assert.equal(head.status, 304, `HEAD ${path}`);
+    }
+    assert.equal(tags.size, paths.length, 'every representation has its own tag (JSON and PGN differ)');
+  });
+
+  test('the tag depends on the token: another user gets no 304 for the same path', async () => {
+    const mine = await get('/databases', bearer(world.tokens.alice));
+    const theirs = await get('/databases', {
+      ...bearer(world.tokens.bob),
+      'if-none-match': header(mine, 'etag'),
+    });
+    assert.equal(theirs.status, 200);
+  });
+
+  test('after an import into the database the lists, the database and its PGN export answer 200 again', async () => {
+    const alice = bearer(world.tokens.alice);
+    const paths = [
+      '/games?limit=200',
+      '/databases',
+      `/databases/${world.alice.main.id}/games?limit=200`,
+      `/databases/${world.alice.main.slug}/games?format=pgn`,
+    ];
+    const before = new Map<string, string>();
+    for (const path of paths) before.set(path, header(await get(path, alice), 'etag'));
+    for (const path of paths) {
+      const same = await get(path, { ...alice, 'if-none-match': before.get(path) ?? '' });
+      assert.equal(same.status, 304, `${path} before the import`);
+    }
+    const file = writeGames(world.env.dir, 'etag-more.pgn', 2, `Etag ${randomUUID().slice(0, 8)}`);
+    await cliJson(world.env, ['import', file, '--user', 'alice', '--database', world.alice.main.slug]);
+    for (const path of paths) {
+      const changed = await get(path, { ...alice, 'if-none-match': before.get(path) ?? '' });
+      assert.equal(changed.status, 200, `${path} after the import`);
+      assert.notEqual(header(changed, 'etag'), before.get(path), path);
+    }
+  });
+
+  test('after `chessport games update` the game detail answers 200 with a new tag', async () => {
+    const alice = bearer(world.tokens.alice);
+    const list = JSON.parse((await get('/games?limit=200', alice)).body.toString()) as {
+      data: { id: string }[];
+    };
+    const id = list.data.at(-1)?.id as string;
+    const detail = await get(`/games/${id}`, alice);
+    const pgn = await get(`/games/${id}?format=pgn`, alice);
+    const file = writeGames(world.env.dir, 'etag-update.pgn', 1, `Updated ${randomUUID().slice(0, 8)}`);
+    await cliJson(world.env, ['games', 'update', id, file]);
+    for (const [path, previous] of [
+      [`/games/${id}`, detail],
+      [`/games/${id}?format=pgn`, pgn],
+    ] as const) {
+      const answer = await get(path, { ...alice, 'if-none-match': header(previous, 'etag') });
+      assert.equal(answer.status, 200, path);
+      assert.notEqual(header(answer, 'etag'), header(previous, 'etag'), path);
+    }
+  });
+});
+
+describe('CORS', () => {
+  test('a preflight is answered without a token: any origin, GET and HEAD, the request headers apps send', async () => {
+    const answer = await raw(world.server.base, api('/games'), {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization, if-none-match',
+      },
+    });
+    assert.equal(answer.status, 204);
+    assert.equal(header(answer, 'access-control-allow-origin'), '*');
+    assert.equal(header(answer, 'access-control-allow-methods'), 'GET, HEAD');
+    const allowed = header(answer, 'access-control-allow-headers').toLowerCase();
+    for (const name of ['authorization', 'if-none-match', 'accept']) assert.ok(allowed.includes(name), name);
+    assert.equal(header(answer, 'access-control-allow-credentials'), '');
+    assert.ok(Number(header(answer, 'access-control-max-age')) > 0);
+  });
+
+  test('a plain OPTIONS still names the allowed methods', async () => {
+    const answer = await raw(world.server.base, api('/games'), { method: 'OPTIONS' });
+    assert.equal(answer.status, 204);
+    assert.equal(header(answer, 'allow'), 'GET, HEAD, OPTIONS');
+  });
+
+  test('answers let a browser app read the headers it needs', async () => {
+    const answer = await get('/games?limit=1', {
+      ...bearer(world.tokens.alice),
+      origin: 'https://app.example',
+    });
+    assert.equal(answer.status, 200);
+    assert.equal(header(answer, 'access-control-allow-origin'), '*');
+    const exposed = header(answer, 'access-control-expose-headers').toLowerCase();
+    for (const name of [
+      'etag',
+      'link',
+      'retry-after',
+      'content-disposition',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'ratelimit',
+      'ratelimit-policy',
+      'x-request-id',
+    ]) {
+      assert.ok(exposed.split(/,\s*/).includes(name), name);
+    }
+  });
+});
+
+describe('compression', () => {
+  const decode = (answer: RawAnswer) => {
+    const coding = header(answer, 'content-encoding');
+    if (coding === 'gzip') return gunzipSync(answer.body).toString();
+    if (coding === 'br') return brotliDecompressSync(answer.body).toString();
+    assert.equal(coding, '');
+    return answer.body.toString();
+  };
+
+  for (const path of ['/games?limit=200', 'PGN export']) {
+    test(`gzip and br answers decode to the identity body: ${path}`, async () => {
+      const target = path === 'PGN export' ? `/databases/${world.alice.main.slug}/games?format=pgn` : path;
+      const alice = bearer(world.tokens.alice);
+      const plain = await get(target, alice);
+      assert.equal(plain.status, 200);
+      assert.equal(header(plain, 'content-encoding'), '');
+      const tags = new Set([header(plain, 'etag')]);
+      for (const coding of ['gzip', 'br']) {
+        const answer = await get(target, { ...alice, 'accept-encoding': coding });
+        assert.equal(answer.status, 200);
+        assert.equal(header(answer, 'content-encoding'), coding);
+        assert.match(header(answer, 'vary'), /accept-encoding/i);
+        assert.equal(decode(answer), plain.body.toString(), coding);
+        assert.ok(answer.body.length < plain.body.length, `${coding} is smaller`);
+        tags.add(header(answer, 'etag'));
+      }
+      assert.equal(tags.size, 3, 'each coding has its own strong ETag');
+    });
+  }
+
+  test('br is preferred when the client accepts both; q=0 refuses a coding', async () => {
+    const alice = bearer(world.tokens.alice);
+    const both = await get('/games?limit=200', { ...alice, 'accept-encoding': 'gzip, deflate, br' });
+    assert.equal(header(both, 'content-encoding'), 'br');
+    const noBr = await get('/games?limit=200', { ...alice, 'accept-encoding': 'br;q=0, gzip' });
+    assert.equal(header(noBr, 'content-encoding'), 'gzip');
+  });
+});
+
+describe('request ids', () => {
+  test('a sane X-Request-Id is echoed; a missing or unsafe one is replaced by a generated one', async () => {
+    const sent = `trace-${randomUUID()}`;
+    const echoed = await get('/games', { ...bearer(world.tokens.alice), 'x-request-id': sent });
+    assert.equal(header(echoed, 'x-request-id'), sent);
+    for (const bad of [undefined, '', 'has space', 'x'.repeat(129), 'semi;colon', 'ünicode']) {
+      const headers: Record<string, string> = bad === undefined ? {} : { 'x-request-id': bad };
+      const answer = await get('/games', headers);
+      const id = header(answer, 'x-request-id');
+      assert.match(id, /^[0-9a-f-]{36}$/, `generated for ${JSON.stringify(bad)}`);
+      assert.notEqual(id, bad);
+    }
+  });
+
+  test('every answer carries one: errors, 405, unknown paths, probes, preflights', async () => {
+    const answers = [
+      await raw(world.server.base, '/nowhere'),
+      await raw(world.server.base, api('/games'), { method: 'DELETE' }),
+      await raw(world.server.base, api('/games?limit=x'), { headers: bearer(world.tokens.alice) }),
+      await raw(world.server.base, '/healthz'),
+      await raw(world.server.base, api('/me'), {
+        method: 'OPTIONS',
+        headers: { origin: 'https://a.example', 'access-control-request-method': 'GET' },
+      }),
+    ];
+    for (const answer of answers) assert.match(header(answer, 'x-request-id'), /^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('logs', () => {
+  test('structured lines with the request id, and never a token, whatever the client sends', async () => {
+    const server = await startServer(world.env, { LOG_LEVEL: 'trace' });
+    try {
+      const output = captureOutput(server);
+      const id = `log-check-${randomUUID()}`;
+      const tokens = Object.values(world.tokens);
+      for (const token of tokens) {
+        await raw(server.base, api('/games?limit=1'), { headers: { ...bearer(token), 'x-request-id': id } });
+      }
+      // A client that puts its token in the URL, a malformed header, a write method and a 404.
+      await raw(server.base, api(`/games?access_token=${world.tokens.alice}`), {
+        headers: bearer(world.tokens.bob),
+      });
+      await raw(server.base, api(`/games/${world.tokens.alice}`), { headers: bearer(world.tokens.alice) });
+      await raw(server.base, api('/me'), { headers: { authorization: `Basic ${world.tokens.alice}` } });
+      await raw(server.base, api('/me'), { method: 'POST', headers: bearer(world.tokens.alice) });
+      await waitFor('the log lines', () => output.text().split(id).length > tokens.length);
+      await new Promise((r) => setTimeout(r, 200));
+      const text = output.text();
+      for (const token of tokens) {
+        assert.ok(!text.includes(token), 'a token is in the logs');
+        assert.ok(!text.includes(token.slice(3)), 'a token body is in the logs');
+      }
+      const lines = text.trim().split('\n');
+      assert.ok(lines.length > 10);
+      for (const line of lines) {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        assert.equal(typeof entry.level, 'number');
+        assert.equal(typeof entry.msg, 'string');
+        if (entry.req || entry.res) assert.equal(typeof entry.reqId, 'string', line);
+      }
+      assert.ok(lines.some((line) => line.includes(`"reqId":"${id}"`)));
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('probes and metrics', () => {
+  test('/healthz and /readyz answer without a token, outside /api/v1', async () => {
+    for (const [path, status] of [
+      ['/healthz', 'ok'],
+      ['/readyz', 'ready'],
+    ] as const) {
+      const answer = await raw(world.server.base, path);
+      assert.equal(answer.status, 200, path);
+      assert.deepEqual(JSON.parse(answer.body.toString()), { status });
+      assert.equal(header(answer, 'cache-control'), 'no-store');
+    }
+    assert.equal((await raw(world.server.base, api('/healthz'))).status, 404);
+  });
+
+  test('/metrics: requests and latency by route and status, feed counters, process metrics', async () => {
+    const alice = bearer(world.tokens.alice);
+    await get('/games?limit=1', alice);
+    await get(`/games/${randomUUID()}`, alice);
+    const feed = JSON.parse((await get('/changes?limit=3', alice)).body.toString()) as { data: unknown[] };
+    const answer = await raw(world.server.base, '/metrics');
+    assert.equal(answer.status, 200);
+    assert.match(header(answer, 'content-type'), /^text\/plain/);
+    const text = answer.body.toString();
+    const value = (series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    const games = 'chessport_http_requests_total{method="GET",route="/api/v1/games",status="200"}';
+    assert.ok((value(games) ?? 0) >= 1, games);
+    const missing = 'chessport_http_requests_total{method="GET",route="/api/v1/games/:id",status="404"}';
+    assert.ok((value(missing) ?? 0) >= 1, missing);
+    assert.match(
+      text,
+      /chessport_http_request_duration_seconds_bucket\{le="0\.05",method="GET",route="\/api\/v1\/games",status="200"\} \d+/,
+    );
+    assert.ok((value('chessport_feed_pages_total') ?? 0) >= 1);
+    assert.ok((value('chessport_feed_items_total') ?? 0) >= feed.data.length);
+    assert.ok((value('chessport_store_change_sequence') ?? 0) > 0);
+    assert.ok(
+      value('chessport_import_games_total') !== undefined || text.includes('chessport_import_games_total'),
+    );
+    assert.match(text, /^process_resident_memory_bytes \d+/m);
+    assert.ok(!text.includes(world.alice.main.id), 'no ids in labels: routes are templates');
+  });
+});
