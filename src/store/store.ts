@@ -508,24 +508,23 @@ export class Store {
 
   /** The owner's live games across all databases, in import order. */
   async listGames(ownerId: string, page: Page): Promise<GameSummary[]> {
-    const rows = await this.db
-      .selectFrom('games')
-      .select(summaryColumns)
-      .where('owner_id', '=', ownerId)
-      .where('deleted', '=', 0)
-      .orderBy('pk')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
-    return rows.map(toSummary);
+    return this.liveGames('owner_id', ownerId, page);
   }
 
   /** One database's live games, in import order. */
   async listDatabaseGames(databaseId: string, page: Page): Promise<GameSummary[]> {
+    return this.liveGames('database_id', databaseId, page);
+  }
+
+  private async liveGames(
+    scope: 'owner_id' | 'database_id',
+    value: string,
+    page: Page,
+  ): Promise<GameSummary[]> {
     const rows = await this.db
       .selectFrom('games')
       .select(summaryColumns)
-      .where('database_id', '=', databaseId)
+      .where(scope, '=', value)
       .where('deleted', '=', 0)
       .orderBy('pk')
       .limit(page.limit)
