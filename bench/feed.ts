@@ -1,42 +1,18 @@
 // Latency of GET /changes over real HTTP against `chessport serve`, on a store of 100,000+ games.
 // Usage: node bench/feed.ts [--games N]   (default 100000; games are real TWIC #920 games, repeated)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { normalizeGame, PgnSplitter } from '../src/chess/index.ts';
-import { toGameRecord } from '../src/import/index.ts';
 import { type GameRecord, openStore } from '../src/store/index.ts';
+import { freePort, sampleRecords } from './support.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const SOURCE = new URL('../../shared/pgn/large/notnil_chess__twic0920.pgn', import.meta.url).pathname;
 const gamesArg = process.argv.indexOf('--games');
 const TOTAL = gamesArg > 0 ? Number(process.argv[gamesArg + 1]) : 100_000;
 const DISTINCT = 500;
 const BATCH = 5_000;
 const PAGE = 500;
-
-async function sampleRecords(): Promise<GameRecord[]> {
-  const splitter = new PgnSplitter();
-  const text = readFileSync(SOURCE, 'latin1');
-  const records: GameRecord[] = [];
-  for (const raw of [...splitter.push(text), ...splitter.end()]) {
-    const result = normalizeGame(raw.text);
-    if (result.ok) records.push(toGameRecord(result.game));
-    if (records.length === DISTINCT) break;
-  }
-  return records;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -78,7 +54,7 @@ try {
     expiresAt: null,
   });
   const database = await store.addDatabase({ ownerId: user.id, name: 'TWIC repeated' });
-  const records = await sampleRecords();
+  const records = await sampleRecords(DISTINCT);
   const fillStart = performance.now();
   for (let done = 0; done < TOTAL; done += BATCH) {
     const batch = Array.from(

@@ -6,19 +6,16 @@
 // Targets: GET /games?limit=50 at least half the baseline's requests/s; the export at least 50,000 games/s
 // in flat memory.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
-import { normalizeGame, PgnSplitter } from '../src/chess/index.ts';
-import { toGameRecord } from '../src/import/index.ts';
 import { type GameRecord, openStore } from '../src/store/index.ts';
+import { freePort, sampleRecords } from './support.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const SOURCE = new URL('../../shared/pgn/large/notnil_chess__twic0920.pgn', import.meta.url).pathname;
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
@@ -34,38 +31,6 @@ if (process.argv.includes('--baseline')) {
   process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
 } else {
   await main();
-}
-
-async function sampleRecords(distinct: number): Promise<GameRecord[]> {
-  let text: string;
-  if (existsSync(SOURCE)) {
-    text = readFileSync(SOURCE, 'latin1');
-  } else {
-    // Without the shared corpus: generated games (shorter than real ones, so the export looks faster).
-    text = Array.from(
-      { length: distinct },
-      (_, i) =>
-        `[Event "Bench"]\n[White "White ${i}"]\n[Black "Black ${i}"]\n[Result "1-0"]\n\n` +
-        '1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 1-0\n',
-    ).join('\n');
-  }
-  const splitter = new PgnSplitter();
-  const records: GameRecord[] = [];
-  for (const raw of [...splitter.push(text), ...splitter.end()]) {
-    const result = normalizeGame(raw.text);
-    if (result.ok) records.push(toGameRecord(result.game));
-    if (records.length === distinct) break;
-  }
-  return records;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
 }
 
 async function waitUntilUp(url: string, headers: Record<string, string> = {}): Promise<void> {

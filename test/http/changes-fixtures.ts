@@ -2,6 +2,28 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** The feed's answer shapes, as the tests read them. */
+export interface Player {
+  name: string | null;
+  elo: number | null;
+  fideId: string | null;
+  country: string | null;
+}
+export interface Change {
+  id: string;
+  databaseId: string;
+  updatedAt: string;
+  deleted: boolean;
+  white: Player;
+  black: Player;
+  result: string;
+}
+export interface FeedPage {
+  data: Change[];
+  nextCursor: string;
+  hasMore: boolean;
+}
+
 export interface FixtureGame {
   white: string;
   black: string;

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliJson, http, startServer } from '../helpers/harness.ts';
-import { numberedGames, writePgn } from './changes-fixtures.ts';
+import { type Change, type FeedPage, numberedGames, type Player, writePgn } from './changes-fixtures.ts';
 import { makeWorld, type World } from './world.ts';
 
 let world: World;
@@ -22,26 +22,6 @@ const CURSOR_INVALID =
   'cursor is not valid: pass the nextCursor of an earlier page, unchanged, with the same token';
 
 type Json = Record<string, unknown>;
-interface Player {
-  name: string | null;
-  elo: number | null;
-  fideId: string | null;
-  country: string | null;
-}
-interface Change {
-  id: string;
-  databaseId: string;
-  updatedAt: string;
-  deleted: boolean;
-  white: Player;
-  black: Player;
-  result: string;
-}
-interface FeedPage {
-  data: Change[];
-  nextCursor: string;
-  hasMore: boolean;
-}
 interface Summary {
   id: string;
   databaseId: string;

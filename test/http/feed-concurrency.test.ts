@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { numberedGames, writePgn } from './changes-fixtures.ts';
+import { type Change, type FeedPage, numberedGames, writePgn } from './changes-fixtures.ts';
 
 const RUNS = 3;
 const FOLLOW_LIMIT = 7;
@@ -12,24 +12,6 @@ const SEED_GAMES = 12;
 // Writers race on purpose: a game may be deleted before another writer updates or moves it, and a database
 // deleted before a game is moved into it. Those commands fail cleanly; nothing else may fail.
 const EXPECTED_FAILURE = /no game|no database/;
-
-interface Player {
-  name: string | null;
-}
-interface Change {
-  id: string;
-  databaseId: string;
-  updatedAt: string;
-  deleted: boolean;
-  white: Player;
-  black: Player;
-  result: string;
-}
-interface FeedPage {
-  data: Change[];
-  nextCursor: string;
-  hasMore: boolean;
-}
 
 let env: Env;
 let server: Server;

@@ -132,7 +132,10 @@ describe('round trip over ../shared/pgn', { skip }, () => {
     });
   }
 
-  test('pgn-extract is available for the export check', {
-    skip: PGN_EXTRACT ? false : 'pgn-extract is not installed (apt-get install pgn-extract)',
-  }, () => {});
+  // Without pgn-extract the export check above cannot run: say so as a skipped test rather than pass quietly.
+  if (!PGN_EXTRACT) {
+    test('pgn-extract reads every export', {
+      skip: 'pgn-extract is not installed (apt-get install pgn-extract)',
+    });
+  }
 });
