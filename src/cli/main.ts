@@ -7,6 +7,7 @@ import { demoCommand } from './commands/demo.ts';
 import { gamesCommand } from './commands/games.ts';
 import { importCommand } from './commands/import.ts';
 import { serveCommand } from './commands/serve.ts';
+import { syncCommand } from './commands/sync.ts';
 import { tokensCommand } from './commands/tokens.ts';
 import { usersCommand } from './commands/users.ts';
 import { CliError } from './settings.ts';
@@ -28,6 +29,7 @@ tokensCommand(program);
 databasesCommand(program);
 importCommand(program);
 gamesCommand(program);
+syncCommand(program);
 
 try {
   await program.parseAsync(process.argv);

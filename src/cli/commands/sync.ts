@@ -1,0 +1,161 @@
+// `chessport sync`: the reference consumer of the API. The engine lives in src/client/sync (it uses only the
+// client); this file turns options into a run, prints the summary and maps failures to exit codes.
+import type { Command } from 'commander';
+import { ChessportError } from '../../client/errors.ts';
+import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
+import { jsonOption } from '../context.ts';
+import { emit } from '../output.ts';
+import { CliError, parsePositiveInt } from '../settings.ts';
+
+/** Exit codes a script can act on; everything else that fails exits with 1. */
+export const SYNC_EXIT: Record<SyncFailure | 'interrupted', number> = {
+  other_server: 1,
+  busy: 1,
+  unauthorized: 3,
+  forbidden: 4,
+  cursor_rejected: 5,
+  interrupted: 130,
+};
+
+const EXIT_HELP = `
+Exit codes:
+  0    the mirror is current
+  1    any other failure: server unreachable after retries, server error, bad option, the folder in
+       use by another sync or mirroring another server
+  3    401 invalid_token: the token is unknown, expired or revoked; get a new one
+  4    403 insufficient_scope: the token needs games.read and databases.read
+  5    the server rejects the saved cursor (its secret changed): run again with --full to start over
+  130  interrupted (SIGINT or SIGTERM); the next run continues where this one stopped
+
+A 429 is never a failure: the sync waits as Retry-After says and carries on. The cursor is stored in the
+same transaction as the data of its page, so a run killed at any point is finished by running it again.
+The token may also come from CHESSPORT_TOKEN, which keeps it out of the process list.`;
+
+interface SyncCliOptions {
+  baseUrl: string;
+  token?: string;
+  out: string;
+  limit?: string;
+  concurrency?: string;
+  pgnFiles?: boolean;
+  full?: boolean;
+  since?: string;
+  json?: boolean;
+}
+
+function progressLine(stream: NodeJS.WriteStream) {
+  let shown = false;
+  return {
+    update(p: SyncProgress, note = ''): void {
+      if (!stream.isTTY) return;
+      const line = `${p.pages} pages, ${p.changes} changes: ${p.gamesUpserted} games upserted, ${p.gamesDeleted} deleted${note}`;
+      stream.write(`\r\x1b[2K${line}`);
+      shown = true;
+    },
+    done(): void {
+      if (shown) stream.write('\r\x1b[2K');
+    },
+  };
+}
+
+export function syncCommand(program: Command): void {
+  program
+    .command('sync')
+    .description('mirror a user’s games from a chessport server into a local SQLite file, through the feed')
+    .requiredOption('--base-url <url>', 'address of the server, like https://chess.example.org')
+    .option('--token <token>', 'access token with games.read and databases.read (or CHESSPORT_TOKEN)')
+    .requiredOption('--out <dir>', 'folder of the mirror: mirror.sqlite, and pgn/ with --pgn-files')
+    .option('--limit <n>', 'changes per feed page, 1 to 500', '100')
+    .option('--concurrency <n>', 'game details fetched at the same time', '4')
+    .option('--pgn-files', 'also write one PGN file per database into <out>/pgn (each replaced atomically)')
+    .option('--full', 'start over: empty the mirror and read the whole feed again')
+    .option('--since <time>', 'first run only: start at changes from this time (ISO 8601 with a zone)')
+    .option(...jsonOption)
+    .addHelpText('after', EXIT_HELP)
+    .action(async (opts: SyncCliOptions) => {
+      const token = opts.token ?? process.env.CHESSPORT_TOKEN;
+      if (!token) throw new CliError('give a token with --token or CHESSPORT_TOKEN');
+      const pageSize = parsePositiveInt(opts.limit ?? '100', '--limit');
+      if (pageSize > 500) throw new CliError('--limit must be from 1 to 500');
+      const concurrency = parsePositiveInt(opts.concurrency ?? '4', '--concurrency');
+
+      const controller = new AbortController();
+      const interrupt = () => controller.abort(new Error('interrupted'));
+      process.once('SIGINT', interrupt);
+      process.once('SIGTERM', interrupt);
+      const progress = progressLine(process.stderr);
+      let last: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
+      try {
+        const summary = await syncMirror({
+          baseUrl: opts.baseUrl,
+          token,
+          out: opts.out,
+          pageSize,
+          concurrency,
+          pgnFiles: Boolean(opts.pgnFiles),
+          full: Boolean(opts.full),
+          ...(opts.since !== undefined && { since: opts.since }),
+          signal: controller.signal,
+          onPage: (p) => {
+            last = p;
+            progress.update(p);
+          },
+          onRetry: (event) => {
+            if (event.reason === 'rate_limited')
+              progress.update(last, ` (rate limited: waiting ${Math.ceil(event.waitMs / 1000)} s)`);
+          },
+        });
+        progress.done();
+        emit(Boolean(opts.json), summary, () => {
+          const seconds = (summary.elapsedMs / 1000).toFixed(1);
+          const lines = [
+            `synced ${summary.pages} pages, ${summary.changes} changes: ${summary.gamesUpserted} games upserted, ` +
+              `${summary.gamesDeleted} deleted in ${seconds}s (${summary.resumed ? 'continued' : 'first run'})`,
+            `mirror: ${summary.mirrorGames} games in ${summary.mirrorDatabases} databases, ${summary.mirror}`,
+          ];
+          if (summary.rateLimitWaits > 0) {
+            const waited = (summary.rateLimitWaitMs / 1000).toFixed(1);
+            lines.push(
+              `waited ${waited}s on the rate limit (${summary.rateLimitWaits} requests refused with 429)`,
+            );
+          }
+          if (summary.retries > 0) lines.push(`retried ${summary.retries} requests after errors`);
+          if (summary.pgnFiles.length > 0) lines.push(`wrote ${summary.pgnFiles.length} PGN files`);
+          return lines.join('\n');
+        });
+      } catch (error) {
+        progress.done();
+        process.exitCode = fail(error, controller.signal, opts.baseUrl);
+      } finally {
+        process.off('SIGINT', interrupt);
+        process.off('SIGTERM', interrupt);
+      }
+    });
+}
+
+/** Prints why the run stopped and returns the exit code. */
+function fail(error: unknown, signal: AbortSignal, baseUrl: string): number {
+  const say = (message: string) => process.stderr.write(`chessport sync: ${message}\n`);
+  if (signal.aborted) {
+    say('interrupted; the mirror keeps every page written so far, run again to continue');
+    return SYNC_EXIT.interrupted;
+  }
+  if (error instanceof SyncError) {
+    say(error.message);
+    return SYNC_EXIT[error.reason];
+  }
+  if (error instanceof ChessportError) {
+    say(`the server answered ${error.message}`);
+    return 1;
+  }
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+    say(`cannot reach ${baseUrl}: ${cause}`);
+    return 1;
+  }
+  if (error instanceof Error) {
+    say(error.message);
+    return 1;
+  }
+  throw error;
+}

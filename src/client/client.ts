@@ -1,0 +1,171 @@
+// A typed client of the chessport API: one method per endpoint, iterators over list pages (Link rel="next")
+// and over the changes feed (nextCursor until hasMore is false).
+import { linkTarget } from './link.ts';
+import { type CallOptions, Transport, type TransportOptions } from './transport.ts';
+import type { ChangesPage, Database, GameDetail, GameSummary, ListPage, User } from './types.ts';
+
+export type ClientOptions = TransportOptions;
+
+export interface PageQuery {
+  /** 1 to 200; the server's default is 50. */
+  limit?: number;
+  offset?: number;
+}
+
+export interface ChangesQuery {
+  /** nextCursor of an earlier page, unchanged. */
+  cursor?: string;
+  /** First run only: changes at or after this time (a Date, or ISO 8601 with a zone). */
+  since?: Date | string;
+  /** 1 to 500; the server's default is 100. */
+  limit?: number;
+}
+
+const JSON_TYPE = 'application/json';
+const PGN_TYPE = 'application/x-chess-pgn';
+
+function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined) search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+const segment = (id: string) => encodeURIComponent(id);
+
+export class ChessportClient {
+  readonly #http: Transport;
+
+  constructor(options: ClientOptions) {
+    this.#http = new Transport(options);
+  }
+
+  /** The API's base address, with the version prefix: `https://chess.example.org/api/v1`. */
+  get apiBase(): string {
+    return this.#http.apiBase;
+  }
+
+  /** GET /me (scope user.read). */
+  async me(options?: CallOptions): Promise<User> {
+    return (await this.#json<{ data: User }>(this.#http.url('/me'), options)).data;
+  }
+
+  /** GET /databases (scope databases.read): every database of the user, in creation order. */
+  async databases(options?: CallOptions): Promise<Database[]> {
+    return (await this.#json<{ data: Database[] }>(this.#http.url('/databases'), options)).data;
+  }
+
+  /** GET /games (scope games.read): one page of the user's games across all databases, in import order. */
+  async games(page: PageQuery = {}, options?: CallOptions): Promise<ListPage<GameSummary>> {
+    return this.#page(this.#http.url(`/games${query({ ...page })}`), options);
+  }
+
+  /** GET /databases/{id}/games: one page of one database's games; `database` is its UUID or slug. */
+  async databaseGames(
+    database: string,
+    page: PageQuery = {},
+    options?: CallOptions,
+  ): Promise<ListPage<GameSummary>> {
+    return this.#page(this.#http.url(`/databases/${segment(database)}/games${query({ ...page })}`), options);
+  }
+
+  /** Every page of /games from `page.offset` on, following the Link header's rel="next". */
+  gamePages(page: PageQuery = {}, options?: CallOptions): AsyncGenerator<GameSummary[]> {
+    return this.#pages(this.#http.url(`/games${query({ ...page })}`), options);
+  }
+
+  /** Every page of one database's games, following the Link header's rel="next". */
+  databaseGamePages(
+    database: string,
+    page: PageQuery = {},
+    options?: CallOptions,
+  ): AsyncGenerator<GameSummary[]> {
+    return this.#pages(this.#http.url(`/databases/${segment(database)}/games${query({ ...page })}`), options);
+  }
+
+  /** Every game of the user, page by page behind the scenes. */
+  async *allGames(page: PageQuery = {}, options?: CallOptions): AsyncGenerator<GameSummary> {
+    for await (const games of this.gamePages(page, options)) yield* games;
+  }
+
+  /** Every game of one database, page by page behind the scenes. */
+  async *allDatabaseGames(
+    database: string,
+    page: PageQuery = {},
+    options?: CallOptions,
+  ): AsyncGenerator<GameSummary> {
+    for await (const games of this.databaseGamePages(database, page, options)) yield* games;
+  }
+
+  /** GET /games/{id}: the full game, its PGN included. */
+  async game(id: string, options?: CallOptions): Promise<GameDetail> {
+    return (await this.#json<{ data: GameDetail }>(this.#http.url(`/games/${segment(id)}`), options)).data;
+  }
+
+  /** GET /games/{id}?format=pgn: the game's PGN text. */
+  async gamePgn(id: string, options?: CallOptions): Promise<string> {
+    return (await this.#pgn(`/games/${segment(id)}`, options)).text();
+  }
+
+  /** GET /databases/{id}/games?format=pgn: every game of the database as one PGN text. */
+  async databasePgn(database: string, options?: CallOptions): Promise<string> {
+    return (await this.#pgn(`/databases/${segment(database)}/games`, options)).text();
+  }
+
+  /**
+   * The same export as a stream of text chunks, for databases too large to hold in memory. The stream is
+   * async iterable: `for await (const chunk of stream)`. A failure mid-download errors the stream; it is
+   * not retried, since part of the text has been handed out.
+   */
+  async databasePgnStream(database: string, options?: CallOptions): Promise<ReadableStream<string>> {
+    const response = await this.#pgn(`/databases/${segment(database)}/games`, options);
+    if (!response.body) return new ReadableStream<string>({ start: (c) => c.close() });
+    return response.body.pipeThrough(new TextDecoderStream());
+  }
+
+  /** GET /changes: one page of the feed. */
+  async changes(feed: ChangesQuery = {}, options?: CallOptions): Promise<ChangesPage> {
+    const since = feed.since instanceof Date ? feed.since.toISOString() : feed.since;
+    const url = this.#http.url(`/changes${query({ cursor: feed.cursor, since, limit: feed.limit })}`);
+    return this.#json<ChangesPage>(url, options);
+  }
+
+  /**
+   * The feed page by page, from `cursor` (or `since`, or the beginning) until a page says hasMore: false.
+   * Store each page's nextCursor only once that page's changes are applied: then a crash repeats at most
+   * one page, and applying a page twice is harmless because each item is a game's latest state.
+   */
+  async *feed(feed: ChangesQuery = {}, options?: CallOptions): AsyncGenerator<ChangesPage> {
+    let page = await this.changes(feed, options);
+    yield page;
+    while (page.hasMore) {
+      page = await this.changes({ cursor: page.nextCursor, limit: feed.limit }, options);
+      yield page;
+    }
+  }
+
+  async #json<T>(url: string, options: CallOptions | undefined): Promise<T> {
+    return (await (await this.#http.get(url, JSON_TYPE, options)).json()) as T;
+  }
+
+  async #page<T>(url: string, options: CallOptions | undefined): Promise<ListPage<T>> {
+    const response = await this.#http.get(url, JSON_TYPE, options);
+    const { data } = (await response.json()) as { data: T[] };
+    return { data, next: linkTarget(response.headers.get('link'), 'next', url) };
+  }
+
+  async *#pages<T>(first: string, options: CallOptions | undefined): AsyncGenerator<T[]> {
+    let url: string | null = first;
+    while (url) {
+      const page: ListPage<T> = await this.#page<T>(url, options);
+      yield page.data;
+      url = page.next;
+    }
+  }
+
+  #pgn(path: string, options: CallOptions | undefined): Promise<Response> {
+    return this.#http.get(this.#http.url(`${path}?format=pgn`), PGN_TYPE, options);
+  }
+}

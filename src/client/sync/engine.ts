@@ -1,0 +1,211 @@
+// The reference consumer of the changes feed (spec "What the service does"): follow the feed from the saved
+// cursor, fetch each changed game's detail (which carries its PGN), delete tombstoned games, and store the
+// cursor in the same transaction as its page's data. Databases are read from /databases on every run.
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type ChangesQuery, ChessportClient } from '../client.ts';
+import { ChessportError } from '../errors.ts';
+import type { RetryEvent, RetryPolicy } from '../transport.ts';
+import type { Change, GameDetail } from '../types.ts';
+import { mapConcurrent } from './concurrent.ts';
+import { authFailure, cursorRejected, SyncError } from './errors.ts';
+import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';
+import { Mirror } from './mirror.ts';
+import { writePgnFiles } from './pgn-files.ts';
+
+export { SYNC_SCOPES, SyncError, type SyncFailure } from './errors.ts';
+
+export const MIRROR_FILE = 'mirror.sqlite';
+export const LOCK_FILE = 'sync.lock';
+export const PGN_FOLDER = 'pgn';
+
+export interface SyncOptions {
+  /** The service's address, like https://chess.example.org. */
+  baseUrl: string;
+  /** Needs the scopes games.read and databases.read. */
+  token: string;
+  /** Folder of the mirror; created when missing. */
+  out: string;
+  /** Feed page size, 1 to 500 (the server's default: 100). */
+  pageSize?: number;
+  /** Game details fetched at the same time (default 4). */
+  concurrency?: number;
+  /** Also write one PGN file per database into <out>/pgn. */
+  pgnFiles?: boolean;
+  /** Start over: empty the mirror and read the whole feed again (after the server's secret changed). */
+  full?: boolean;
+  /** First run only: start at the changes made at or after this time instead of a full backfill. */
+  since?: string;
+  signal?: AbortSignal;
+  retry?: Partial<RetryPolicy>;
+  onRetry?: (event: RetryEvent) => void;
+  onPage?: (progress: SyncProgress) => void;
+  fetch?: typeof fetch;
+}
+
+export interface SyncProgress {
+  pages: number;
+  changes: number;
+  gamesUpserted: number;
+  /** Tombstones applied (a game deleted on the server, whether or not the mirror had it). */
+  gamesDeleted: number;
+}
+
+export interface SyncSummary extends SyncProgress {
+  mirror: string;
+  /** Whether the run continued from a saved cursor (false: a first run or a start over). */
+  resumed: boolean;
+  mirrorGames: number;
+  mirrorDatabases: number;
+  /** Requests refused with 429 and retried after waiting. */
+  rateLimitWaits: number;
+  /** Wall-clock time spent waiting on the rate limit. */
+  rateLimitWaitMs: number;
+  /** Retries after 503, gateway errors or network failures. */
+  retries: number;
+  pgnFiles: string[];
+  elapsedMs: number;
+}
+
+export async function syncMirror(options: SyncOptions): Promise<SyncSummary> {
+  const started = performance.now();
+  const out = resolve(options.out);
+  mkdirSync(out, { recursive: true });
+  let lock: FolderLock;
+  try {
+    lock = lockFolder(join(out, LOCK_FILE));
+  } catch (error) {
+    if (error instanceof FolderBusyError) throw new SyncError('busy', error.message, { cause: error });
+    throw error;
+  }
+  try {
+    const mirror = new Mirror(join(out, MIRROR_FILE));
+    try {
+      const summary = await run(options, mirror);
+      const pgnFiles = options.pgnFiles ? writePgnFiles(mirror, join(out, PGN_FOLDER)) : [];
+      return { ...summary, pgnFiles, elapsedMs: Math.round(performance.now() - started) };
+    } finally {
+      mirror.close();
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+async function run(
+  options: SyncOptions,
+  mirror: Mirror,
+): Promise<Omit<SyncSummary, 'pgnFiles' | 'elapsedMs'>> {
+  const { signal } = options;
+  const progress: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
+  const waits = { rateLimitWaits: 0, rateLimitWaitMs: 0, retries: 0 };
+  let waitingUntil = 0;
+  const api = new ChessportClient({
+    baseUrl: options.baseUrl,
+    token: options.token,
+    ...(options.fetch && { fetch: options.fetch }),
+    // A sync waits out any rate limit (DESIGN.md 25); it never fails because of one.
+    retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRateLimitWaitMs: 3_600_000, ...options.retry },
+    onRetry: (event) => {
+      if (event.reason === 'rate_limited') {
+        waits.rateLimitWaits++;
+        // Wall-clock time: parallel requests wait together, so only the part past the current wait counts.
+        const now = performance.now();
+        const until = now + event.waitMs;
+        waits.rateLimitWaitMs += Math.max(0, until - Math.max(now, waitingUntil));
+        waitingUntil = Math.max(waitingUntil, until);
+      } else {
+        waits.retries++;
+      }
+      options.onRetry?.(event);
+    },
+  });
+  const call = async <T>(request: () => Promise<T>): Promise<T> => {
+    try {
+      return await request();
+    } catch (error) {
+      throw authFailure(error) ?? error;
+    }
+  };
+
+  // The first request also tells whether the token works, before the mirror is touched.
+  const databases = await call(() => api.databases({ signal }));
+  followServer(mirror, api.apiBase, Boolean(options.full));
+  mirror.putDatabases(databases, false);
+
+  const saved = mirror.getState('cursor');
+  if (saved !== undefined && options.since !== undefined) {
+    throw new Error('--since only applies to a first run: this mirror continues from its saved cursor');
+  }
+  const concurrency = options.concurrency ?? 4;
+  let query: ChangesQuery = saved !== undefined ? { cursor: saved } : { since: options.since };
+  for (;;) {
+    if (options.pageSize !== undefined) query.limit = options.pageSize;
+    const first = progress.pages === 0;
+    const page = await call(() => api.changes(query, { signal })).catch((error: unknown) => {
+      throw (first && saved !== undefined && cursorRejected(error)) || error;
+    });
+    const applied = await applyPage(page.data, page.nextCursor);
+    progress.pages++;
+    progress.changes += page.data.length;
+    progress.gamesUpserted += applied.upserted;
+    progress.gamesDeleted += applied.deleted;
+    options.onPage?.({ ...progress });
+    if (!page.hasMore) break;
+    query = { cursor: page.nextCursor };
+  }
+  // Databases deleted meanwhile leave the mirror; their games left it through their tombstones.
+  mirror.putDatabases(await call(() => api.databases({ signal })), true);
+  const counts = mirror.counts();
+  return {
+    mirror: mirror.file,
+    resumed: saved !== undefined,
+    ...progress,
+    mirrorGames: counts.games,
+    mirrorDatabases: counts.databases,
+    ...waits,
+    rateLimitWaitMs: Math.round(waits.rateLimitWaitMs),
+  };
+
+  /** Fetches the page's live games, then writes them, its deletions and its cursor in one transaction. */
+  async function applyPage(changes: Change[], nextCursor: string) {
+    const live = changes.filter((change) => !change.deleted);
+    const details = await mapConcurrent(live, concurrency, signal, async (change, each) => {
+      try {
+        return await call(() => api.game(change.id, { signal: each }));
+      } catch (error) {
+        // Deleted since the page was read: its tombstone is further on in the feed; delete it now.
+        if (error instanceof ChessportError && error.status === 404) return null;
+        throw error;
+      }
+    });
+    const upserts = details.filter((game): game is GameDetail => game !== null);
+    const gone = new Set(live.filter((_, i) => details[i] === null).map((change) => change.id));
+    const deletes = changes
+      .filter((change) => change.deleted || gone.has(change.id))
+      .map((change) => change.id);
+    // A game moved into a database created after the list was read: read the list again first.
+    const known = mirror.databaseIds();
+    if (upserts.some((game) => !known.has(game.databaseId))) {
+      mirror.putDatabases(await call(() => api.databases({ signal })), false);
+    }
+    mirror.applyPage({ upserts, deletes, cursor: nextCursor });
+    return { upserted: upserts.length, deleted: deletes.length };
+  }
+}
+
+/** A cursor is bound to one server (and reader), so a mirror follows one server; `full` starts over. */
+function followServer(mirror: Mirror, apiBase: string, full: boolean): void {
+  if (full) {
+    mirror.startOver(apiBase);
+    return;
+  }
+  const followed = mirror.getState('base_url');
+  if (followed !== undefined && followed !== apiBase) {
+    throw new SyncError(
+      'other_server',
+      `${mirror.file} mirrors ${followed}, not ${apiBase}: use another --out folder, or --full to start over`,
+    );
+  }
+  mirror.setState('base_url', apiBase);
+}

@@ -1,0 +1,47 @@
+// Why a sync stopped, in terms a caller can act on (the CLI maps each reason to an exit code).
+import { ChessportError } from '../errors.ts';
+
+export type SyncFailure = 'unauthorized' | 'forbidden' | 'cursor_rejected' | 'busy' | 'other_server';
+
+export class SyncError extends Error {
+  readonly reason: SyncFailure;
+  constructor(reason: SyncFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
+export const SYNC_SCOPES = ['games.read', 'databases.read'] as const;
+
+/** A 401 or 403 as the SyncError that stops the run; undefined for anything else. */
+export function authFailure(error: unknown): SyncError | undefined {
+  if (!(error instanceof ChessportError)) return undefined;
+  if (error.status === 401) {
+    return new SyncError(
+      'unauthorized',
+      `the server refused the token (401 ${error.error}): ${error.error_description} ` +
+        'Get a new token and run again; the mirror and its cursor are kept.',
+      { cause: error },
+    );
+  }
+  if (error.status === 403) {
+    return new SyncError(
+      'forbidden',
+      `the token lacks a scope the sync needs (403 ${error.error}): ${error.error_description} ` +
+        `The sync needs ${SYNC_SCOPES.join(' and ')}.`,
+      { cause: error },
+    );
+  }
+  return undefined;
+}
+
+/** A 400 on the saved cursor: the server's secret was rotated, or the token is another user's. */
+export function cursorRejected(error: unknown): SyncError | undefined {
+  if (!(error instanceof ChessportError) || error.status !== 400) return undefined;
+  return new SyncError(
+    'cursor_rejected',
+    `the server no longer accepts the saved cursor: ${error.error_description} ` +
+      'Run again with --full to start over.',
+    { cause: error },
+  );
+}

@@ -1,0 +1,54 @@
+// One PGN file per mirrored database, each replaced atomically (a temp file, then rename): a reader sees
+// the old file or the new one, never half of one, and a crash leaves at most a temp file that the next run
+// removes. The files hold what the API's export holds: the games' PGN, one blank line between games.
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Mirror } from './mirror.ts';
+
+const TEMP = /\.pgn\.tmp-\d+$/;
+const FLUSH_BYTES = 1 << 20;
+
+export function writePgnFiles(mirror: Mirror, folder: string): string[] {
+  mkdirSync(folder, { recursive: true });
+  const written: string[] = [];
+  for (const database of mirror.databases()) {
+    const file = join(folder, `${database.slug}.pgn`);
+    const temp = `${file}.tmp-${process.pid}`;
+    const fd = openSync(temp, 'w');
+    try {
+      // Buffered in ~1 MB pieces: constant memory however large the database.
+      let chunk = '';
+      let first = true;
+      for (const pgn of mirror.databasePgn(database.id)) {
+        chunk += first ? pgn : `\n${pgn}`;
+        first = false;
+        if (chunk.length >= FLUSH_BYTES) {
+          writeSync(fd, chunk);
+          chunk = '';
+        }
+      }
+      if (chunk) writeSync(fd, chunk);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+    written.push(file);
+  }
+  // Files of databases that are gone, and temp files of an interrupted run.
+  const keep = new Set(written.map((file) => basename(file)));
+  for (const name of readdirSync(folder)) {
+    if (TEMP.test(name) || (name.endsWith('.pgn') && !keep.has(name)))
+      rmSync(join(folder, name), { force: true });
+  }
+  return written;
+}

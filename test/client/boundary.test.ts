@@ -1,0 +1,130 @@
+// DESIGN.md "Architecture": src/client imports nothing of the server at runtime. It shares the contract's
+// types (src/client/types.ts), checked here against the server's serialisers at compile time.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules, stripTypeScriptTypes } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { changeJson } from '../../src/api/routes/changes.ts';
+import type { databaseJson, gameDetailJson, gameSummaryJson } from '../../src/api/serialize.ts';
+import type * as Client from '../../src/client/types.ts';
+import { ROOT } from '../helpers/harness.ts';
+
+const CLIENT = join(ROOT, 'src/client');
+/** Packages the sync engine may load: its own store. The client proper loads none. */
+const SYNC_PACKAGES = new Set(['better-sqlite3']);
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => join(folder, name));
+}
+
+/**
+ * The modules a TypeScript file loads at runtime: Node's own type stripping removes `import type` and
+ * `export type` (as it does when the file runs), and what is left is read for static and dynamic imports.
+ */
+function runtimeImports(source: string): string[] {
+  const code = stripTypeScriptTypes(source);
+  const found: string[] = [];
+  const patterns = [
+    /(?:^|[;\s}])(?:import|export)\s*(?:[\w*${}\s,]+?\s*from\s*)?['"]([^'"]+)['"]/g,
+    /\bimport\s*\(\s*['"`]([^'"`]+)['"`]\s*\)/g,
+    /\brequire\s*\(\s*['"`]([^'"`]+)['"`]\s*\)/g,
+  ];
+  for (const pattern of patterns) for (const match of code.matchAll(pattern)) found.push(match[1] as string);
+  if (/\bimport\s*\(\s*[^'"`\s]/.test(code)) found.push('<computed dynamic import>');
+  if (/\bcreateRequire\b/.test(code)) found.push('<createRequire>');
+  return found;
+}
+
+const isBuiltin = (specifier: string) =>
+  specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0] as string);
+
+test('the scanner sees runtime imports and ignores type-only ones', () => {
+  const source = [
+    "import type { Store } from '../store/index.ts';",
+    "import { type GameRecord } from '../store/types.ts';",
+    "import { openStore } from '../store/index.ts';",
+    "export { x } from '../api/app.ts';",
+    "export type { Y } from '../api/errors.ts';",
+    "const m = await import('../chess/index.ts');",
+  ].join('\n');
+  assert.deepEqual(runtimeImports(source).sort(), [
+    '../api/app.ts',
+    '../chess/index.ts',
+    '../store/index.ts',
+    // `import { type X }` still loads the module at runtime (verbatimModuleSyntax), so it counts.
+    '../store/types.ts',
+  ]);
+});
+
+test('no file of src/client loads code from outside src/client; only `import type` leaves the folder', () => {
+  const files = sourceFiles(CLIENT);
+  assert.ok(files.length >= 5);
+  const offences: string[] = [];
+  for (const file of files) {
+    const inSync = relative(CLIENT, file).startsWith(`sync${sep}`);
+    for (const specifier of runtimeImports(readFileSync(file, 'utf8'))) {
+      const where = `${relative(ROOT, file)} imports ${specifier}`;
+      if (specifier.startsWith('.')) {
+        const target = resolve(dirname(file), specifier);
+        if (!target.startsWith(CLIENT + sep)) offences.push(`${where} (outside src/client)`);
+      } else if (isBuiltin(specifier)) {
+        if (!inSync)
+          offences.push(`${where} (the client proper runs on global fetch alone, not Node.js APIs)`);
+      } else if (!(inSync && SYNC_PACKAGES.has(specifier))) {
+        offences.push(`${where} (a package the client does not need)`);
+      }
+    }
+  }
+  assert.deepEqual(offences, []);
+});
+
+test('loading the client and the sync engine resolves no module of the server', async () => {
+  // A child process records every module resolved while importing the entry points.
+  const entries = ['src/client/index.ts', 'src/client/sync/engine.ts'].map(
+    (p) => pathToFileURL(join(ROOT, p)).href,
+  );
+  const script = `
+    import { registerHooks } from 'node:module';
+    const seen = new Set();
+    registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });
+    for (const entry of ${JSON.stringify(entries)}) await import(entry);
+    console.log(JSON.stringify([...seen]));
+  `;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+  });
+  const loaded = (JSON.parse(stdout) as string[]).filter((url) => url.startsWith('file:'));
+  const project = loaded.filter((url) => url.startsWith(pathToFileURL(join(ROOT, 'src')).href));
+  assert.ok(project.length >= 5, 'the hook saw the client modules');
+  const server = project.filter((url) => !url.startsWith(`${pathToFileURL(CLIENT).href}/`));
+  assert.deepEqual(server, []);
+});
+
+// ---- the shared contract: compile-time checks, run by `tsc --noEmit` ---------------------------------------
+
+/** true when A and B have the same keys and every A is a B (the client may narrow, e.g. result's values). */
+type Conforms<A, B> = [keyof A] extends [keyof B]
+  ? [keyof B] extends [keyof A]
+    ? [A] extends [B]
+      ? true
+      : false
+    : false
+  : false;
+
+const contract: {
+  database: Conforms<Client.Database, ReturnType<typeof databaseJson>>;
+  summary: Conforms<Client.GameSummary, ReturnType<typeof gameSummaryJson>>;
+  detail: Conforms<Client.GameDetail, ReturnType<typeof gameDetailJson>>;
+  change: Conforms<Client.Change, ReturnType<typeof changeJson>>;
+  player: Conforms<Client.Player, ReturnType<typeof gameSummaryJson>['white']>;
+} = { database: true, summary: true, detail: true, change: true, player: true };
+
+test('the client types have the keys of what the server serialises (checked by tsc)', () => {
+  assert.ok(Object.values(contract).every(Boolean));
+});

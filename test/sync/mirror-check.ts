@@ -1,0 +1,150 @@
+// What the sync tests compare: the server's data read through plain HTTP, and the mirror read as its owner
+// would, with SQL on the SQLite file and the PGN files on disk.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Sqlite from 'better-sqlite3';
+import type { Database, GameDetail } from '../../src/client/types.ts';
+import { http } from '../helpers/harness.ts';
+
+export interface DataSet {
+  databases: Database[];
+  games: Map<string, GameDetail>;
+}
+
+async function getData<T>(
+  base: string,
+  path: string,
+  token: string,
+): Promise<{ data: T; link: string | null }> {
+  const res = await http<{ data: T }>(base, path, { token });
+  assert.equal(res.status, 200, `${path}: ${res.text}`);
+  return { data: res.json.data, link: res.headers.get('link') };
+}
+
+/** Every database and every game's detail, as the API gives them to this token. */
+export async function serverData(base: string, token: string): Promise<DataSet> {
+  const databases = (await getData<Database[]>(base, '/databases', token)).data;
+  const ids: string[] = [];
+  let path: string | null = '/games?limit=200';
+  while (path) {
+    const page: { data: { id: string }[]; link: string | null } = await getData(base, path, token);
+    ids.push(...page.data.map((game) => game.id));
+    path = /<\/api\/v1([^>]+)>;\s*rel="next"/.exec(page.link ?? '')?.[1] ?? null;
+  }
+  const games = new Map<string, GameDetail>();
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++] as string;
+      games.set(id, (await getData<GameDetail>(base, `/games/${id}`, token)).data);
+    }
+  };
+  await Promise.all(Array.from({ length: 6 }, worker));
+  return { databases, games };
+}
+
+interface GameRow {
+  id: string;
+  database_id: string;
+  slug: string;
+  event: string | null;
+  date: string | null;
+  result: GameDetail['result'];
+  eco: string | null;
+  white: string;
+  black: string;
+  fen: string;
+  moves: string;
+  pgn: string;
+  metadata: string;
+  updated_at: string;
+}
+
+/** The mirror's content, read with SQL. */
+export function mirrorData(out: string): DataSet {
+  const db = new Sqlite(join(out, 'mirror.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const databases = (
+      db
+        .prepare(
+          `select id, name, slug, private, max_games as maxGames, created_at as createdAt,
+           updated_at as updatedAt from databases`,
+        )
+        .all() as (Omit<Database, 'private'> & { private: number })[]
+    ).map((row) => ({ ...row, private: row.private === 1 }));
+    const games = new Map<string, GameDetail>();
+    for (const row of db.prepare('select * from games').all() as GameRow[]) {
+      games.set(row.id, {
+        id: row.id,
+        slug: row.slug,
+        databaseId: row.database_id,
+        event: row.event,
+        date: row.date,
+        result: row.result,
+        eco: row.eco,
+        white: JSON.parse(row.white) as GameDetail['white'],
+        black: JSON.parse(row.black) as GameDetail['black'],
+        fen: row.fen,
+        moves: row.moves,
+        pgn: row.pgn,
+        metadata: JSON.parse(row.metadata) as GameDetail['metadata'],
+        updatedAt: row.updated_at,
+      });
+    }
+    return { databases, games };
+  } finally {
+    db.close();
+  }
+}
+
+/** How many games the mirror holds right now; 0 while it does not exist yet. */
+export function mirroredCount(out: string): number {
+  try {
+    const db = new Sqlite(join(out, 'mirror.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare('select count(*) from games').pluck().get() as number;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+
+/** Game for game: the same ids, and for each the same database, PGN and every other field. */
+export function assertSameData(mirror: DataSet, server: DataSet, context: string): void {
+  assert.deepEqual(
+    [...mirror.databases].sort(byId),
+    [...server.databases].sort(byId),
+    `${context}: databases`,
+  );
+  assert.deepEqual([...mirror.games.keys()].sort(), [...server.games.keys()].sort(), `${context}: game ids`);
+  for (const [id, game] of server.games) {
+    const mirrored = mirror.games.get(id);
+    assert.equal(mirrored?.databaseId, game.databaseId, `${context}: database of game ${id}`);
+    assert.equal(mirrored?.pgn, game.pgn, `${context}: PGN of game ${id}`);
+    assert.deepEqual(mirrored, game, `${context}: game ${id}`);
+  }
+}
+
+/** The games of a PGN file: a blank line followed by a tag starts the next game. */
+export const splitPgn = (text: string): string[] =>
+  text
+    .split(/\n\n(?=\[)/)
+    .map((game) => game.trim())
+    .filter(Boolean);
+
+/** <out>/pgn holds one file per database, each with the games of the server's export, and nothing else. */
+export async function assertPgnFiles(out: string, base: string, token: string, databases: Database[]) {
+  const folder = join(out, 'pgn');
+  assert.deepEqual(readdirSync(folder).sort(), databases.map((db) => `${db.slug}.pgn`).sort());
+  for (const db of databases) {
+    const res = await http(base, `/databases/${db.id}/games?format=pgn`, { token });
+    assert.equal(res.status, 200);
+    const mirrored = splitPgn(readFileSync(join(folder, `${db.slug}.pgn`), 'utf8'));
+    assert.deepEqual(mirrored.sort(), splitPgn(res.text).sort(), `PGN file of ${db.slug}`);
+  }
+}

@@ -1,0 +1,342 @@
+// `chessport sync` end to end, as an integrator runs it: a real server, data changed only through the CLI,
+// the mirror compared game for game with what the API serves. Also: SIGKILL at several points and a rerun,
+// a 429 storm, 401/403 and a rejected cursor with their exit codes.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Sqlite from 'better-sqlite3';
+import type { SyncSummary } from '../../src/client/sync/engine.ts';
+import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
+import { ALICE_PGN, CLASSICS_PGN } from '../http/world.ts';
+import { assertPgnFiles, assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
+import { serveOn, spawnSync } from './processes.ts';
+
+const SYNC_SCOPES = 'games.read,databases.read';
+
+async function issue(env: Env, user: string, scopes = SYNC_SCOPES): Promise<string> {
+  return (
+    await cliJson<{ token: string }>(env, [
+      'tokens',
+      'issue',
+      '--user',
+      user,
+      '--app',
+      'mirror',
+      '--scopes',
+      scopes,
+    ])
+  ).token;
+}
+
+async function importInto(env: Env, user: string, database: string, file: string) {
+  return (
+    await cliJson<{ database: { id: string; slug: string } }>(env, [
+      'import',
+      file,
+      '--user',
+      user,
+      '--database',
+      database,
+    ])
+  ).database;
+}
+
+const syncArgs = (server: Server, token: string, out: string, extra: string[] = []) => [
+  'sync',
+  '--base-url',
+  server.base,
+  '--token',
+  token,
+  '--out',
+  out,
+  ...extra,
+];
+
+describe('a mirror that follows the server through imports, updates, moves and deletes', () => {
+  let env: Env;
+  let server: Server;
+  let base: string;
+  let token: string;
+  let out: string;
+  let main: { id: string; slug: string };
+
+  before(async () => {
+    env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
+    await cliJson(env, ['users', 'add', 'alice']);
+    await cliJson(env, ['users', 'add', 'bob']);
+    await cliJson(env, ['apps', 'add', 'mirror']);
+    main = await importInto(env, 'alice', 'Main', ALICE_PGN);
+    await importInto(env, 'alice', 'Main', writePgn(env.dir, 'seed.pgn', numberedGames('Seed', 30)));
+    await importInto(env, 'alice', 'Classics', CLASSICS_PGN);
+    await importInto(env, 'bob', 'Bob Games', CLASSICS_PGN);
+    token = await issue(env, 'alice');
+    server = await startServer(env);
+    base = `${server.base}/api/v1`;
+    out = join(env.dir, 'mirror');
+  });
+  after(async () => {
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  test('the first run backfills through the feed; the mirror equals the server game for game', async () => {
+    const summary = await cliJson<SyncSummary>(
+      env,
+      syncArgs(server, token, out, ['--limit', '7', '--pgn-files']),
+    );
+    assert.equal(summary.resumed, false);
+    assert.equal(summary.gamesUpserted, 37);
+    assert.equal(summary.gamesDeleted, 0);
+    assert.equal(summary.pages, Math.ceil(37 / 7));
+    assert.equal(summary.mirrorGames, 37, "only alice's games: bob's never reach her mirror");
+    assert.equal(summary.mirrorDatabases, 2);
+    const server1 = await serverData(base, token);
+    assertSameData(mirrorData(out), server1, 'after the backfill');
+    await assertPgnFiles(out, base, token, server1.databases);
+  });
+
+  test('after imports, an update, moves and deletes, the next run continues from the cursor to an equal mirror', async () => {
+    const before = await serverData(base, token);
+    const [a, b, c, d] = [...before.games.values()].filter((g) => g.databaseId === main.id).map((g) => g.id);
+    assert.ok(a && b && c && d);
+    await importInto(env, 'alice', 'Main', writePgn(env.dir, 'later.pgn', numberedGames('Later', 5)));
+    await importInto(env, 'alice', 'Third', writePgn(env.dir, 'third.pgn', numberedGames('Third', 3)));
+    const update = writePgn(env.dir, 'update.pgn', [
+      { white: 'Updated White', black: 'Updated Black', result: '0-1' },
+    ]);
+    const writes = [
+      ['games', 'update', a, update],
+      ['games', 'move', b, '--database', 'Classics'],
+      ['games', 'move', c, '--database', 'Third'],
+      ['games', 'delete', d],
+      // Every game of Classics becomes a tombstone, the one moved there a moment ago too.
+      ['databases', 'delete', 'Classics', '--user', 'alice'],
+    ];
+    for (const args of writes) assert.equal((await cli(env, args)).code, 0, args.join(' '));
+
+    const summary = await cliJson<SyncSummary>(
+      env,
+      syncArgs(server, token, out, ['--limit', '7', '--pgn-files']),
+    );
+    assert.equal(summary.resumed, true);
+    assert.equal(
+      summary.gamesUpserted,
+      5 + 3 + 2,
+      'the new games, the updated one and the one moved to Third',
+    );
+    assert.equal(summary.gamesDeleted, 1 + 4 + 1, 'the deleted game, the Classics and the game moved there');
+    const after = await serverData(base, token);
+    const mirror = mirrorData(out);
+    assertSameData(mirror, after, 'after the second run');
+    assert.equal(mirror.games.get(a)?.white.name, 'Updated White');
+    assert.equal(mirror.games.has(b) || mirror.games.has(d), false);
+    assert.deepEqual(mirror.databases.map((db) => db.name).sort(), ['Main', 'Third']);
+    await assertPgnFiles(out, base, token, after.databases);
+  });
+
+  test('a run with nothing new reads one page and changes nothing', async () => {
+    const before = mirrorData(out);
+    const summary = await cliJson<SyncSummary>(env, syncArgs(server, token, out));
+    assert.deepEqual(
+      [summary.pages, summary.changes, summary.gamesUpserted, summary.gamesDeleted],
+      [1, 0, 0, 0],
+    );
+    assert.deepEqual(mirrorData(out), before);
+  });
+
+  test('--since starts a first run at a time instead of a backfill, and only a first run', async () => {
+    const later = join(env.dir, 'since');
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const summary = await cliJson<SyncSummary>(env, syncArgs(server, token, later, ['--since', future]));
+    assert.deepEqual([summary.changes, summary.mirrorGames, summary.mirrorDatabases], [0, 0, 2]);
+    const again = await cli(env, syncArgs(server, token, later, ['--since', future]));
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /--since only applies to a first run/);
+  });
+
+  test('the human summary names pages, upserts, deletions and time', async () => {
+    const result = await cli(env, syncArgs(server, token, out));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /^synced 1 pages, 0 changes: 0 games upserted, 0 deleted in \d+\.\ds \(continued\)\n/,
+    );
+    assert.match(result.stdout, /mirror: \d+ games in 2 databases, .*mirror\.sqlite/);
+  });
+
+  test('401 (revoked token) exits 3 and 403 (missing scope) exits 4, with a clear message, mirror untouched', async () => {
+    const before = mirrorData(out);
+    const revoked = await issue(env, 'alice');
+    await cliJson(env, ['tokens', 'revoke', revoked]);
+    const refused = await cli(env, syncArgs(server, revoked, out));
+    assert.equal(refused.code, 3);
+    assert.match(refused.stderr, /^chessport sync: the server refused the token \(401 invalid_token\)/);
+    assert.match(refused.stderr, /Get a new token/);
+    const gamesOnly = await issue(env, 'alice', 'games.read');
+    const forbidden = await cli(env, syncArgs(server, gamesOnly, out));
+    assert.equal(forbidden.code, 4);
+    assert.match(forbidden.stderr, /\(403 insufficient_scope\).*databases\.read/);
+    assert.doesNotMatch(refused.stderr + forbidden.stderr, /\n\s+at /, 'no stack trace');
+    assert.deepEqual(mirrorData(out), before);
+    const help = await cli(env, ['sync', '--help']);
+    assert.match(help.stdout, /Exit codes:[\s\S]*3 +401 invalid_token[\s\S]*4 +403 insufficient_scope/);
+  });
+
+  test('a second sync on the same folder is refused while one runs', async () => {
+    // Holds the lock a running sync holds.
+    const lock = new Sqlite(join(out, 'sync.lock'));
+    lock.exec('begin exclusive');
+    try {
+      const busy = await cli(env, syncArgs(server, token, out));
+      assert.equal(busy.code, 1);
+      assert.match(busy.stderr, /another chessport sync is running/);
+    } finally {
+      lock.exec('rollback');
+      lock.close();
+    }
+  });
+
+  test('a rotated server secret rejects the saved cursor with exit 5; --full starts over to an equal mirror', async () => {
+    const port = Number(new URL(server.base).port);
+    await server.stop();
+    server = await serveOn(env, port, { CHESSPORT_SECRET: 'a-rotated-secret-for-the-sync-test' });
+    const rejected = await cli(env, syncArgs(server, token, out));
+    assert.equal(rejected.code, 5);
+    assert.match(rejected.stderr, /no longer accepts the saved cursor.*--full/);
+    const summary = await cliJson<SyncSummary>(env, syncArgs(server, token, out, ['--full']));
+    assert.equal(summary.resumed, false);
+    assertSameData(mirrorData(out), await serverData(base, token), 'after --full');
+  });
+});
+
+describe('a sync killed with SIGKILL and run again', () => {
+  const GAMES = 2000;
+  let env: Env;
+  let server: Server;
+  let base: string;
+  let token: string;
+
+  before(async () => {
+    env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
+    await cliJson(env, ['users', 'add', 'alice']);
+    await cliJson(env, ['apps', 'add', 'mirror']);
+    await importInto(env, 'alice', 'Big', writePgn(env.dir, 'big.pgn', numberedGames('Big', GAMES * 0.75)));
+    await importInto(
+      env,
+      'alice',
+      'Other',
+      writePgn(env.dir, 'other.pgn', numberedGames('Other', GAMES * 0.25)),
+    );
+    token = await issue(env, 'alice');
+    server = await startServer(env);
+    base = `${server.base}/api/v1`;
+  });
+  after(async () => {
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  /** Starts a sync and kills it once the mirror holds at least `games` games. */
+  async function killWhenMirrored(out: string, games: number): Promise<number> {
+    const run = spawnSync(
+      env,
+      syncArgs(server, token, out, ['--limit', '20', '--concurrency', '2', '--pgn-files']).slice(1),
+    );
+    let finished = false;
+    void run.exited.then(() => {
+      finished = true;
+    });
+    while (!finished && mirroredCount(out) < games) await new Promise((r) => setTimeout(r, 10));
+    run.child.kill('SIGKILL');
+    const exit = await run.exited;
+    assert.equal(exit.signal, 'SIGKILL', `the sync was still running at ${games} games: ${exit.stderr}`);
+    return mirroredCount(out);
+  }
+
+  test('ends with the same mirror as the server, with writes in between', async (t) => {
+    const out = join(env.dir, 'mirror');
+    const counts: number[] = [];
+    counts.push(await killWhenMirrored(out, 150));
+    counts.push(await killWhenMirrored(out, 700));
+    // While no sync runs: delete games already mirrored, update one, move one.
+    const mirrored = [...mirrorData(out).games.keys()];
+    for (const id of mirrored.slice(0, 5)) assert.equal((await cli(env, ['games', 'delete', id])).code, 0);
+    const update = writePgn(env.dir, 'update.pgn', [
+      { white: 'Changed While Down', black: 'Someone', result: '1-0' },
+    ]);
+    assert.equal((await cli(env, ['games', 'update', mirrored[10] as string, update])).code, 0);
+    assert.equal((await cli(env, ['games', 'move', mirrored[11] as string, '--database', 'Other'])).code, 0);
+    counts.push(await killWhenMirrored(out, 1300));
+    t.diagnostic(`killed with ${counts.join(', ')} games mirrored`);
+    for (let i = 1; i < counts.length; i++) {
+      assert.ok(
+        (counts[i] as number) > (counts[i - 1] as number) - 5,
+        'each run continued where the last stopped',
+      );
+    }
+    assert.ok((counts.at(-1) as number) < GAMES - 5, 'the last kill came before the end');
+
+    const final = await cliJson<SyncSummary>(
+      env,
+      syncArgs(server, token, out, ['--limit', '20', '--pgn-files']),
+    );
+    assert.equal(final.resumed, true);
+    assert.ok(
+      final.gamesUpserted < GAMES / 2,
+      `the last run did not start over (${final.gamesUpserted} upserts)`,
+    );
+    const expected = await serverData(base, token);
+    assert.equal(expected.games.size, GAMES - 5);
+    assertSameData(mirrorData(out), expected, 'after the kills');
+    await assertPgnFiles(out, base, token, expected.databases);
+    assert.deepEqual(
+      readdirSync(join(out, 'pgn')).filter((name) => name.includes('.tmp-')),
+      [],
+      'no temp file left behind',
+    );
+
+    // The same data synced in one go gives the same mirror.
+    const fresh = join(env.dir, 'fresh');
+    await cliJson(env, syncArgs(server, token, fresh, ['--limit', '200']));
+    assertSameData(mirrorData(fresh), mirrorData(out), 'killed and resumed vs. one run');
+  });
+});
+
+describe('a 429 storm', () => {
+  let env: Env;
+  let limited: Server;
+  let unlimited: Server;
+  let token: string;
+
+  before(async () => {
+    env = tempEnv();
+    await cliJson(env, ['users', 'add', 'carol']);
+    await cliJson(env, ['apps', 'add', 'mirror']);
+    await importInto(env, 'carol', 'Storm', writePgn(env.dir, 'storm.pgn', numberedGames('Storm', 12)));
+    token = await issue(env, 'carol');
+    limited = await startServer(env, { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW: '1s' });
+    unlimited = await startServer(env, { RATE_LIMIT_MAX: '1000000' });
+  });
+  after(async () => {
+    await limited?.stop();
+    await unlimited?.stop();
+    env?.cleanup();
+  });
+
+  test('slows the sync down but does not fail it', async () => {
+    const out = join(env.dir, 'mirror');
+    const started = performance.now();
+    const summary = await cliJson<SyncSummary>(env, syncArgs(limited, token, out, ['--limit', '4']));
+    const seconds = (performance.now() - started) / 1000;
+    // 1 + 3 pages + 12 details + 1 requests at 4 per second.
+    assert.ok(summary.rateLimitWaits > 0, 'the limit was hit');
+    assert.ok(summary.rateLimitWaitMs >= 1000);
+    assert.ok(seconds >= 2.5, `17 requests at 4/s take time (took ${seconds.toFixed(1)} s)`);
+    assert.equal(summary.mirrorGames, 12);
+    const mirror = mirrorData(out);
+    assertSameData(mirror, await serverData(`${unlimited.base}/api/v1`, token), 'after the storm');
+    assert.ok(existsSync(join(out, 'mirror.sqlite')));
+  });
+});
