@@ -15,7 +15,7 @@ export async function withStore<T>(
   fn: (store: Store, settings: Settings) => Promise<T>,
 ): Promise<T> {
   const settings = settingsOf(command);
-  const store = await openStore(settings.databaseUrl);
+  const store = await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
   try {
     return await fn(store, settings);
   } finally {

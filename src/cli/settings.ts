@@ -1,8 +1,10 @@
 // Settings from the environment (DESIGN.md "Operator interface"); command-line flags override them.
-import { DEFAULT_DATABASE_URL } from '../store/index.ts';
+import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 
 export interface Settings {
   databaseUrl: string;
+  /** PostgreSQL connections this process may open (PG_POOL_MAX); unused with SQLite. */
+  pgPoolMax: number;
   redisUrl: string | null;
   host: string;
   port: number;
@@ -32,6 +34,7 @@ export class CliError extends Error {}
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    pgPoolMax: env.PG_POOL_MAX ? parsePositiveInt(env.PG_POOL_MAX, 'PG_POOL_MAX') : DEFAULT_POOL_MAX,
     redisUrl: env.REDIS_URL || null,
     host: env.HOST || '127.0.0.1',
     port: env.PORT ? parsePort(env.PORT) : 8080,

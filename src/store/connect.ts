@@ -1,28 +1,46 @@
-// Opens the store named by a DATABASE_URL: a SQLite file path (default) or, later, a postgres:// URL.
+// Opens the store named by a DATABASE_URL: a SQLite file path (default) or a postgres:// URL.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
-import { Migrator } from 'kysely/migration';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
+import pg from 'pg';
+import { registerSqliteHandle } from './game-insert.ts';
 import { type Dialect, migrationProvider } from './migrations.ts';
+import type { RunQuery } from './prepared.ts';
 import type { DB } from './schema.ts';
-import { Store } from './store.ts';
+import { sqliteRunner, withStatementCache } from './sqlite-statements.ts';
+import { Store, StoreError } from './store.ts';
 
 export const DEFAULT_DATABASE_URL = 'data/chessport.sqlite';
+/** PostgreSQL connections per process when PG_POOL_MAX is not set. */
+export const DEFAULT_POOL_MAX = 10;
+/** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before failing. */
+const CONNECT_TIMEOUT_MS = 5000;
 
 export interface OpenOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
+  /** PostgreSQL only: the most connections this process opens (default DEFAULT_POOL_MAX). */
+  poolMax?: number;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
 }
 
 export async function openStore(
   url: string = DEFAULT_DATABASE_URL,
   options: OpenOptions = {},
 ): Promise<Store> {
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    throw new Error('PostgreSQL stores are not supported yet: set DATABASE_URL to a SQLite file path');
-  }
-  const dialect: Dialect = 'sqlite';
+  const dialect: Dialect = isPostgresUrl(url) ? 'postgres' : 'sqlite';
+  const { db, run } =
+    dialect === 'postgres' ? { db: openPostgres(url, options), run: undefined } : openSqlite(url);
+  if (options.migrate !== false) await migrate(db, dialect);
+  return new Store(db, dialect, run);
+}
+
+function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
@@ -31,18 +49,74 @@ export async function openStore(
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
-  if (options.migrate !== false) await migrate(db, dialect);
-  return new Store(db, dialect);
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
+  registerSqliteHandle(db, sqlite); // the import's insert path writes through it directly (game-insert.ts)
+  return { db, run: sqliteRunner(statements) };
+}
+
+// int8 (bigint, count(*), row_number()) arrives from pg as a string by default, because it can exceed
+// 2^53. Every int8 of this store is a millisecond time, a change sequence value, a row count or a pk, all
+// far below 2^53 (9e15: 285,000 years of milliseconds), so they are parsed to plain numbers, like SQLite's.
+const INT8_OID = 20;
+const parseInt8 = (text: string) => Number(text);
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+function openPostgres(url: string, options: OpenOptions): Kysely<DB> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolMax ?? DEFAULT_POOL_MAX,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // TCP keepalive on each connection, so that one to a host that vanished is found dead and dropped.
+    keepAlive: true,
+    types,
+  });
+  // A connection that the server or the network drops (restart, failover) emits 'error': on the pool while
+  // idle, on the client itself while checked out between two queries. Unhandled, either would end the
+  // process. The pool discards a broken connection (when idle, or when it comes back), and the next query
+  // opens a new one or fails with an error that the API answers with 503.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
 async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
-  const { error, results } = await migrator.migrateToLatest();
+  // Several instances may start at once on one store. On PostgreSQL, Kysely's Migrator runs the pending
+  // migrations under a session advisory lock (pg_advisory_lock), so one applies them and the others then
+  // find none; on SQLite, migrateSqlite takes the lock.
+  const provider = migrationProvider(dialect);
+  const { error, results } =
+    dialect === 'sqlite'
+      ? await migrateSqlite(db, provider)
+      : await new Migrator({ db, provider }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     await db.destroy();
     const reason = error instanceof Error ? error.message : String(error ?? failed?.migrationName);
-    throw new Error(`store migration failed: ${reason}`);
+    // The first query on a PostgreSQL store is the migrator's: an unreachable server or a missing database
+    // shows here, and the CLI prints a StoreError as a message, not a stack trace.
+    throw new StoreError(`cannot open the store: ${reason}`);
   }
+}
+
+/**
+ * Kysely takes no lock for SQLite migrations (it expects one process), so two processes opening a fresh
+ * store at once (a CLI command and the server) would both create the tables, and one would fail. Pending
+ * migrations therefore run inside BEGIN IMMEDIATE: a second process waits for the first one's commit
+ * (busy_timeout) and then finds nothing left to do. A store that is up to date takes no write lock.
+ */
+async function migrateSqlite(db: Kysely<DB>, provider: MigrationProvider): Promise<MigrationResultSet> {
+  const migrations = await new Migrator({ db, provider }).getMigrations();
+  if (migrations.every((m) => m.executedAt !== undefined)) return { results: [] };
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    const outcome = await new Migrator({ db: conn, provider, disableTransactions: true }).migrateToLatest();
+    await sql.raw(outcome.error ? 'rollback' : 'commit').execute(conn);
+    return outcome;
+  });
 }

@@ -86,6 +86,12 @@ export interface SequencesTable {
   value: number;
 }
 
+/** PostgreSQL only (migration 0002): each user's change time, and the row that serialises their writers. */
+export interface FeedHeadsTable {
+  user_id: string;
+  change_time: number;
+}
+
 export interface DB {
   users: UsersTable;
   apps: AppsTable;
@@ -94,4 +100,5 @@ export interface DB {
   games: GamesTable;
   settings: SettingsTable;
   sequences: SequencesTable;
+  feed_heads: FeedHeadsTable;
 }

@@ -1,7 +1,9 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { insertGameBatch } from './game-insert.ts';
 import type { Dialect } from './migrations.ts';
+import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import type { DB, GamesTable } from './schema.ts';
 import { gameSlug, slugify } from './slug.ts';
 import type {
@@ -27,6 +29,18 @@ export function hashToken(token: string): string {
 type GameRow = Selectable<GamesTable>;
 type Executor = Kysely<DB> | Transaction<DB>;
 
+/** The change sequence values and change time a write takes for the games it writes (Store.write). */
+export interface ChangeAllocation {
+  /** n values, increasing (consecutive on SQLite, maybe with gaps on PostgreSQL). */
+  seqs: number[];
+  /** The change time: the updatedAt of every game written by the transaction. */
+  now: number;
+}
+
+export interface Changes {
+  take(n: number): Promise<ChangeAllocation>;
+}
+
 const summaryColumns = [
   'id',
   'slug',
@@ -45,16 +59,17 @@ const summaryColumns = [
   'black_country',
 ] as const;
 
-// Rows per multi-row INSERT: well under SQLite's bound-parameter limit with 27 columns.
-const INSERT_CHUNK = 200;
-
 export class Store {
   readonly db: Kysely<DB>;
   readonly dialect: Dialect;
 
-  constructor(db: Kysely<DB>, dialect: Dialect) {
+  /** The queries every API request runs, compiled once (prepared.ts). */
+  private readonly hot;
+
+  constructor(db: Kysely<DB>, dialect: Dialect, run: RunQuery = kyselyRunner(db)) {
     this.db = db;
     this.dialect = dialect;
+    this.hot = hotQueries(db, run);
   }
 
   async close(): Promise<void> {
@@ -67,16 +82,58 @@ export class Store {
   }
 
   /**
-   * Runs fn in a write transaction. On SQLite it begins IMMEDIATE, taking the write lock before any read,
-   * so concurrent writer processes queue on busy_timeout instead of failing on a stale snapshot, and
-   * write transactions commit one at a time in the order they took the lock.
+   * Runs fn in a write transaction on one owner's data; fn takes its change sequence values and change
+   * time from `changes` (DESIGN.md 18). Every write to games goes through here, and each touches the
+   * games of one owner only (a game never changes owner). Why a feed reader never misses a change
+   * (DESIGN.md 19): the reader pages through one owner's games by seq, a page ends at the highest seq it
+   * shows, and the next page starts above it. That loses nothing if, for each owner, seq order is commit
+   * order: every change of the owner still to commit gets a seq above every seq a reader can already
+   * see. Then a statement, which sees the commits up to one point, sees all of the owner's seqs up to the
+   * highest it sees, and a cursor never steps over a seq that commits later.
+   *
+   * SQLite: the transaction begins IMMEDIATE, so it holds the store's one write lock from its first
+   * statement to its commit; write transactions of every process run and commit one at a time, and the
+   * seqs come from the `sequences` row inside them: the store-wide seq order is the commit order.
+   *
+   * PostgreSQL: transactions run at once and nextval() is not transactional, so values can commit out of
+   * order: T1 takes 5, T2 takes 6 and commits, a reader pages past 6, then T1 commits 5 behind the cursor.
+   * So the first statement of every write transaction locks the owner's `feed_heads` row (insert or
+   * update), and the row lock holds until commit or rollback. Writers of one owner queue there, and the
+   * next one takes its first value only after the previous one has committed (and left the snapshot's
+   * in-progress list: PostgreSQL ends a transaction's visibility before it releases its locks). Its
+   * nextval() values are therefore above all of the previous one's (`change_seq` has CACHE 1, so values
+   * rise in the order they are taken, across sessions). For one owner, seq order is commit order. Writers
+   * of different owners never wait for each other: their seqs interleave and may commit out of order,
+   * which no reader can see, because every feed query is scoped to one owner. The lock is taken before fn
+   * reads anything, so the dedup and maxGames checks of an import also see every earlier write of the
+   * owner (each statement at READ COMMITTED sees what committed before it started).
+   *
+   * A game's row carries only its latest seq: written again, it moves up to a new seq, so a client past
+   * its old seq meets it again, in its latest state. The change time is taken under the same lock and
+   * never goes backwards (per owner in `feed_heads`, store-wide in the `change_time` row on SQLite; a
+   * clock step back or another instance's slower clock reuses the latest), so an owner's updatedAt rises
+   * with seq and `since` can start the feed at "the first seq whose updated_at >= since".
    */
-  async write<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-    if (this.dialect !== 'sqlite') return this.db.transaction().execute(fn);
+  async write<T>(ownerId: string, fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>): Promise<T> {
+    if (this.dialect === 'postgres') {
+      return this.db
+        .transaction()
+        .execute(async (trx) => {
+          const now = await lockOwner(trx, ownerId);
+          return fn(trx, { take: async (n) => ({ seqs: await takeSeqs(trx, n), now }) });
+        })
+        .catch((error: unknown) => {
+          // SQLSTATE 22021: text holding U+0000, which PostgreSQL cannot store (SQLite can).
+          if ((error as { code?: unknown }).code === '22021') {
+            throw new StoreError('the text holds a NUL character (U+0000), which PostgreSQL cannot store');
+          }
+          throw error;
+        });
+    }
     return this.db.connection().execute(async (conn) => {
       await sql`begin immediate`.execute(conn);
       try {
-        const result = await fn(conn);
+        const result = await fn(conn, { take: (n) => this.takeSqliteChanges(conn, n) });
         await sql`commit`.execute(conn);
         return result;
       } catch (error) {
@@ -86,50 +143,23 @@ export class Store {
     });
   }
 
-  /** Takes n values of the change sequence; returns the first. Must run inside write(). */
-  private async nextSeq(trx: Executor, n: number): Promise<number> {
+  /** SQLite: n consecutive seqs from the `change` row, and the change time, inside write(). */
+  private async takeSqliteChanges(trx: Executor, n: number): Promise<ChangeAllocation> {
     const row = await trx
       .updateTable('sequences')
       .set({ value: sql`value + ${n}` })
       .where('name', '=', 'change')
       .returning('value')
       .executeTakeFirstOrThrow();
-    return Number(row.value) - n + 1;
+    const first = Number(row.value) - n + 1;
+    return { seqs: Array.from({ length: n }, (_, i) => first + i), now: await this.sqliteChangeTime(trx) };
   }
 
-  /**
-   * Every write to games takes its change sequence values and its change time here (DESIGN.md 18), inside
-   * write(). Why a feed reader never misses a change on SQLite (DESIGN.md 19), by construction:
-   *
-   * 1. write() begins IMMEDIATE: a write transaction holds the store's one write lock from its first
-   *    statement to its commit, so write transactions (of every process) run and commit one at a time.
-   * 2. The sequence is allocated in the same transaction that writes the rows carrying it. So committed
-   *    transactions hold increasing seq ranges in commit order: seq N+1 cannot be committed while seq N is
-   *    still uncommitted (N's transaction committed first, or rolled back and took its N with it).
-   * 3. A reader's statement sees one WAL snapshot: a prefix of the commit order. With M the highest seq
-   *    it sees, it sees every row whose seq is <= M; every row committed later gets a seq above M.
-   * 4. So a cursor advanced to the highest seq of a page never steps over a lower seq that commits later:
-   *    there is none. And a game's row carries only its latest seq: a game written again moves up to a
-   *    new seq, so a client already past its old seq meets it again, in its latest state.
-   *
-   * (PostgreSQL keeps the property because the `sequences` row stays locked from this update to commit.)
-   *
-   * The time is taken under the same lock and never goes backwards (the `change_time` row keeps the
-   * latest and a clock step back reuses it), so updatedAt rises with seq and `since` can start the feed
-   * at "the first seq whose updated_at >= since".
-   */
-  private async allocateChanges(trx: Executor, n: number): Promise<{ firstSeq: number; now: number }> {
-    const firstSeq = await this.nextSeq(trx, n);
-    return { firstSeq, now: await this.changeTime(trx) };
-  }
-
-  private async changeTime(trx: Executor): Promise<number> {
+  private async sqliteChangeTime(trx: Executor): Promise<number> {
     const now = Date.now();
-    const later =
-      this.dialect === 'postgres' ? sql<number>`greatest(value, ${now})` : sql<number>`max(value, ${now})`;
     const row = await trx
       .updateTable('sequences')
-      .set({ value: later })
+      .set({ value: sql<number>`max(value, ${now})` })
       .where('name', '=', 'change_time')
       .returning('value')
       .executeTakeFirst();
@@ -144,8 +174,14 @@ export class Store {
     return time;
   }
 
-  /** The highest change sequence value committed so far. */
+  /** The highest change sequence value taken so far (on PostgreSQL possibly not committed yet). */
   async lastSeq(): Promise<number> {
+    if (this.dialect === 'postgres') {
+      const { rows } = await sql<{
+        value: number;
+      }>`select coalesce(pg_sequence_last_value('change_seq'), 0) as value`.execute(this.db);
+      return Number(rows[0]?.value ?? 0);
+    }
     const row = await this.db
       .selectFrom('sequences')
       .select('value')
@@ -285,27 +321,12 @@ export class Store {
   }
 
   private tokenQuery() {
-    return this.db
-      .selectFrom('tokens')
-      .innerJoin('users', 'users.id', 'tokens.user_id')
-      .innerJoin('apps', 'apps.id', 'tokens.app_id')
-      .select([
-        'tokens.id',
-        'tokens.user_id',
-        'users.login',
-        'tokens.app_id',
-        'apps.name as app_name',
-        'apps.sector',
-        'tokens.scopes',
-        'tokens.expires_at',
-        'tokens.revoked_at',
-        'tokens.created_at',
-      ]);
+    return tokenQuery(this.db);
   }
 
   /** The token with this SHA-256, whatever its state: the caller checks expiry and revocation. */
   async findTokenByHash(hash: string): Promise<TokenInfo | undefined> {
-    const row = await this.tokenQuery().where('tokens.hash', '=', hash).executeTakeFirst();
+    const [row] = await this.hot.token(hash);
     return row && toTokenInfo(row);
   }
 
@@ -340,7 +361,7 @@ export class Store {
     private?: boolean;
     maxGames?: number | null;
   }): Promise<Database> {
-    return this.write(async (trx) => {
+    return this.write(input.ownerId, async (trx) => {
       const base = slugify(input.name);
       const taken = new Set(
         (
@@ -393,6 +414,7 @@ export class Store {
 
   /** One of the owner's live databases by UUID or slug. */
   async findDatabase(ownerId: string, idOrSlug: string): Promise<Database | undefined> {
+    if (!storable(idOrSlug)) return undefined;
     const row = await this.db
       .selectFrom('databases')
       .selectAll()
@@ -439,69 +461,9 @@ export class Store {
     games: GameRecord[],
     allowDuplicates = false,
   ): Promise<InsertOutcome> {
-    return this.write(async (trx) => {
-      let fresh = games;
-      let duplicates = 0;
-      if (!allowDuplicates) {
-        const hashes = [...new Set(games.map((g) => g.contentHash))];
-        const existing = new Set<string>();
-        for (let i = 0; i < hashes.length; i += 500) {
-          const rows = await trx
-            .selectFrom('games')
-            .select('content_hash')
-            .where('database_id', '=', database.id)
-            .where('deleted', '=', 0)
-            .where('content_hash', 'in', hashes.slice(i, i + 500))
-            .execute();
-          for (const row of rows) existing.add(row.content_hash);
-        }
-        fresh = games.filter((g) => {
-          if (existing.has(g.contentHash)) return false;
-          existing.add(g.contentHash);
-          return true;
-        });
-        duplicates = games.length - fresh.length;
-      }
-      let overLimit = 0;
-      if (database.maxGames !== null) {
-        const count = Number(
-          (
-            await trx
-              .selectFrom('games')
-              .select((eb) => eb.fn.countAll<number>().as('n'))
-              .where('database_id', '=', database.id)
-              .where('deleted', '=', 0)
-              .executeTakeFirstOrThrow()
-          ).n,
-        );
-        const room = Math.max(0, database.maxGames - count);
-        overLimit = Math.max(0, fresh.length - room);
-        fresh = fresh.slice(0, room);
-      }
-      const ids: string[] = [];
-      if (fresh.length > 0) {
-        const { firstSeq, now } = await this.allocateChanges(trx, fresh.length);
-        const rows = fresh.map((game, i) => {
-          const id = randomUUID();
-          ids.push(id);
-          return toRow(game, {
-            id,
-            ownerId: database.ownerId,
-            databaseId: database.id,
-            seq: firstSeq + i,
-            now,
-          });
-        });
-        for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-          await trx
-            .insertInto('games')
-            .values(rows.slice(i, i + INSERT_CHUNK))
-            .execute();
-        }
-        await trx.updateTable('databases').set({ updated_at: now }).where('id', '=', database.id).execute();
-      }
-      return { inserted: fresh.length, duplicates, overLimit, ids };
-    });
+    return this.write(database.ownerId, (trx, changes) =>
+      insertGameBatch({ db: this.db, trx, database, games, allowDuplicates, take: changes.take, toRow }),
+    );
   }
 
   // ---- games: reads --------------------------------------------------------------------------------
@@ -521,27 +483,14 @@ export class Store {
     value: string,
     page: Page,
   ): Promise<GameSummary[]> {
-    const rows = await this.db
-      .selectFrom('games')
-      .select(summaryColumns)
-      .where(scope, '=', value)
-      .where('deleted', '=', 0)
-      .orderBy('pk')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    const rows = await this.hot[scope](value, page.limit, page.offset);
     return rows.map(toSummary);
   }
 
   /** One of the owner's live games by UUID. */
   async getGame(ownerId: string, id: string): Promise<GameDetail | undefined> {
-    const row = await this.db
-      .selectFrom('games')
-      .selectAll()
-      .where('id', '=', id)
-      .where('owner_id', '=', ownerId)
-      .where('deleted', '=', 0)
-      .executeTakeFirst();
+    if (!storable(id)) return undefined;
+    const [row] = await this.hot.game(ownerId, id);
     return row && toDetail(row);
   }
 
@@ -567,25 +516,20 @@ export class Store {
 
   /** The owner's games (tombstones included) changed after a sequence value, oldest change first. */
   async listChanges(ownerId: string, afterSeq: number, limit: number): Promise<GameChange[]> {
-    const rows = await this.db
-      .selectFrom('games')
-      .select(changeColumns)
-      .where('owner_id', '=', ownerId)
-      .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
+    const rows = await this.hot.changes(ownerId, afterSeq, limit);
     return rows.map(toChange);
   }
 
   /**
    * The feed position just before the owner's first change at or after a time; the feed continues from
    * there by seq. A binary search over seq on the (owner_id, seq) index, valid because updated_at never
-   * decreases as seq grows (allocateChanges): about log2(seq) index seeks instead of a scan.
+   * decreases as seq grows for one owner (Store.write): about log2(seq) index seeks instead of a scan.
    */
   async changePositionAt(ownerId: string, sinceMs: number): Promise<number> {
-    // Everything up to `end` is committed; a game written during the search gets a seq above it, so it
-    // lies after the position whatever the search decides.
+    // Every committed seq is <= `end`. A write of the owner that commits during the search gets a seq
+    // above all of the owner's seqs the search can see (Store.write; on PostgreSQL it may be <= end, but
+    // it is still above `low`, which is always one of them), so it lies after the position whatever the
+    // search decides. Each step's statement sees the owner's changes up to some seq, all of them.
     const end = await this.lastSeq();
     // Invariant: the owner's games with seq <= low changed before sinceMs, those with seq >= high at or after.
     let low = 0;
@@ -611,19 +555,34 @@ export class Store {
 
   /** A live game by UUID, whoever owns it (the operator's view). */
   async findLiveGame(id: string): Promise<{ id: string; ownerId: string; databaseId: string } | undefined> {
+    if (!storable(id)) return undefined;
     const row = await liveGame(this.db, id);
     return row && { id: row.id, ownerId: row.owner_id, databaseId: row.database_id };
   }
 
+  /**
+   * A write to one live game: finds its owner, takes the owner's write lock (Store.write), then reads the
+   * game again, since another writer may have changed it meanwhile. Undefined when there is no such game.
+   */
+  private async writeGame<T>(
+    id: string,
+    fn: (trx: Kysely<DB>, current: LiveGame, changes: Changes) => Promise<T>,
+  ): Promise<T | undefined> {
+    const owner = await liveGame(this.db, id);
+    if (!owner) return undefined;
+    return this.write(owner.owner_id, async (trx, changes) => {
+      const current = await liveGame(trx, id);
+      return current && fn(trx, current, changes);
+    });
+  }
+
   /** Replaces a live game's content, keeping its id and database. Undefined when there is no such game. */
   async updateGame(id: string, game: GameRecord): Promise<GameChange | undefined> {
-    return this.write(async (trx) => {
-      const current = await liveGame(trx, id);
-      if (!current) return undefined;
-      const { firstSeq, now } = await this.allocateChanges(trx, 1);
+    return this.writeGame(id, async (trx, current, changes) => {
+      const { seqs, now } = await changes.take(1);
       await trx
         .updateTable('games')
-        .set({ ...contentColumns(game, id), seq: firstSeq, updated_at: now })
+        .set({ ...contentColumns(game, id), seq: seqs[0], updated_at: now })
         .where('id', '=', id)
         .execute();
       await touchDatabase(trx, current.database_id, now);
@@ -639,9 +598,7 @@ export class Store {
     id: string,
     target: Database,
   ): Promise<{ change: GameChange; fromDatabaseId: string; moved: boolean } | undefined> {
-    return this.write(async (trx) => {
-      const current = await liveGame(trx, id);
-      if (!current) return undefined;
+    return this.writeGame(id, async (trx, current, changes) => {
       const into = await trx
         .selectFrom('databases')
         .selectAll()
@@ -655,10 +612,10 @@ export class Store {
       if (into.max_games !== null && (await liveGameCount(trx, into.id)) >= Number(into.max_games)) {
         throw new StoreError(`database "${into.slug}" is full (maxGames ${into.max_games})`);
       }
-      const { firstSeq, now } = await this.allocateChanges(trx, 1);
+      const { seqs, now } = await changes.take(1);
       await trx
         .updateTable('games')
-        .set({ database_id: into.id, seq: firstSeq, updated_at: now })
+        .set({ database_id: into.id, seq: seqs[0], updated_at: now })
         .where('id', '=', id)
         .execute();
       await touchDatabase(trx, from, now);
@@ -669,13 +626,11 @@ export class Store {
 
   /** Turns a live game into a tombstone (DESIGN.md 22). Undefined when there is no such game. */
   async deleteGame(id: string): Promise<GameChange | undefined> {
-    return this.write(async (trx) => {
-      const current = await liveGame(trx, id);
-      if (!current) return undefined;
-      const { firstSeq, now } = await this.allocateChanges(trx, 1);
+    return this.writeGame(id, async (trx, current, changes) => {
+      const { seqs, now } = await changes.take(1);
       await trx
         .updateTable('games')
-        .set({ ...TOMBSTONE, seq: firstSeq, updated_at: now })
+        .set({ ...TOMBSTONE, seq: seqs[0], updated_at: now })
         .where('id', '=', id)
         .execute();
       await touchDatabase(trx, current.database_id, now);
@@ -688,7 +643,7 @@ export class Store {
    * database disappears (its id and slug stay taken). Undefined when it is already gone.
    */
   async deleteDatabase(database: Database): Promise<{ tombstoned: number; deletedAt: number } | undefined> {
-    return this.write(async (trx) => {
+    return this.write(database.ownerId, async (trx, changes) => {
       const live = await trx
         .selectFrom('databases')
         .select('id')
@@ -697,11 +652,16 @@ export class Store {
         .executeTakeFirst();
       if (!live) return undefined;
       const count = await liveGameCount(trx, database.id);
-      const { firstSeq, now } = await this.allocateChanges(trx, count);
-      // One statement gives the games consecutive seqs in import order; nothing else writes meanwhile.
+      const { seqs, now } = await changes.take(count);
+      // One statement gives the games their seqs in import order (the owner's other writers wait). The
+      // n-th game gets the n-th value: consecutive on SQLite, an array on PostgreSQL.
+      const nthSeq =
+        this.dialect === 'postgres'
+          ? sql`(${seqs}::bigint[])[ranked.n]`
+          : sql`${(seqs[0] ?? 1) - 1} + ranked.n`;
       await sql`
         update games
-        set deleted = 1, seq = ${firstSeq - 1} + ranked.n, updated_at = ${now},
+        set deleted = 1, seq = ${nthSeq}, updated_at = ${now},
             pgn = ${TOMBSTONE.pgn}, moves = ${TOMBSTONE.moves}, fen = ${TOMBSTONE.fen}, metadata = ${TOMBSTONE.metadata}
         from (
           select pk, row_number() over (order by pk) as n
@@ -716,6 +676,43 @@ export class Store {
       return { tombstoned: count, deletedAt: now };
     });
   }
+}
+
+/**
+ * PostgreSQL: locks the owner's feed head until the transaction ends (see Store.write) and moves its change
+ * time to now, unless that is earlier. The first write of an owner inserts the row; a concurrent first
+ * write waits on the inserted key like on the row lock (INSERT ... ON CONFLICT DO UPDATE).
+ */
+async function lockOwner(trx: Executor, ownerId: string): Promise<number> {
+  const row = await trx
+    .insertInto('feed_heads')
+    .values({ user_id: ownerId, change_time: Date.now() })
+    .onConflict((oc) =>
+      oc
+        .column('user_id')
+        .doUpdateSet({ change_time: sql`greatest(feed_heads.change_time, excluded.change_time)` }),
+    )
+    .returning('change_time')
+    .executeTakeFirstOrThrow();
+  return Number(row.change_time);
+}
+
+/** PostgreSQL: n values of `change_seq`, in increasing order. Only while holding the owner's lock. */
+async function takeSeqs(trx: Executor, n: number): Promise<number[]> {
+  if (n === 0) return [];
+  const { rows } = await sql<{
+    seq: number;
+  }>`select nextval('change_seq') as seq from generate_series(1, ${n}::integer) order by seq`.execute(trx);
+  return rows.map((row) => Number(row.seq));
+}
+
+/**
+ * False for text that no id or slug can equal because it holds U+0000: PostgreSQL refuses it even as a
+ * query parameter (SQLSTATE 22021), where SQLite just finds nothing. Lookups of outside input (a path
+ * segment such as `%00`) check it first, so both dialects answer "not found".
+ */
+function storable(text: string): boolean {
+  return !text.includes('\0');
 }
 
 function pick<T, K extends keyof T>(obj: T, keys: readonly K[]): Pick<T, K> {
@@ -839,7 +836,13 @@ function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): GameChang
  */
 const TOMBSTONE = { deleted: 1, pgn: '', moves: '', fen: '', metadata: '{}' } as const;
 
-function liveGame(db: Executor, id: string) {
+interface LiveGame {
+  id: string;
+  owner_id: string;
+  database_id: string;
+}
+
+function liveGame(db: Executor, id: string): Promise<LiveGame | undefined> {
   return db
     .selectFrom('games')
     .select(['id', 'owner_id', 'database_id'])
@@ -905,5 +908,61 @@ function toRow(
     created_at: at.now,
     updated_at: at.now,
     deleted: 0,
+  };
+}
+
+function tokenQuery(db: Kysely<DB>) {
+  return db
+    .selectFrom('tokens')
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .innerJoin('apps', 'apps.id', 'tokens.app_id')
+    .select([
+      'tokens.id',
+      'tokens.user_id',
+      'users.login',
+      'tokens.app_id',
+      'apps.name as app_name',
+      'apps.sector',
+      'tokens.scopes',
+      'tokens.expires_at',
+      'tokens.revoked_at',
+      'tokens.created_at',
+    ]);
+}
+
+/** The reads behind every API request, built once; each returns its rows. */
+function hotQueries(db: Kysely<DB>, run: RunQuery) {
+  const liveGames = (scope: 'owner_id' | 'database_id') =>
+    prepared(run, 3, (value: string, limit: number, offset: number) =>
+      db
+        .selectFrom('games')
+        .select(summaryColumns)
+        .where(scope, '=', value)
+        .where('deleted', '=', 0)
+        .orderBy('pk')
+        .limit(limit)
+        .offset(offset),
+    );
+  return {
+    token: prepared(run, 1, (hash: string) => tokenQuery(db).where('tokens.hash', '=', hash)),
+    owner_id: liveGames('owner_id'),
+    database_id: liveGames('database_id'),
+    game: prepared(run, 2, (ownerId: string, id: string) =>
+      db
+        .selectFrom('games')
+        .selectAll()
+        .where('id', '=', id)
+        .where('owner_id', '=', ownerId)
+        .where('deleted', '=', 0),
+    ),
+    changes: prepared(run, 3, (ownerId: string, afterSeq: number, limit: number) =>
+      db
+        .selectFrom('games')
+        .select(changeColumns)
+        .where('owner_id', '=', ownerId)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .limit(limit),
+    ),
   };
 }

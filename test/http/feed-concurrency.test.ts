@@ -1,12 +1,15 @@
-// DESIGN.md 19 on SQLite: a follower polling the feed while several writer processes import, update, move
-// and delete at the same time never misses a change. After the writers stop and the feed is drained, the
-// follower's view (latest state per game, tombstones left out) is exactly what /games lists. Every run.
+// DESIGN.md 19: a follower polling the feed while several writer processes import, update, move and delete
+// at the same time never misses a change. After the writers stop and the feed is drained, the follower's
+// view (latest state per game, tombstones left out) is exactly what /games lists. Every run, on SQLite and
+// (in the PostgreSQL pass) on PostgreSQL, where each CLI writer is its own process with its own connection.
+// FEED_CONCURRENCY_RUNS repeats it more often (e.g. 50); test/store/feed-order.test.ts shows, step by step,
+// the interleaving that a store without the guarantee gets wrong.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { type Change, type FeedPage, numberedGames, writePgn } from './changes-fixtures.ts';
 
-const RUNS = 3;
+const RUNS = process.env.FEED_CONCURRENCY_RUNS ? Number(process.env.FEED_CONCURRENCY_RUNS) : 3;
 const FOLLOW_LIMIT = 7;
 const SEED_GAMES = 12;
 // Writers race on purpose: a game may be deleted before another writer updates or moves it, and a database
@@ -179,7 +182,7 @@ test('a follower racing four writer processes ends with exactly what /games list
     const ok = tallies.reduce((n, w) => n + w.ok, 0);
     const refused = tallies.reduce((n, w) => n + w.refused, 0);
     t.diagnostic(
-      `run ${run}: ${ok} writes, ${refused} refused by races, ${view.size} games followed ` +
+      `${env.dialect} run ${run}/${RUNS}: ${ok} writes, ${refused} refused by races, ${view.size} games followed ` +
         `(${tombstones.length} tombstones), ${pagesWhileWriting} pages read while writing`,
     );
   }

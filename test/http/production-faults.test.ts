@@ -1,14 +1,45 @@
-// Faults and shutdown against the real server: a locked store gives 503 and service resumes when the lock
-// is gone; SIGTERM lets a long PGN export finish, then the process exits 0.
+// Faults and shutdown against the real server: a locked SQLite store or an unreachable PostgreSQL gives 503
+// and service resumes when the store is back; SIGTERM lets a long PGN export finish, then the process exits 0.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { openSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { STORE_DIALECT } from '../helpers/stores.ts';
 import { bearer, header, raw, type Seeded, seed } from './production-helpers.ts';
+import { type TcpProxy, tcpProxy } from './tcp-proxy.ts';
 
-describe('a locked store', () => {
+/** The answers while the store cannot answer: 503 unavailable with Retry-After, no driver detail. */
+async function assertUnavailable(base: string, token: string, databaseSlug: string): Promise<void> {
+  for (const path of ['/api/v1/games', '/api/v1/me', `/api/v1/databases/${databaseSlug}/games?format=pgn`]) {
+    const answer = await raw(base, path, { headers: bearer(token) });
+    assert.equal(answer.status, 503, path);
+    assert.match(header(answer, 'content-type'), /^application\/json/);
+    const body = JSON.parse(answer.body.toString()) as Record<string, string>;
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+    assert.equal(body.error, 'unavailable');
+    assert.ok(
+      !/at \w|\.ts:\d|SQLITE|ECONN|postgres/i.test(answer.body.toString()),
+      'no stack trace, no driver detail',
+    );
+    assert.ok(Number(header(answer, 'retry-after')) >= 1);
+  }
+  assert.equal((await raw(base, '/readyz')).status, 503);
+  assert.equal((await raw(base, '/healthz')).status, 200, 'the process itself is fine');
+}
+
+async function assertServing(server: Server, token: string, games: number): Promise<void> {
+  const back = await raw(server.base, '/api/v1/games', { headers: bearer(token) });
+  assert.equal(back.status, 200);
+  assert.equal((JSON.parse(back.body.toString()) as { data: unknown[] }).data.length, games);
+  assert.equal((await raw(server.base, '/readyz')).status, 200);
+  assert.equal(server.process.exitCode, null, 'still running');
+}
+
+describe('a locked store', {
+  skip: STORE_DIALECT === 'sqlite' ? false : 'SQLite only: locks the SQLite file',
+}, () => {
   let env: Env;
   let seeded: Seeded;
   let server: Server;
@@ -65,30 +96,78 @@ describe('a locked store', () => {
     assert.equal((await raw(server.base, '/api/v1/games', { headers: alice })).status, 200);
     const release = await holdRecoveryLock(env.databaseUrl);
     try {
-      for (const path of [
-        '/api/v1/games',
-        '/api/v1/me',
-        `/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`,
-      ]) {
-        const answer = await raw(server.base, path, { headers: alice });
-        assert.equal(answer.status, 503, path);
-        assert.match(header(answer, 'content-type'), /^application\/json/);
-        const body = JSON.parse(answer.body.toString()) as Record<string, string>;
-        assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
-        assert.equal(body.error, 'unavailable');
-        assert.ok(!/at \w|\.ts:\d|SQLITE/.test(answer.body.toString()), 'no stack trace, no driver detail');
-        assert.ok(Number(header(answer, 'retry-after')) >= 1);
-      }
-      assert.equal((await raw(server.base, '/readyz')).status, 503);
-      assert.equal((await raw(server.base, '/healthz')).status, 200, 'the process itself is fine');
+      await assertUnavailable(server.base, seeded.tokens.alice, seeded.databaseSlug);
     } finally {
       await release();
     }
-    const back = await raw(server.base, '/api/v1/games', { headers: alice });
-    assert.equal(back.status, 200);
-    assert.equal((JSON.parse(back.body.toString()) as { data: unknown[] }).data.length, 3);
-    assert.equal((await raw(server.base, '/readyz')).status, 200);
-    assert.equal(server.process.exitCode, null, 'still running');
+    await assertServing(server, seeded.tokens.alice, 3);
+  });
+});
+
+describe('an unreachable PostgreSQL', {
+  skip:
+    STORE_DIALECT === 'postgres' ? false : 'PostgreSQL only: runs in the PostgreSQL pass (TEST_POSTGRES_URL)',
+}, () => {
+  let env: Env;
+  let seeded: Seeded;
+  let proxy: TcpProxy;
+  let server: Server;
+
+  before(async () => {
+    env = tempEnv();
+    seeded = await seed(env, 3);
+    // The server reaches PostgreSQL only through a proxy that the test can cut and restore.
+    const target = new URL(env.databaseUrl);
+    proxy = await tcpProxy(target.hostname, Number(target.port || 5432));
+    const proxied = new URL(env.databaseUrl);
+    proxied.host = `127.0.0.1:${proxy.port}`;
+    server = await startServer(env, { DATABASE_URL: proxied.toString() });
+  });
+  after(async () => {
+    await server?.stop();
+    await proxy?.close();
+    env?.cleanup();
+  });
+
+  test('503 unavailable while PostgreSQL is cut off (open connections dropped, new ones refused), 200 again after', async () => {
+    assert.equal(
+      (await raw(server.base, '/api/v1/games', { headers: bearer(seeded.tokens.alice) })).status,
+      200,
+    );
+    // Cut while requests are in flight: connections die mid-query, between queries and while idle.
+    const inFlight = Array.from({ length: 30 }, (_, i) =>
+      raw(
+        server.base,
+        i % 2 ? '/api/v1/games' : `/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`,
+        {
+          headers: bearer(seeded.tokens.alice),
+        },
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    await proxy.refuse();
+    try {
+      for (const answer of await Promise.all(inFlight)) assert.ok([200, 503].includes(answer.status));
+      await assertUnavailable(server.base, seeded.tokens.alice, seeded.databaseSlug);
+    } finally {
+      await proxy.restore();
+    }
+    await assertServing(server, seeded.tokens.alice, 3);
+  });
+
+  test('a PostgreSQL that stops answering (connections hang): 503 after the connect timeout, not a hung request', async () => {
+    await proxy.hang();
+    try {
+      const started = Date.now();
+      const answer = await raw(server.base, '/api/v1/games', { headers: bearer(seeded.tokens.alice) });
+      assert.equal(answer.status, 503);
+      assert.equal((JSON.parse(answer.body.toString()) as { error: string }).error, 'unavailable');
+      const waited = Date.now() - started;
+      assert.ok(waited >= 4000 && waited < 15_000, `answered after ${waited} ms (connect timeout 5 s)`);
+    } finally {
+      await proxy.restore();
+    }
+    await assertServing(server, seeded.tokens.alice, 3);
   });
 });
 

@@ -1,8 +1,8 @@
 // Every field of every resource, as the spec and DESIGN.md 1-17 shape it, seen through HTTP.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { cliJson, http } from '../helpers/harness.ts';
+import { storeText } from '../helpers/stores.ts';
 import { makeWorld, type World } from './world.ts';
 
 let world: World;
@@ -406,8 +406,8 @@ describe('database PGN export', () => {
 });
 
 describe('tokens at rest', () => {
-  test('the store holds no token in plain text', () => {
-    const bytes = readFileSync(world.env.databaseUrl).toString('latin1');
+  test('the store holds no token in plain text', async () => {
+    const bytes = await storeText(world.env.databaseUrl);
     for (const token of Object.values(world.tokens)) assert.ok(!bytes.includes(token));
   });
 });

@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import { BIN, cliJson, tempEnv } from '../helpers/harness.ts';
+import { queryStore } from '../helpers/stores.ts';
 import { CLASSICS_PGN } from '../http/world.ts';
 
 const GAMES = 12_000;
@@ -23,16 +23,12 @@ function writeGames(file: string): void {
   writeFileSync(file, `${out.join('\n\n')}\n`);
 }
 
-function counts(databaseUrl: string): { games: number; uniq: number } {
-  const db = new Database(databaseUrl, { readonly: true });
-  try {
-    return db.prepare('select count(*) as games, count(distinct content_hash) as uniq from games').get() as {
-      games: number;
-      uniq: number;
-    };
-  } finally {
-    db.close();
-  }
+async function counts(databaseUrl: string): Promise<{ games: number; uniq: number }> {
+  const [row] = await queryStore<{ games: number; uniq: number }>(
+    databaseUrl,
+    'select cast(count(*) as integer) as games, cast(count(distinct content_hash) as integer) as uniq from games',
+  );
+  return row ?? { games: 0, uniq: 0 };
 }
 
 test('SIGKILL during an import, then the same import again: every game exactly once', async () => {
@@ -52,7 +48,7 @@ test('SIGKILL during an import, then the same import again: every game exactly o
     while (Date.now() < deadline && child.exitCode === null) {
       await new Promise((r) => setTimeout(r, 25));
       try {
-        seen = counts(env.databaseUrl).games;
+        seen = (await counts(env.databaseUrl)).games;
       } catch {
         seen = 0; // the store may not be readable at the very start
       }
@@ -61,7 +57,7 @@ test('SIGKILL during an import, then the same import again: every game exactly o
     assert.equal(child.exitCode, null, 'the import was still running when killed');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    const partial = counts(env.databaseUrl);
+    const partial = await counts(env.databaseUrl);
     assert.ok(partial.games > 0 && partial.games < GAMES, `killed part-way (${partial.games} games)`);
     assert.equal(partial.uniq, partial.games);
 
@@ -75,7 +71,7 @@ test('SIGKILL during an import, then the same import again: every game exactly o
     ]);
     assert.equal(again.files[0]?.duplicates, partial.games, 'what the first run committed is skipped');
     assert.equal((again.files[0]?.imported ?? 0) + partial.games, GAMES);
-    assert.deepEqual(counts(env.databaseUrl), { games: GAMES, uniq: GAMES });
+    assert.deepEqual(await counts(env.databaseUrl), { games: GAMES, uniq: GAMES });
   } finally {
     env.cleanup();
   }

@@ -5,7 +5,6 @@ import { importFile } from '../../import/index.ts';
 import { openStore, type Store } from '../../store/index.ts';
 import { settingsOf } from '../context.ts';
 import { emit } from '../output.ts';
-import { runServer } from '../server.ts';
 import { parsePort } from '../settings.ts';
 
 const DEMO_STORE = 'data/demo.sqlite';
@@ -51,7 +50,7 @@ export function demoCommand(program: Command): void {
       if (!databaseUrl && !process.env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port);
-      const store = await openStore(settings.databaseUrl);
+      const store = await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
       const { token, database, gameId } = await seed(store);
       const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${settings.port}/api/v1`;
       const auth = `-H "Authorization: Bearer ${token}"`;
@@ -76,6 +75,7 @@ export function demoCommand(program: Command): void {
       );
       if (!opts.serve) return store.close();
       settings.logLevel = process.env.LOG_LEVEL || 'warn';
+      const { runServer } = await import('../server.ts'); // see serve.ts
       await runServer(store, settings);
       process.stderr.write(`listening on ${base} (Ctrl-C stops)\n`);
     });

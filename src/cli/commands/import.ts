@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type ImportSummary, importFile } from '../../import/index.ts';
+import type { ImportSummary } from '../../import/index.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
 import { emit } from '../output.ts';
 import { progressReporter } from '../progress.ts';
@@ -41,6 +41,7 @@ export function importCommand(program: Command): void {
           const summaries: ImportSummary[] = [];
           for (const file of files) {
             const progress = progressReporter();
+            const { importFile } = await import('../../import/index.ts'); // only this command parses PGN
             const summary = await importFile({
               store,
               database,

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { openStore } from '../../store/index.ts';
 import { settingsOf } from '../context.ts';
-import { runServer } from '../server.ts';
 import { parsePort } from '../settings.ts';
 
 export function serveCommand(program: Command): void {
@@ -14,7 +13,10 @@ export function serveCommand(program: Command): void {
       const settings = settingsOf(cmd);
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port);
-      const store = await openStore(settings.databaseUrl);
+      const store = await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
+      // Loaded here, not at the top: the server (Fastify and its plugins) is most of the CLI's start-up
+      // time, and every other command does without it.
+      const { runServer } = await import('../server.ts');
       await runServer(store, settings);
     });
 }

@@ -1,0 +1,213 @@
+// The write path of an import batch (Store.insertGames delegates here): skip games already in the database,
+// keep within maxGames, take one change-sequence range, insert the rows.
+//
+// On SQLite this runs on the better-sqlite3 handle itself, with statements prepared once per store: building
+// Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup query cost more CPU than SQLite's writes
+// (measured: most of the main thread of an import). It still runs inside Store.write()'s transaction: Kysely's
+// SQLite dialect has one connection, and that handle is it. PostgreSQL keeps the Kysely path.
+import { randomUUID } from 'node:crypto';
+import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
+import type { Kysely, Selectable } from 'kysely';
+import type { DB, GamesTable } from './schema.ts';
+import type { Database, GameRecord, InsertOutcome } from './types.ts';
+
+export type GameInsertRow = Omit<Selectable<GamesTable>, 'pk'>;
+
+export interface RowPosition {
+  id: string;
+  ownerId: string;
+  databaseId: string;
+  seq: number;
+  now: number;
+}
+
+export interface GameBatch {
+  /** The store's Kysely instance (finds the SQLite handle registered for it). */
+  db: Kysely<DB>;
+  /** The write transaction (Store.write). */
+  trx: Kysely<DB>;
+  database: Database;
+  games: GameRecord[];
+  allowDuplicates: boolean;
+  /** n change sequence values and the change time, from the transaction. */
+  take: (n: number) => Promise<{ seqs: number[]; now: number }>;
+  toRow: (game: GameRecord, at: RowPosition) => GameInsertRow;
+}
+
+// Rows per multi-row INSERT on the Kysely path: well under the bound-parameter limits with 27 columns.
+const INSERT_CHUNK = 200;
+
+const COLUMNS: readonly (keyof GameInsertRow)[] = [
+  'id',
+  'owner_id',
+  'database_id',
+  'slug',
+  'seq',
+  'event',
+  'date',
+  'result',
+  'eco',
+  'white_name',
+  'white_elo',
+  'white_fide_id',
+  'white_country',
+  'black_name',
+  'black_elo',
+  'black_fide_id',
+  'black_country',
+  'metadata',
+  'moves',
+  'fen',
+  'pgn',
+  'content_hash',
+  'created_at',
+  'updated_at',
+  'deleted',
+];
+
+interface SqliteStatements {
+  existing: Statement<[string, string], string>;
+  count: Statement<[string], number>;
+  insert: Statement<[GameInsertRow]>;
+  touch: Statement<[number, string]>;
+}
+
+const handles = new WeakMap<Kysely<DB>, SqliteHandle>();
+const prepared = new WeakMap<SqliteHandle, SqliteStatements>();
+
+/** Lets insertGames write through `handle`, the one connection under the SQLite store `db` (connect.ts). */
+export function registerSqliteHandle(db: Kysely<DB>, handle: SqliteHandle): void {
+  handles.set(db, handle);
+}
+
+function statementsOf(handle: SqliteHandle): SqliteStatements {
+  let statements = prepared.get(handle);
+  if (!statements) {
+    statements = {
+      existing: handle
+        .prepare<[string, string], string>(
+          // One statement for the whole batch (hashes as a JSON array): a third of the CPU of a lookup per
+          // game. Without INDEXED BY the planner picks games_database_list (database_id, deleted), and then
+          // every lookup scans the whole database: an import slows down quadratically.
+          `select content_hash from games indexed by games_database_hash
+            where database_id = ? and content_hash in (select value from json_each(?)) and deleted = 0`,
+        )
+        .pluck(),
+      count: handle
+        .prepare<[string], number>('select count(*) from games where database_id = ? and deleted = 0')
+        .pluck(),
+      insert: handle.prepare<[GameInsertRow]>(
+        `insert into games (${COLUMNS.join(', ')}) values (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
+      ),
+      touch: handle.prepare<[number, string]>('update databases set updated_at = ? where id = ?'),
+    };
+    prepared.set(handle, statements);
+  }
+  return statements;
+}
+
+/** Adds the batch's games to the database within the caller's write transaction. */
+export async function insertGameBatch(batch: GameBatch): Promise<InsertOutcome> {
+  const handle = handles.get(batch.db);
+  return handle ? insertWithSqlite(batch, statementsOf(handle)) : insertWithKysely(batch);
+}
+
+/** The games not already in the database (nor earlier in the batch), and how many were skipped. */
+function withoutDuplicates(
+  games: GameRecord[],
+  known: (hash: string) => boolean,
+): { fresh: GameRecord[]; duplicates: number } {
+  const seen = new Set<string>();
+  const fresh = games.filter((g) => {
+    if (seen.has(g.contentHash) || known(g.contentHash)) return false;
+    seen.add(g.contentHash);
+    return true;
+  });
+  return { fresh, duplicates: games.length - fresh.length };
+}
+
+/** The games that fit under maxGames given `count` live games, and how many did not. */
+function withinLimit(games: GameRecord[], maxGames: number, count: number) {
+  const room = Math.max(0, maxGames - count);
+  return { fresh: games.slice(0, room), overLimit: Math.max(0, games.length - room) };
+}
+
+async function rowsOf(
+  batch: GameBatch,
+  fresh: GameRecord[],
+): Promise<{ rows: GameInsertRow[]; now: number }> {
+  const { database } = batch;
+  const { seqs, now } = await batch.take(fresh.length);
+  const rows = fresh.map((game, i) =>
+    batch.toRow(game, {
+      id: randomUUID(),
+      ownerId: database.ownerId,
+      databaseId: database.id,
+      seq: seqs[i] as number,
+      now,
+    }),
+  );
+  return { rows, now };
+}
+
+async function insertWithSqlite(batch: GameBatch, statements: SqliteStatements): Promise<InsertOutcome> {
+  const { database } = batch;
+  let fresh = batch.games;
+  let duplicates = 0;
+  if (!batch.allowDuplicates) {
+    const hashes = JSON.stringify(fresh.map((g) => g.contentHash));
+    const existing = new Set(statements.existing.all(database.id, hashes));
+    ({ fresh, duplicates } = withoutDuplicates(fresh, (hash) => existing.has(hash)));
+  }
+  let overLimit = 0;
+  if (database.maxGames !== null) {
+    const count = statements.count.get(database.id) ?? 0;
+    ({ fresh, overLimit } = withinLimit(fresh, database.maxGames, count));
+  }
+  if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
+  const { rows, now } = await rowsOf(batch, fresh);
+  for (const row of rows) statements.insert.run(row);
+  statements.touch.run(now, database.id);
+  return { inserted: rows.length, duplicates, overLimit, ids: rows.map((r) => r.id) };
+}
+
+async function insertWithKysely(batch: GameBatch): Promise<InsertOutcome> {
+  const { trx, database } = batch;
+  let fresh = batch.games;
+  let duplicates = 0;
+  if (!batch.allowDuplicates) {
+    const hashes = [...new Set(fresh.map((g) => g.contentHash))];
+    const existing = new Set<string>();
+    for (let i = 0; i < hashes.length; i += 500) {
+      const rows = await trx
+        .selectFrom('games')
+        .select('content_hash')
+        .where('database_id', '=', database.id)
+        .where('deleted', '=', 0)
+        .where('content_hash', 'in', hashes.slice(i, i + 500))
+        .execute();
+      for (const row of rows) existing.add(row.content_hash);
+    }
+    ({ fresh, duplicates } = withoutDuplicates(fresh, (hash) => existing.has(hash)));
+  }
+  let overLimit = 0;
+  if (database.maxGames !== null) {
+    const { n } = await trx
+      .selectFrom('games')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('database_id', '=', database.id)
+      .where('deleted', '=', 0)
+      .executeTakeFirstOrThrow();
+    ({ fresh, overLimit } = withinLimit(fresh, database.maxGames, Number(n)));
+  }
+  if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
+  const { rows, now } = await rowsOf(batch, fresh);
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await trx
+      .insertInto('games')
+      .values(rows.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
+  await trx.updateTable('databases').set({ updated_at: now }).where('id', '=', database.id).execute();
+  return { inserted: rows.length, duplicates, overLimit, ids: rows.map((r) => r.id) };
+}

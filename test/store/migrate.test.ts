@@ -1,0 +1,44 @@
+// Several instances starting at once on a fresh store: each one migrates or waits for the one that does,
+// all of them start, and every migration is applied exactly once.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { BIN } from '../helpers/harness.ts';
+import { createTestDatabase, dropTestDatabase, queryStore } from '../helpers/stores.ts';
+import { DIALECTS } from './dialects.ts';
+
+const run = promisify(execFile);
+const INSTANCES = 4;
+
+for (const { dialect, skip } of DIALECTS) {
+  describe(`migrations on ${dialect}`, { skip }, () => {
+    test(`${INSTANCES} processes opening one fresh store at once all start; each migration runs once`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'chessport-migrate-'));
+      const url = dialect === 'postgres' ? await createTestDatabase() : join(dir, 'store.sqlite');
+      try {
+        const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' };
+        const outputs = await Promise.all(
+          Array.from({ length: INSTANCES }, () =>
+            run(process.execPath, [BIN, 'users', 'list', '--json'], { env, cwd: dir }),
+          ),
+        );
+        for (const { stdout } of outputs) assert.deepEqual(JSON.parse(stdout), []);
+        const applied = await queryStore<{ name: string }>(
+          url,
+          'select name from kysely_migration order by name',
+        );
+        assert.deepEqual(
+          applied.map((m) => m.name),
+          ['0001_initial', '0002_postgres_feed'],
+        );
+      } finally {
+        if (dialect === 'postgres') await dropTestDatabase(url);
+        rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      }
+    });
+  });
+}

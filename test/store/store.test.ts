@@ -1,0 +1,397 @@
+// The Store interface, called directly, behaves the same on SQLite and on PostgreSQL: every query of the
+// service, checked for its results, order, paging, dedup, limits and the change feed's sequence and times.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { hashToken, type Store, StoreError } from '../../src/store/index.ts';
+import type { Database, GameChange, User } from '../../src/store/types.ts';
+import { DIALECTS, openTestStore, record, type TestStore } from './dialects.ts';
+
+/** Code-point order, which is what both dialects must sort text by (SQLite's BINARY, PostgreSQL's "C"). */
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+async function allChanges(store: Store, ownerId: string, after = 0, limit = 3): Promise<GameChange[]> {
+  const out: GameChange[] = [];
+  for (let cursor = after; ; ) {
+    const page = await store.listChanges(ownerId, cursor, limit);
+    out.push(...page);
+    if (page.length < limit) return out;
+    cursor = (page.at(-1) as GameChange).seq;
+  }
+}
+
+for (const { dialect, skip } of DIALECTS) {
+  describe(`the store on ${dialect}`, { skip }, () => {
+    let t: TestStore;
+    let store: Store;
+    let alice: User;
+    let bob: User;
+
+    before(async () => {
+      t = await openTestStore(dialect);
+      store = t.store;
+      alice = await store.addUser({ login: 'alice', name: 'Alice', email: 'a@example.org' });
+      bob = await store.addUser({ login: 'bob' });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    test('users: add, find by login and id, no duplicate login, listed by creation then login', async () => {
+      assert.deepEqual(await store.findUser('alice'), alice);
+      assert.deepEqual(await store.getUserById(alice.id), alice);
+      assert.equal(await store.findUser('nobody'), undefined);
+      assert.equal(await store.findUser('ALICE'), undefined, 'logins are case-sensitive');
+      await assert.rejects(store.addUser({ login: 'alice' }), StoreError);
+      const logins = ['émile', 'Zed', 'Émile', 'zed', 'adam'];
+      for (const login of logins) await store.addUser({ login });
+      // Same creation time: the order is the login's, by code point on both dialects (not a locale's).
+      await store.db.updateTable('users').set({ created_at: 1 }).where('login', 'in', logins).execute();
+      const listed = (await store.listUsers()).map((u) => u.login);
+      assert.deepEqual(listed.slice(0, logins.length), [...logins].sort(byCodePoint));
+      assert.deepEqual(listed.slice(logins.length), ['alice', 'bob']);
+    });
+
+    test('apps: own sector by default, a shared one on request, listed by creation then name', async () => {
+      const one = await store.addApp({ name: 'one' });
+      const two = await store.addApp({ name: 'Two', sector: 'shared' });
+      assert.equal(one.sector, one.id);
+      assert.equal(two.sector, 'shared');
+      assert.deepEqual(await store.findApp('Two'), two);
+      await assert.rejects(store.addApp({ name: 'one' }), StoreError);
+      await store.db.updateTable('apps').set({ created_at: 1 }).execute();
+      assert.deepEqual(
+        (await store.listApps()).map((a) => a.name),
+        ['Two', 'one'],
+      );
+    });
+
+    test('tokens: only the hash is kept; found by hash; revoked by id or by the token itself', async () => {
+      const app = await store.addApp({ name: 'token-app' });
+      const issue = () =>
+        store.issueToken({
+          userId: alice.id,
+          appId: app.id,
+          scopes: ['games.read', 'user.read'],
+          expiresAt: 5,
+        });
+      const first = await issue();
+      const second = await issue();
+      assert.match(first.token, /^cp_[A-Za-z0-9_-]{43}$/);
+      const found = await store.findTokenByHash(hashToken(first.token));
+      assert.ok(found);
+      assert.deepEqual(
+        { ...found, createdAt: 0 },
+        {
+          id: first.id,
+          userId: alice.id,
+          userLogin: 'alice',
+          appId: app.id,
+          appName: 'token-app',
+          appSector: app.sector,
+          scopes: ['games.read', 'user.read'],
+          expiresAt: 5,
+          revokedAt: null,
+          createdAt: 0,
+        },
+      );
+      assert.equal(await store.findTokenByHash(hashToken('cp_unknown')), undefined);
+      assert.ok((await store.revokeToken(first.id))?.revokedAt);
+      assert.ok((await store.revokeToken(second.token))?.revokedAt);
+      assert.equal(await store.revokeToken('neither'), undefined);
+      const listed = (await store.listTokens()).filter((x) => x.appId === app.id);
+      assert.equal(listed.length, 2);
+      assert.ok(listed.every((x) => x.revokedAt !== null));
+    });
+
+    test('databases: slugs unique per owner (-2, -3), found by id, slug or name, listed by creation then id', async () => {
+      const a = await store.addDatabase({ ownerId: alice.id, name: 'Café Games' });
+      const b = await store.addDatabase({
+        ownerId: alice.id,
+        name: 'Cafe games',
+        private: true,
+        maxGames: 3,
+      });
+      const c = await store.addDatabase({ ownerId: alice.id, name: 'CAFE GAMES' });
+      const other = await store.addDatabase({ ownerId: bob.id, name: 'Café Games' });
+      assert.deepEqual(
+        [a.slug, b.slug, c.slug, other.slug],
+        ['cafe-games', 'cafe-games-2', 'cafe-games-3', 'cafe-games'],
+      );
+      assert.equal(b.private, true);
+      assert.equal(b.maxGames, 3);
+      assert.deepEqual(await store.findDatabase(alice.id, a.id), a);
+      assert.deepEqual(await store.findDatabase(alice.id, 'cafe-games-2'), b);
+      assert.deepEqual(await store.findDatabaseByName(alice.id, 'CAFE GAMES'), c);
+      assert.equal(await store.findDatabase(alice.id, other.id), undefined, "another owner's database");
+      assert.equal(await store.findDatabase(alice.id, 'cafe\u0000games'), undefined, 'NUL finds nothing');
+      // Creation order; databases made in the same millisecond follow their ids, by code point.
+      const byCreation = [a, b, c].sort((x, y) => x.createdAt - y.createdAt || byCodePoint(x.id, y.id));
+      assert.deepEqual(
+        (await store.listDatabases(alice.id)).map((d) => d.id),
+        byCreation.map((d) => d.id),
+      );
+      await store.db
+        .updateTable('databases')
+        .set({ created_at: 1 })
+        .where('owner_id', '=', alice.id)
+        .execute();
+      assert.deepEqual(
+        (await store.listDatabases(alice.id)).map((d) => d.id),
+        [a.id, b.id, c.id].sort(byCodePoint),
+      );
+      assert.ok((await store.listDatabases()).length >= 4);
+      assert.equal(await store.countGames(a.id), 0);
+    });
+
+    test('insertGames: duplicates skipped (in the store and within the batch) unless allowed; maxGames', async () => {
+      const db = await store.addDatabase({ ownerId: alice.id, name: 'Dedup' });
+      const first = await store.insertGames(db, [record(1), record(2), record(1)]);
+      assert.deepEqual(
+        { ...first, ids: first.ids.length },
+        { inserted: 2, duplicates: 1, overLimit: 0, ids: 2 },
+      );
+      const again = await store.insertGames(db, [record(2), record(3)]);
+      assert.deepEqual(
+        { ...again, ids: again.ids.length },
+        { inserted: 1, duplicates: 1, overLimit: 0, ids: 1 },
+      );
+      const allowed = await store.insertGames(db, [record(1)], true);
+      assert.equal(allowed.inserted, 1);
+      assert.equal(await store.countGames(db.id), 4);
+
+      const small = await store.addDatabase({ ownerId: alice.id, name: 'Small', maxGames: 3 });
+      const over = await store.insertGames(small, [record(10), record(11)]);
+      assert.equal(over.inserted, 2);
+      const full = await store.insertGames(small, [record(12), record(13), record(11)]);
+      assert.deepEqual(
+        { ...full, ids: full.ids.length },
+        { inserted: 1, duplicates: 1, overLimit: 1, ids: 1 },
+      );
+      assert.equal(await store.countGames(small.id), 3);
+    });
+
+    test('lists: import order, stable paging with limit and offset, scoped by owner and database', async () => {
+      const lists = await store.addDatabase({ ownerId: bob.id, name: 'Lists' });
+      const other = await store.addDatabase({ ownerId: bob.id, name: 'Other' });
+      const ids = (
+        await store.insertGames(
+          lists,
+          [1, 2, 3, 4, 5].map((n) => record(100 + n)),
+        )
+      ).ids;
+      const otherIds = (await store.insertGames(other, [record(200)])).ids;
+      const moreIds = (await store.insertGames(lists, [record(106)])).ids;
+      const inLists = [...ids, ...moreIds];
+      const paged: string[] = [];
+      for (let offset = 0; offset < 10; offset += 2) {
+        paged.push(...(await store.listDatabaseGames(lists.id, { limit: 2, offset })).map((g) => g.id));
+      }
+      assert.deepEqual(paged, inLists);
+      const everything = await store.listGames(bob.id, { limit: 200, offset: 0 });
+      assert.deepEqual(
+        everything.map((g) => g.id),
+        [...ids, ...otherIds, ...moreIds],
+      );
+      const summary = everything[0];
+      assert.deepEqual(summary, {
+        id: ids[0],
+        slug: summary?.slug,
+        databaseId: lists.id,
+        event: 'Event 101',
+        date: '2024-05-06',
+        result: '1-0',
+        eco: 'C60',
+        white: { name: 'White 101', elo: 2101, fideId: null, country: 'NOR' },
+        black: { name: 'Black 101', elo: null, fideId: '1503014', country: null },
+      });
+      assert.match(summary?.slug ?? '', /^white-101-vs-black-101-2024-[0-9a-f]{12}$/);
+      assert.equal(
+        (await store.listGames(alice.id, { limit: 200, offset: 0 })).some((g) => g.databaseId === lists.id),
+        false,
+      );
+    });
+
+    test('getGame: the detail of a live game of the owner; anyone else, a malformed id or NUL: undefined', async () => {
+      const db = await store.addDatabase({ ownerId: alice.id, name: 'Detail' });
+      const [id] = (
+        await store.insertGames(db, [record(300, { metadata: { Site: 'Bergen', Annotator: 'X' } })])
+      ).ids as [string];
+      const game = await store.getGame(alice.id, id);
+      assert.ok(game);
+      assert.deepEqual(game.metadata, { Site: 'Bergen', Annotator: 'X' });
+      assert.equal(game.moves, 'e2e4 e7e5');
+      assert.equal(game.pgn, record(300).pgn);
+      assert.equal(typeof game.updatedAt, 'number');
+      assert.equal(await store.getGame(bob.id, id), undefined);
+      assert.equal(await store.getGame(alice.id, 'not-a-uuid'), undefined);
+      assert.equal(await store.getGame(alice.id, `${id}\u0000`), undefined);
+      assert.deepEqual(await store.findLiveGame(id), { id, ownerId: alice.id, databaseId: db.id });
+    });
+
+    test('update, move and delete: each a new change with a higher seq; tombstones stay in the feed only', async () => {
+      const from = await store.addDatabase({ ownerId: alice.id, name: 'Writes' });
+      const into = await store.addDatabase({ ownerId: alice.id, name: 'Target', maxGames: 1 });
+      const [g1, g2, g3] = (await store.insertGames(from, [record(401), record(402), record(403)])).ids as [
+        string,
+        string,
+        string,
+      ];
+      const start = await store.lastSeq();
+
+      const updated = await store.updateGame(g1, record(499, { result: '0-1' }));
+      assert.ok(updated && updated.seq > start);
+      assert.equal(updated.result, '0-1');
+      assert.equal((await store.getGame(alice.id, g1))?.white.name, 'White 499');
+
+      const moved = await store.moveGame(g2, into);
+      assert.ok(moved?.moved && moved.change.seq > updated.seq);
+      assert.equal(moved.fromDatabaseId, from.id);
+      assert.equal(moved.change.databaseId, into.id);
+      const stay = await store.moveGame(g2, into);
+      assert.deepEqual(stay, { change: moved.change, fromDatabaseId: into.id, moved: false }, 'no write');
+      await assert.rejects(store.moveGame(g3, into), /full/);
+      const bobs = await store.addDatabase({ ownerId: bob.id, name: 'Not yours' });
+      await assert.rejects(store.moveGame(g3, bobs), StoreError);
+
+      const deleted = await store.deleteGame(g3);
+      assert.ok(deleted?.deleted && deleted.seq > moved.change.seq);
+      assert.equal(deleted.white.name, 'White 403', 'a tombstone keeps its names');
+      assert.equal(await store.getGame(alice.id, g3), undefined);
+      assert.equal(await store.deleteGame(g3), undefined);
+      assert.equal(await store.updateGame(g3, record(1)), undefined);
+      assert.equal(await store.moveGame(g3, from), undefined);
+      assert.equal(await store.countGames(from.id), 1);
+
+      const changes = await allChanges(store, alice.id, start);
+      assert.deepEqual(
+        changes.map((c) => [c.id, c.deleted]),
+        [
+          [g1, false],
+          [g2, false],
+          [g3, true],
+        ],
+      );
+      assert.equal(await store.lastSeq(), deleted.seq);
+    });
+
+    test('deleteDatabase: every game a tombstone with its own seq, in import order; the slug stays taken', async () => {
+      const doomed = await store.addDatabase({ ownerId: bob.id, name: 'Doomed' });
+      const ids = (
+        await store.insertGames(
+          doomed,
+          [1, 2, 3, 4].map((n) => record(500 + n)),
+        )
+      ).ids;
+      const start = await store.lastSeq();
+      const result = await store.deleteDatabase(doomed);
+      assert.equal(result?.tombstoned, 4);
+      assert.equal(await store.deleteDatabase(doomed), undefined);
+      const changes = await allChanges(store, bob.id, start);
+      assert.deepEqual(
+        changes.map((c) => c.id),
+        ids,
+      );
+      assert.ok(changes.every((c) => c.deleted && c.updatedAt === result?.deletedAt));
+      assert.equal(new Set(changes.map((c) => c.seq)).size, 4);
+      assert.equal(await store.findDatabase(bob.id, 'doomed'), undefined);
+      assert.equal((await store.addDatabase({ ownerId: bob.id, name: 'Doomed' })).slug, 'doomed-2');
+      const empty = await store.addDatabase({ ownerId: bob.id, name: 'Empty' });
+      assert.deepEqual(await store.deleteDatabase(empty).then((r) => r?.tombstoned), 0);
+    });
+
+    test('listChanges: each game once in its latest state, ordered by seq, paged by a seq cursor', async () => {
+      const carol = await store.addUser({ login: 'carol' });
+      const db = await store.addDatabase({ ownerId: carol.id, name: 'Feed' });
+      const ids = (
+        await store.insertGames(
+          db,
+          [1, 2, 3, 4, 5].map((n) => record(600 + n)),
+        )
+      ).ids as string[];
+      await store.updateGame(ids[1] as string, record(699));
+      await store.deleteGame(ids[3] as string);
+      const changes = await allChanges(store, carol.id, 0, 2);
+      assert.deepEqual(
+        changes.map((c) => c.id),
+        [ids[0], ids[2], ids[4], ids[1], ids[3]],
+      );
+      const seqs = changes.map((c) => c.seq);
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a, b) => a - b),
+      );
+      assert.equal(new Set(changes.map((c) => c.id)).size, 5);
+      assert.equal(changes[3]?.white.name, 'White 699');
+      assert.equal(changes[4]?.deleted, true);
+      const times = changes.map((c) => c.updatedAt);
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => a - b),
+        "an owner's updatedAt never decreases with seq",
+      );
+      assert.deepEqual(await store.listChanges(carol.id, changes.at(-1)?.seq ?? 0, 10), []);
+      assert.deepEqual(await store.listChanges(carol.id, 0, 2), changes.slice(0, 2));
+    });
+
+    test('changePositionAt: the feed from there starts at the first change at or after the time', async () => {
+      const dave = await store.addUser({ login: 'dave' });
+      const db = await store.addDatabase({ ownerId: dave.id, name: 'Since' });
+      const stamps: number[] = [];
+      for (let n = 0; n < 4; n++) {
+        await store.insertGames(db, [record(700 + n)]);
+        stamps.push((await store.listChanges(dave.id, 0, 100)).at(-1)?.updatedAt as number);
+        // Distinct change times: the next write happens a few milliseconds later.
+        while (Date.now() <= (stamps.at(-1) as number) + 1) await new Promise((r) => setTimeout(r, 2));
+      }
+      const all = await store.listChanges(dave.id, 0, 100);
+      for (const [i, stamp] of stamps.entries()) {
+        const position = await store.changePositionAt(dave.id, stamp);
+        assert.deepEqual(await store.listChanges(dave.id, position, 100), all.slice(i), `since change ${i}`);
+        const justAfter = await store.changePositionAt(dave.id, stamp + 1);
+        assert.deepEqual(await store.listChanges(dave.id, justAfter, 100), all.slice(i + 1));
+      }
+      assert.deepEqual(await store.listChanges(dave.id, await store.changePositionAt(dave.id, 0), 100), all);
+      assert.equal(await store.changePositionAt(dave.id, Number.MAX_SAFE_INTEGER), all.at(-1)?.seq);
+    });
+
+    test('databasePgn: every live game in import order, across keyset batches; tombstones left out', async () => {
+      const db = await store.addDatabase({ ownerId: alice.id, name: 'Export' });
+      const ids = (
+        await store.insertGames(
+          db,
+          [1, 2, 3, 4, 5, 6, 7].map((n) => record(800 + n)),
+        )
+      ).ids;
+      await store.deleteGame(ids[2] as string);
+      const pgns: string[] = [];
+      for await (const pgn of store.databasePgn(db.id, 2)) pgns.push(pgn);
+      assert.deepEqual(
+        pgns,
+        [1, 2, 4, 5, 6, 7].map((n) => record(800 + n).pgn),
+      );
+      const empty = await store.addDatabase({ ownerId: alice.id, name: 'Export empty' });
+      for await (const _ of store.databasePgn(empty.id)) assert.fail('no game');
+    });
+
+    test('the server secret is made once and then always the same, also for another process', async () => {
+      const secret = await store.serverSecret();
+      assert.match(secret, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(await store.serverSecret(), secret);
+      assert.equal(await (await t.reopen()).serverSecret(), secret);
+    });
+
+    test('the change sequence and times survive a restart: a new process continues above them', async () => {
+      const eve = await store.addUser({ login: 'eve' });
+      const db: Database = await store.addDatabase({ ownerId: eve.id, name: 'Restart' });
+      await store.insertGames(db, [record(900)]);
+      const before = await store.listChanges(eve.id, 0, 10);
+      const other = await t.reopen();
+      await other.insertGames(db, [record(901)]);
+      const after = await other.listChanges(eve.id, 0, 10);
+      assert.equal(after.length, 2);
+      assert.ok((after[1]?.seq as number) > (before[0]?.seq as number));
+      assert.ok((after[1]?.updatedAt as number) >= (before[0]?.updatedAt as number));
+      await store.ping();
+    });
+  });
+}
