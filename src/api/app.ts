@@ -1,5 +1,6 @@
-// The Fastify application: shared schemas, the error shape everywhere, the /api/v1 routes, and around them
-// what production needs (request ids, token-free logs, CORS, compression, ETags, rate limits, probes, metrics).
+// The Fastify application: shared schemas, the error shape everywhere, the /api/v1 routes with their OpenAPI
+// document and reference page, and around them what production needs (request ids, token-free logs, CORS,
+// compression, ETags, rate limits, probes, metrics).
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -7,7 +8,9 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Store, TokenInfo } from '../store/index.ts';
+import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
+import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { describeParam } from './params.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import { compression } from './plugins/compression.ts';
@@ -91,6 +94,10 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   conditionalRequests(app, options.store);
   const limiter = rateLimiter(app, options.rateLimit ?? { max: 600, windowMs: 60_000 });
   healthRoutes(app, options.store);
+  // The generator collects the routes added after it; the document and the page need no token.
+  openapiGenerator(app);
+  openapiRoute(app);
+  docsPage(app);
 
   const context: ApiContext = { store: options.store, secret: options.secret, limiter };
   app.register(

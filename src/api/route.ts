@@ -1,23 +1,30 @@
 // One place that turns a read endpoint into routes: GET (and HEAD) with auth, rate limit, scope and strict
 // parameters, 405 for the write methods (DESIGN.md 16) and an OPTIONS answer naming what is allowed (a CORS
-// preflight is answered earlier, by the CORS plugin).
+// preflight is answered earlier, by the CORS plugin). The GET route's schema is also its operation in the
+// OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './app.ts';
 import { authenticate, requireScope, type Scope } from './auth.ts';
 import { ApiError } from './errors.ts';
+import { SECURITY_SCHEME, type Tag } from './openapi/document.ts';
+import { type ReadAnswers, readResponses } from './openapi/responses.ts';
 import { checkRawQuery, type QuerySchema } from './params.ts';
-import { errorResponses } from './schemas.ts';
 
 export const ALLOW = 'GET, HEAD';
 
 export interface ReadRoute {
   url: string;
   scope: Scope;
+  /** The OpenAPI operation: its unique id, its resource, a one-line summary and the details. */
+  operationId: string;
+  tag: Tag;
   summary: string;
+  description: string;
   query?: QuerySchema['properties'];
   params?: Record<string, { type: 'string'; description: string }>;
-  response: FastifySchema['response'];
+  /** The 200 JSON answer. */
+  ok: ReadAnswers['ok'];
   handler: (request: FastifyRequest, reply: FastifyReply, token: TokenInfo) => Promise<unknown>;
 }
 
@@ -27,11 +34,19 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     additionalProperties: false,
     properties: route.query ?? {},
   };
-  // summary is not in Fastify's type but is kept on the schema for the OpenAPI document.
-  const schema: FastifySchema & { summary: string } = {
+  const schema: FastifySchema = {
+    operationId: route.operationId,
+    tags: [route.tag],
     summary: route.summary,
+    description: route.description,
+    security: [{ [SECURITY_SCHEME]: [route.scope] }],
     querystring,
-    response: { ...(route.response as object), ...errorResponses },
+    response: readResponses({
+      ok: route.ok,
+      paged: route.query?.offset !== undefined,
+      pgn: route.query?.format !== undefined,
+      notFound: route.params !== undefined,
+    }),
     ...(route.params && {
       params: { type: 'object', required: Object.keys(route.params), properties: route.params },
     }),
@@ -66,16 +81,21 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     preValidation: async (request) => checkRawQuery(request, querystring),
     handler: async (request, reply) => route.handler(request, reply, request.token as TokenInfo),
   });
+  methodGuards(app, route.url);
+}
+
+/** 405 for the write methods and an OPTIONS answer on a read-only path (untagged: not in the document). */
+export function methodGuards(app: FastifyInstance, url: string): void {
   app.route({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-    url: route.url,
+    url,
     handler: async () => {
       throw new ApiError('method_not_allowed', `The API is read-only: use ${ALLOW}.`, { allow: ALLOW });
     },
   });
   app.route({
     method: 'OPTIONS',
-    url: route.url,
+    url,
     handler: async (_request, reply) => reply.code(204).header('allow', `${ALLOW}, OPTIONS`).send(),
   });
 }

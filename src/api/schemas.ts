@@ -1,5 +1,6 @@
 // JSON Schemas of every request and response: one source for validation, serialisation and the OpenAPI
-// document. Every documented field is always present; unknown values are null (DESIGN.md 1).
+// document (src/api/openapi). Every documented field is always present; unknown values are null
+// (DESIGN.md 1). The schemas with an $id become the document's components/schemas.
 
 const nullable = (type: 'string' | 'integer', description: string, extra: Record<string, unknown> = {}) =>
   ({ type: [type, 'null'], description, ...extra }) as const;
@@ -9,45 +10,60 @@ const timestamp = (description: string) =>
     type: 'string',
     format: 'date-time',
     description: `${description} ISO 8601, UTC, milliseconds.`,
+    examples: ['2026-11-21T06:13:00.000Z'],
   }) as const;
+
+const RESULTS = ['1-0', '0-1', '1/2-1/2', '*'] as const;
+
+export const ERROR_CODES = [
+  'invalid_request',
+  'invalid_token',
+  'insufficient_scope',
+  'not_found',
+  'method_not_allowed',
+  'rate_limited',
+  'server_error',
+  'unavailable',
+] as const;
 
 export const errorSchema = {
   $id: 'Error',
   type: 'object',
+  description: 'The one error shape of the API: every answer other than 2xx and 304 carries it, always JSON.',
   required: ['error', 'error_description'],
   properties: {
     error: {
       type: 'string',
-      description: 'Machine-readable error code.',
-      enum: [
-        'invalid_request',
-        'invalid_token',
-        'insufficient_scope',
-        'not_found',
-        'method_not_allowed',
-        'rate_limited',
-        'server_error',
-        'unavailable',
-      ],
+      description:
+        'Machine-readable error code: invalid_request (400), invalid_token (401), insufficient_scope (403), ' +
+        'not_found (404), method_not_allowed (405), rate_limited (429), server_error (500), unavailable (503).',
+      enum: ERROR_CODES,
     },
-    error_description: { type: 'string', description: 'Human-readable explanation.' },
+    error_description: {
+      type: 'string',
+      description: 'Human-readable explanation for developers; wording may change, so match on error.',
+    },
   },
 } as const;
 
 export const playerSchema = {
   $id: 'Player',
   type: 'object',
+  description:
+    'A player reference, the same shape everywhere (list, database games, feed, detail). Unknown values, ' +
+    'such as the PGN placeholder "?", are null.',
   required: ['name', 'elo', 'fideId', 'country'],
   properties: {
-    name: nullable('string', 'Player name from the White/Black tag.'),
+    name: nullable('string', 'Player name from the White/Black tag.', { examples: ['Anderssen, Adolf'] }),
     elo: nullable('integer', 'Rating from the WhiteElo/BlackElo tag.'),
-    fideId: nullable('string', 'FIDE id (digits) from the WhiteFideId/BlackFideId tag.'),
+    fideId: nullable('string', 'FIDE id (digits) from the WhiteFideId/BlackFideId tag.', {
+      pattern: '^[0-9]+$',
+    }),
     country: nullable(
       'string',
-      'Three-letter federation code from WhiteFed/BlackFed (or WhiteCountry/BlackCountry).',
-      {
-        pattern: '^[A-Z]{3}$',
-      },
+      'Three upper-case letters from WhiteFed/BlackFed, or from WhiteCountry/BlackCountry when that is ' +
+        'a 3-letter code.',
+      { pattern: '^[A-Z]{3}$' },
     ),
   },
 } as const;
@@ -55,13 +71,16 @@ export const playerSchema = {
 export const userSchema = {
   $id: 'User',
   type: 'object',
+  description: 'The user behind the access token.',
   required: ['id', 'name', 'email', 'image'],
   properties: {
     id: {
       type: 'string',
       format: 'uuid',
       description:
-        'Pairwise pseudonymous id: stable for one app, different for every app, never the internal id.',
+        'Pairwise pseudonymous id (HMAC of the user under the app, shaped as an RFC 9562 version-8 UUID): ' +
+        'stable for every token of one app, different for every app, never the internal id or the login. ' +
+        'Use it as the user key in your system.',
     },
     name: nullable('string', "User's display name."),
     email: nullable('string', "User's e-mail address."),
@@ -72,11 +91,16 @@ export const userSchema = {
 export const databaseSchema = {
   $id: 'Database',
   type: 'object',
+  description: 'A collection of games owned by the user.',
   required: ['id', 'name', 'slug', 'private', 'maxGames', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'Database UUID.' },
     name: { type: 'string', description: 'Database name.' },
-    slug: { type: 'string', description: 'Usable in place of the id in paths.' },
+    slug: {
+      type: 'string',
+      description: 'Usable in place of the id in paths; unique among the user’s databases.',
+      examples: ['classics'],
+    },
     private: { type: 'boolean', description: 'Whether the database is private.' },
     maxGames: nullable('integer', 'Maximum number of games the database takes; null when unlimited.'),
     createdAt: timestamp('Creation time.'),
@@ -86,12 +110,18 @@ export const databaseSchema = {
 
 const gameSummaryProperties = {
   id: { type: 'string', format: 'uuid', description: 'Game UUID.' },
-  slug: { type: 'string', description: 'Readable, unique slug of the game.' },
+  slug: {
+    type: 'string',
+    description: 'Readable, unique slug: <white>-vs-<black>-<year>-<12 hex of the id>.',
+    examples: ['anderssen-vs-kieseritzky-1851-0193c0de4f2a'],
+  },
   databaseId: { type: 'string', format: 'uuid', description: 'Id of the containing database.' },
-  event: nullable('string', 'Event tag.'),
-  date: nullable('string', 'Game date YYYY-MM-DD; null when the PGN date is incomplete.', { format: 'date' }),
-  result: { type: 'string', enum: ['1-0', '0-1', '1/2-1/2', '*'], description: 'Result in PGN notation.' },
-  eco: nullable('string', 'ECO opening code A00..E99.', { pattern: '^[A-E][0-9]{2}$' }),
+  event: nullable('string', 'Event tag; null when unknown.'),
+  date: nullable('string', 'Game date YYYY-MM-DD; null unless the PGN Date is a complete, real date.', {
+    format: 'date',
+  }),
+  result: { type: 'string', enum: RESULTS, description: 'Result in PGN notation (* while unknown).' },
+  eco: nullable('string', 'ECO opening code A00..E99; null when unknown.', { pattern: '^[A-E][0-9]{2}$' }),
   white: { $ref: 'Player#' },
   black: { $ref: 'Player#' },
 } as const;
@@ -99,6 +129,7 @@ const gameSummaryProperties = {
 export const gameSummarySchema = {
   $id: 'GameSummary',
   type: 'object',
+  description: 'A game list item: no moves and no PGN.',
   required: Object.keys(gameSummaryProperties),
   properties: gameSummaryProperties,
 } as const;
@@ -106,21 +137,59 @@ export const gameSummarySchema = {
 export const gameDetailSchema = {
   $id: 'GameDetail',
   type: 'object',
+  description: 'One game with full data: every list item field, plus enough to mirror the game.',
   required: [...Object.keys(gameSummaryProperties), 'fen', 'moves', 'pgn', 'metadata', 'updatedAt'],
   properties: {
     ...gameSummaryProperties,
-    fen: { type: 'string', description: 'FEN of the position after the last move of the main line.' },
+    fen: {
+      type: 'string',
+      description: 'FEN of the position after the last move of the main line.',
+      examples: ['rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'],
+    },
     moves: {
       type: 'string',
-      description: 'Main line in UCI coordinate notation, separated by single spaces; empty without moves.',
+      description:
+        'Main line in UCI notation, separated by single spaces (e2e4, promotion e7e8q, castling e1g1; ' +
+        'in Chess960 king-takes-rook e1h1); empty without moves.',
+      examples: ['e2e4 e7e5 g1f3'],
     },
-    pgn: { type: 'string', description: 'The game in PGN export format, including the extra tags.' },
+    pgn: {
+      type: 'string',
+      description:
+        'The game in PGN export format: Seven Tag Roster first, other tags in ASCII order, comments, ' +
+        'NAGs and variations kept, lines under 80 characters.',
+    },
     metadata: {
       type: 'object',
       additionalProperties: { type: 'string' },
-      description: 'Tag pairs without a field of their own (Site, Round, TimeControl, FEN, ...).',
+      description:
+        'Tag pairs without a field of their own (Site, Round, TimeControl, Annotator, FEN, SetUp, custom ' +
+        'tags ...), tag name to text value.',
+      examples: [{ Site: 'London', Round: '1' }],
     },
     updatedAt: timestamp('Time of the last change to the game.'),
+  },
+} as const;
+
+export const changeItemSchema = {
+  $id: 'Change',
+  type: 'object',
+  description:
+    'One changed game in its latest state. A deleted game is a tombstone (deleted: true) that keeps its ' +
+    'last names and result; fetch the others with GET /api/v1/games/{id}.',
+  required: ['id', 'databaseId', 'updatedAt', 'deleted', 'white', 'black', 'result'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'Game UUID.' },
+    databaseId: {
+      type: 'string',
+      format: 'uuid',
+      description: 'Id of the containing database (after a move: the new one).',
+    },
+    updatedAt: timestamp('Time of the last change to the game.'),
+    deleted: { type: 'boolean', description: 'true for a deleted game (a tombstone).' },
+    white: { $ref: 'Player#' },
+    black: { $ref: 'Player#' },
+    result: { type: 'string', enum: RESULTS, description: 'Result in PGN notation.' },
   },
 } as const;
 
@@ -131,18 +200,48 @@ export const sharedSchemas = [
   databaseSchema,
   gameSummarySchema,
   gameDetailSchema,
+  changeItemSchema,
 ] as const;
 
-const envelope = (data: Record<string, unknown>) =>
-  ({ type: 'object', required: ['data'], properties: { data } }) as const;
+const envelope = (description: string, data: Record<string, unknown>) =>
+  ({ type: 'object', description, required: ['data'], properties: { data } }) as const;
 
-export const errorResponses = {
-  400: { $ref: 'Error#' },
-  401: { $ref: 'Error#' },
-  403: { $ref: 'Error#' },
-  404: { $ref: 'Error#' },
-  429: { $ref: 'Error#' },
-  503: { $ref: 'Error#' },
+/** The JSON bodies of the 200 answers. */
+export const schemas = {
+  me: envelope('The user.', { $ref: 'User#' }),
+  databases: envelope('The databases, in creation order.', {
+    type: 'array',
+    description: 'Every database of the user.',
+    items: { $ref: 'Database#' },
+  }),
+  gameList: envelope('One page of games.', {
+    type: 'array',
+    description: 'Games in import order, oldest first.',
+    items: { $ref: 'GameSummary#' },
+  }),
+  gameDetail: envelope('The game.', { $ref: 'GameDetail#' }),
+  changes: {
+    type: 'object',
+    description: 'One page of the changes feed.',
+    required: ['data', 'nextCursor', 'hasMore'],
+    properties: {
+      data: {
+        type: 'array',
+        description: 'Changed games in change order, each once, in its latest state.',
+        items: { $ref: 'Change#' },
+      },
+      nextCursor: {
+        type: 'string',
+        description:
+          'Opaque position after this page, also on an empty page (then it is the position you sent): ' +
+          'pass it as cursor next time. Store it only after the page’s data is safely written.',
+      },
+      hasMore: {
+        type: 'boolean',
+        description: 'Whether more changes exist right now after nextCursor: if true, fetch the next page.',
+      },
+    },
+  },
 } as const;
 
 // Query parameters. Integers are additionally checked for plain decimal digits before validation, so that
@@ -154,67 +253,38 @@ export const pageQuery = (defaultLimit: number, maxLimit: number) =>
       minimum: 1,
       maximum: maxLimit,
       default: defaultLimit,
-      description: `Items per page, 1 to ${maxLimit}.`,
+      description: `Items per page, 1 to ${maxLimit}, plain decimal digits.`,
     },
-    offset: { type: 'integer', minimum: 0, default: 0, description: 'Number of items to skip.' },
+    offset: {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description: 'Number of items to skip, plain decimal digits. Prefer following the Link header.',
+    },
   }) as const;
 
 export const formatParam = {
   type: 'string',
   enum: ['pgn'],
-  description: 'pgn returns PGN text instead of JSON (as does Accept: application/x-chess-pgn).',
-} as const;
-
-export const schemas = {
-  me: { response: { 200: envelope({ $ref: 'User#' }) } },
-  databases: { response: { 200: envelope({ type: 'array', items: { $ref: 'Database#' } }) } },
-  gameList: { response: { 200: envelope({ type: 'array', items: { $ref: 'GameSummary#' } }) } },
-  gameDetail: { response: { 200: envelope({ $ref: 'GameDetail#' }) } },
-};
-
-// ---- changes feed (DESIGN.md 18-22) --------------------------------------------------------------------
-
-export const changeItemSchema = {
-  type: 'object',
-  required: ['id', 'databaseId', 'updatedAt', 'deleted', 'white', 'black', 'result'],
-  properties: {
-    id: { type: 'string', format: 'uuid', description: 'Game UUID.' },
-    databaseId: { type: 'string', format: 'uuid', description: 'Id of the containing database.' },
-    updatedAt: timestamp('Time of the last change to the game.'),
-    deleted: { type: 'boolean', description: 'true for a deleted game (a tombstone).' },
-    white: { $ref: 'Player#' },
-    black: { $ref: 'Player#' },
-    result: { type: 'string', enum: ['1-0', '0-1', '1/2-1/2', '*'], description: 'Result in PGN notation.' },
-  },
+  description:
+    'pgn returns PGN text (application/x-chess-pgn) instead of JSON, as does an Accept header that ' +
+    'prefers application/x-chess-pgn or application/vnd.chess-pgn. Any other value is 400.',
 } as const;
 
 export const changesQuery = {
   cursor: {
     type: 'string',
-    description: 'nextCursor of the previous page, unchanged. Not together with since.',
+    description:
+      'nextCursor of the previous page, unchanged (a signed position, bound to this user and app). Not ' +
+      'together with since. A cursor of another user, app or server, or altered, is 400.',
   },
   since: {
     type: 'string',
     description:
-      'First run only: start at the changes made at or after this time, ISO 8601 with a zone ' +
-      '(2026-11-21T06:13:00.000Z or +02:00). Without cursor and since the feed starts at the beginning.',
+      'First run only: start at the changes made at or after this time, RFC 3339 with a zone ' +
+      '(2026-11-21T06:13:00.000Z, or +02:00 written %2B02:00). Without cursor and since the feed starts ' +
+      'at the beginning (full backfill).',
+    examples: ['2026-11-21T06:13:00.000Z'],
   },
-  limit: { ...pageQuery(100, 500).limit, description: 'Changes per page, 1 to 500.' },
+  limit: { ...pageQuery(100, 500).limit, description: 'Changes per page, 1 to 500, plain decimal digits.' },
 } as const;
-
-export const changesSchemas = {
-  response: {
-    200: {
-      type: 'object',
-      required: ['data', 'nextCursor', 'hasMore'],
-      properties: {
-        data: { type: 'array', items: changeItemSchema },
-        nextCursor: {
-          type: 'string',
-          description: 'Opaque position after this page, also on an empty page: pass it as cursor next time.',
-        },
-        hasMore: { type: 'boolean', description: 'Whether more changes exist right now after nextCursor.' },
-      },
-    },
-  },
-};

@@ -4,6 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { checkAgainstOpenApi } from './openapi-validate.ts';
+import { createTestDatabaseSync, dropTestDatabaseSync, STORE_DIALECT, type TestDialect } from './stores.ts';
 
 const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -13,19 +15,29 @@ export const SHARED_PGN = resolve(ROOT, '../shared/pgn');
 
 export interface Env {
   dir: string;
+  /** Where DATABASE_URL points: a SQLite file in `dir`, or a fresh PostgreSQL database (STORE_DIALECT). */
   databaseUrl: string;
+  dialect: TestDialect;
   env: NodeJS.ProcessEnv;
   cleanup(): void;
 }
 
-/** A fresh temp folder with its own SQLite store and server secret. */
+/**
+ * A fresh temp folder with its own empty store and server secret. The store is a SQLite file in the folder,
+ * or in the PostgreSQL pass of `npm test` a new database on TEST_POSTGRES_URL; cleanup() removes either.
+ */
 export function tempEnv(extra: NodeJS.ProcessEnv = {}): Env {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-test-'));
-  const databaseUrl = join(dir, 'store.sqlite');
+  const dialect = STORE_DIALECT;
+  const databaseUrl = dialect === 'postgres' ? createTestDatabaseSync() : join(dir, 'store.sqlite');
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
   delete env.CHESSPORT_SECRET;
   Object.assign(env, extra);
-  return { dir, databaseUrl, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const cleanup = () => {
+    rmSync(dir, { recursive: true, force: true });
+    if (dialect === 'postgres') dropTestDatabaseSync(databaseUrl);
+  };
+  return { dir, databaseUrl, dialect, env, cleanup };
 }
 
 export interface CliResult {
@@ -100,7 +112,10 @@ export interface Answer<T = unknown> {
   json: T;
 }
 
-/** One HTTP request; the body is read whole and parsed as JSON when it is JSON. */
+/**
+ * One HTTP request; the body is read whole and parsed as JSON when it is JSON. Every answer under /api/v1 is
+ * checked against the server's own OpenAPI document (openapi-validate.ts): a mismatch fails the test.
+ */
 export async function http<T = Record<string, unknown>>(
   base: string,
   path: string,
@@ -108,8 +123,11 @@ export async function http<T = Record<string, unknown>>(
 ): Promise<Answer<T>> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
-  const response = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers });
+  const url = `${base}${path}`;
+  const method = init.method ?? 'GET';
+  const response = await fetch(url, { method, headers });
   const text = await response.text();
+  await checkAgainstOpenApi({ url, method, status: response.status, headers: response.headers, text });
   const isJson = response.headers.get('content-type')?.includes('application/json');
   return {
     status: response.status,

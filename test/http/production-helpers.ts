@@ -3,7 +3,9 @@
 import { writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { cliJson, type Env, type Server } from '../helpers/harness.ts';
+import { checkAgainstOpenApi } from '../helpers/openapi-validate.ts';
 
 export interface RawAnswer {
   status: number;
@@ -31,15 +33,32 @@ export function raw(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
+        res.on('end', () => {
+          const answer = { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
+          conformsToOpenApi(url, options.method ?? 'GET', answer).then(() => resolve(answer), reject);
+        });
         res.on('error', reject);
       },
     );
     req.on('error', reject);
     req.end();
   });
+}
+
+/** Checks the answer against the server's OpenAPI document, like harness.ts http() does for the other suites. */
+async function conformsToOpenApi(url: URL, method: string, answer: RawAnswer): Promise<void> {
+  const coding = header(answer, 'content-encoding');
+  const body =
+    coding === 'gzip'
+      ? gunzipSync(answer.body)
+      : coding === 'br'
+        ? brotliDecompressSync(answer.body)
+        : answer.body;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  await checkAgainstOpenApi({ url: url.href, method, status: answer.status, headers, text: body.toString() });
 }
 
 export function header(answer: RawAnswer, name: string): string {

@@ -12,6 +12,7 @@ export function metrics(app: FastifyInstance, store: Store): void {
   collectProcessMetrics();
   const registry = new Registry();
   const labelNames = ['method', 'route', 'status'] as const;
+  type Label = (typeof labelNames)[number];
   const requests = new Counter({
     name: 'chessport_http_requests_total',
     help: 'HTTP requests answered, by method, route template and status.',
@@ -38,15 +39,21 @@ export function metrics(app: FastifyInstance, store: Store): void {
     },
   });
 
+  // One series per method, route template and status, looked up once: prom-client hashes a label set on
+  // every inc() and observe(), a cost every request would pay twice.
+  const series = new Map<string, { count: Counter.Internal; time: Histogram.Internal<Label> }>();
   app.addHook('onResponse', async (request, reply) => {
     // The route template, never the raw URL: ids in paths would make one series per game.
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
-    };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
+    const route = request.routeOptions.url ?? 'unmatched';
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let one = series.get(key);
+    if (!one) {
+      const labels = { method: request.method, route, status: String(reply.statusCode) };
+      one = { count: requests.labels(labels), time: duration.labels(labels) };
+      series.set(key, one);
+    }
+    one.count.inc();
+    one.time.observe(reply.elapsedTime / 1000);
   });
 
   app.addHook('preSerialization', async (request, reply, payload) => {

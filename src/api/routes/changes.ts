@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { ApiError } from '../errors.ts';
 import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
-import { changesQuery, changesSchemas } from '../schemas.ts';
+import { changesQuery, schemas } from '../schemas.ts';
 import { iso } from '../serialize.ts';
 import { parseZonedTimestamp } from '../timestamp.ts';
 
@@ -34,9 +34,17 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
   readRoute(app, context, {
     url: '/changes',
     scope: 'games.read',
+    operationId: 'listChanges',
+    tag: 'Changes feed',
     summary: 'Incremental feed of changed games, tombstones included, oldest change first.',
+    description:
+      'The user’s games changed after the cursor (or at or after since; from the beginning without ' +
+      'either), in change order, each once in its latest state; deleted games as tombstones. Follow ' +
+      'nextCursor until hasMore is false; then poll with the last nextCursor. The feed signals changes: ' +
+      'fetch a changed game with GET /api/v1/games/{id}. 400 for cursor together with since, an invalid ' +
+      'since, and a malformed, altered or foreign cursor.',
     query: changesQuery,
-    response: changesSchemas.response,
+    ok: { description: 'One page of changes.', schema: schemas.changes },
     handler: async (request, _reply, token) => {
       const { cursor, since, limit } = request.query as ChangesQuery;
       // Cursors are bound to the reader as the API knows it: this user through this app's pairwise id.

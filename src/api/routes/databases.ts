@@ -14,8 +14,11 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
   readRoute(app, context, {
     url: '/databases',
     scope: 'databases.read',
+    operationId: 'listDatabases',
+    tag: 'Databases',
     summary: 'Databases owned by the user.',
-    response: schemas.databases.response,
+    description: 'Every database of the user, in creation order, in one answer (not paged).',
+    ok: { description: 'The databases.', schema: schemas.databases },
     handler: async (_request, _reply, token) => ({
       data: (await store.listDatabases(token.userId)).map(databaseJson),
     }),
@@ -24,10 +27,16 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
   readRoute(app, context, {
     url: '/databases/:id/games',
     scope: 'games.read',
+    operationId: 'listDatabaseGames',
+    tag: 'Databases',
     summary: 'Games of one database, as JSON pages or as one PGN file.',
+    description:
+      'As JSON: one page of game list items in import order; follow the Link header for the next page. ' +
+      'As PGN (format=pgn or Accept): every game of the database in one streamed file, games separated by ' +
+      'one blank line; limit and offset are refused with it (400), as the export always holds every game.',
     params: { id: { type: 'string', description: 'Database UUID or slug.' } },
     query: { ...pageQuery(50, 200), format: formatParam },
-    response: schemas.gameList.response,
+    ok: { description: 'One page of the database’s games, or its PGN file.', schema: schemas.gameList },
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
       const database = await store.findDatabase(token.userId, id);

@@ -13,9 +13,14 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
   readRoute(app, context, {
     url: '/games',
     scope: 'games.read',
+    operationId: 'listGames',
+    tag: 'Games',
     summary: 'Games of the user across all databases, lightweight, in import order.',
+    description:
+      'One page of game list items (no moves, no PGN), oldest import first, stable under new imports; ' +
+      'follow the Link header for the next page.',
     query: pageQuery(50, 200),
-    response: schemas.gameList.response,
+    ok: { description: 'One page of games.', schema: schemas.gameList },
     handler: async (request, reply, token) =>
       sendPage(request, reply, async (page) =>
         (await store.listGames(token.userId, page)).map(gameSummaryJson),
@@ -25,10 +30,15 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
   readRoute(app, context, {
     url: '/games/:id',
     scope: 'games.read',
+    operationId: 'getGame',
+    tag: 'Games',
     summary: 'One game with full data, as JSON or as PGN.',
+    description:
+      'The game detail: every list item field plus fen, moves (UCI), pgn, metadata and updatedAt, enough ' +
+      'to mirror the game. format=pgn or Accept: application/x-chess-pgn gives the PGN text instead.',
     params: { id: { type: 'string', description: 'Game UUID.' } },
     query: { format: formatParam },
-    response: schemas.gameDetail.response,
+    ok: { description: 'The game, as JSON or as PGN.', schema: schemas.gameDetail },
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
       const game = await store.getGame(token.userId, id);

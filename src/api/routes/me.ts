@@ -9,8 +9,13 @@ export function meRoutes(app: FastifyInstance, context: ApiContext): void {
   readRoute(app, context, {
     url: '/me',
     scope: 'user.read',
+    operationId: 'getMe',
+    tag: 'User',
     summary: 'Basic profile of the authenticated user.',
-    response: schemas.me.response,
+    description:
+      'The user behind the token. id is pairwise: the same for every token of this app, different for ' +
+      'every other app; use it as the user key in your system.',
+    ok: { description: 'The user.', schema: schemas.me },
     handler: async (_request, _reply, token) => {
       const user = await context.store.getUserById(token.userId);
       if (!user) throw notFound('user');

@@ -1,0 +1,174 @@
+// The parts of the OpenAPI document that no route schema holds: info, servers, tags, the security scheme,
+// and the decisions a client depends on (DESIGN.md, README "API decisions"), in the description text.
+import packageJson from '../../../package.json' with { type: 'json' };
+import { SCOPES, type Scope } from '../auth.ts';
+
+export const SECURITY_SCHEME = 'bearer';
+
+export const TAGS = {
+  User: 'The user behind the token.',
+  Databases: 'The user’s game databases; a database’s games as JSON pages or as one PGN file.',
+  Games: 'Games across all databases: lightweight pages, full detail, PGN.',
+  'Changes feed': 'The incremental feed: the recommended way to keep an external copy current.',
+} as const;
+
+export type Tag = keyof typeof TAGS;
+
+const SCOPE_USES: Record<Scope, string> = {
+  'user.read': 'GET /api/v1/me',
+  'databases.read': 'GET /api/v1/databases',
+  'games.read': 'GET /api/v1/games, /api/v1/games/{id}, /api/v1/databases/{id}/games, /api/v1/changes',
+};
+
+const DESCRIPTION = `
+A read-only HTTP/JSON API through which another app takes over a user's chess games: lists, full game
+detail, PGN exports and an incremental changes feed. Every answer is limited to the user behind the token.
+The reference page is served at \`/docs\`, this document at \`/api/v1/openapi.json\` (neither needs a token
+or counts against the rate limit).
+
+## Keeping a copy current
+
+Follow \`GET /api/v1/changes\`: the first run without \`cursor\` backfills everything (or starts at
+\`since\`); follow \`nextCursor\` until \`hasMore\` is false, and store the cursor only after the page's data
+is safely written. Every write to a game (import, update, move, delete) moves it to the end of the feed,
+once, in its latest state. Deleted games stay as tombstones (\`deleted: true\`, with their last names and
+result) and are 404 everywhere else. Fetch changed games with \`GET /api/v1/games/{id}\` (JSON or PGN).
+The cursor comes on every page, also an empty one, so it stays usable; cursors do not expire. They are
+signed and bound to the user as one app sees them: another user's or app's cursor, one from another server
+secret, or an altered one is 400 (after a server secret rotation, restart with \`since\`).
+
+## Shapes
+
+- Every documented field is always present. An unknown value is \`null\`, never omitted and never \`"?"\`.
+- Timestamps are ISO 8601 UTC with milliseconds (\`2026-11-21T06:13:00.000Z\`).
+- One player reference everywhere: \`{name, elo, fideId, country}\`.
+- \`/api/v1/me\`'s \`id\` is pairwise: stable for one app, different for every app, never the internal id.
+
+## Paging and parameters
+
+Lists are in import order, oldest first, stable under new imports, so offset paging never shows a game
+twice. Follow the \`Link\` header (RFC 8288, root-relative targets): \`rel="next"\` while more pages exist,
+\`rel="prev"\` after the first page. Parameters are strict: \`limit\` and \`offset\` must be plain decimal
+integers in range, and an unknown, repeated or empty parameter is 400 \`invalid_request\` naming it; nothing
+is clamped or ignored.
+
+## PGN
+
+\`format=pgn\`, or an \`Accept\` header whose most preferred type is \`application/x-chess-pgn\` or
+\`application/vnd.chess-pgn\`, gives \`application/x-chess-pgn; charset=utf-8\` with
+\`Content-Disposition: attachment; filename="<slug>.pgn"\`. A database's export is streamed and always holds
+every game, so \`limit\`/\`offset\` with it are 400.
+
+## Errors
+
+Always JSON \`{error, error_description}\` (schema Error), never a stack trace: 400 \`invalid_request\`,
+401 \`invalid_token\`, 403 \`insufficient_scope\`, 404 \`not_found\`, 405 \`method_not_allowed\`,
+429 \`rate_limited\`, 500 \`server_error\`, 503 \`unavailable\`. Authentication is checked before anything
+else. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge.
+
+## Methods
+
+Every operation here also answers \`HEAD\` (the same headers, no body). POST, PUT, PATCH and DELETE on an
+API path are 405 \`method_not_allowed\` with \`Allow: GET, HEAD\`; OPTIONS answers 204 with
+\`Allow: GET, HEAD, OPTIONS\`; CORS preflights are answered before authentication (any origin, no
+credentials). Unknown paths are 404 \`not_found\`.
+
+## Rate limits and caching
+
+Per app and user (all tokens of one app and user share one budget), and per client address for requests
+without a valid token. Every counted answer carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`,
+\`X-RateLimit-Reset\` and the IETF draft's \`RateLimit-Policy\` and \`RateLimit\`; 429 and 503 add
+\`Retry-After\` (seconds). Every 200 carries a strong \`ETag\` and \`Cache-Control: private, no-cache\`;
+\`If-None-Match\` gives 304, on the feed and the PGN export too. Answers are compressed (gzip, br) when asked.
+`.trim();
+
+const SCHEME_DESCRIPTION = `
+Opaque bearer token in the Authorization header (\`Authorization: Bearer cp_...\`; the scheme name is
+case-insensitive; never in the query string). A token belongs to one user and one app, carries scopes and
+may expire or be revoked. Each operation lists the scope it needs:
+
+${SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_USES[scope]}`).join('\n')}
+`.trim();
+
+export const openapiBase = {
+  openapi: '3.1.0',
+  info: {
+    title: 'chessport API',
+    version: packageJson.version,
+    summary: 'Take over a user’s chess games: lists, detail, PGN and a changes feed.',
+    description: DESCRIPTION,
+    license: { name: 'GPL-3.0-or-later', identifier: 'GPL-3.0-or-later' },
+  },
+  servers: [{ url: '/', description: 'The server that serves this document.' }],
+  tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+  components: {
+    securitySchemes: {
+      [SECURITY_SCHEME]: { type: 'http' as const, scheme: 'bearer', description: SCHEME_DESCRIPTION },
+    },
+  },
+};
+
+type Json = { [key: string]: unknown };
+
+/** Names of the answers that are the same on every operation, in components/responses. */
+const SHARED_RESPONSES: Record<string, string> = {
+  304: 'NotModified',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  429: 'TooManyRequests',
+  500: 'ServerError',
+  503: 'Unavailable',
+};
+
+function responsesOf(document: Json): Record<string, Json>[] {
+  const paths = (document.paths ?? {}) as Record<string, Record<string, Json>>;
+  return Object.values(paths).flatMap((operations) =>
+    Object.values(operations).map((operation) => (operation.responses ?? {}) as Record<string, Json>),
+  );
+}
+
+/** The last touches @fastify/swagger cannot make from route schemas; see the two steps. */
+export function finishDocument(document: Json): Json {
+  liftRequiredHeaders(document);
+  shareResponses(document);
+  return document;
+}
+
+/**
+ * @fastify/swagger copies a response header's schema as it is; our route schemas mark a header that is on
+ * every answer of its status with `required: true` in that schema, which OpenAPI wants on the header object.
+ */
+function liftRequiredHeaders(document: Json): void {
+  for (const responses of responsesOf(document)) {
+    for (const response of Object.values(responses)) {
+      for (const object of Object.values((response.headers ?? {}) as Record<string, Json>)) {
+        const schema = object.schema as Json | undefined;
+        if (schema?.required === true) {
+          delete schema.required;
+          object.required = true;
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Every route schema spells out its error and 304 answers (Fastify serialises with them), so the generated
+ * document repeats them per operation; identical ones become one named components/responses entry.
+ */
+function shareResponses(document: Json): void {
+  const all = responsesOf(document);
+  const components = (document.components ?? {}) as Json;
+  const shared = (components.responses ?? {}) as Record<string, Json>;
+  for (const [status, name] of Object.entries(SHARED_RESPONSES)) {
+    const owners = all.filter((responses) => responses[status] !== undefined);
+    const texts = new Set(owners.map((responses) => JSON.stringify(responses[status])));
+    if (owners.length === 0 || texts.size !== 1) continue;
+    shared[name] = owners[0]?.[status] as Json;
+    for (const responses of owners) responses[status] = { $ref: `#/components/responses/${name}` };
+  }
+  components.responses = shared;
+  document.components = components;
+}

@@ -1,0 +1,193 @@
+// The answers of a read route as route schema entries, one per status: Fastify serialises with their body
+// schemas, and @fastify/swagger turns the same entries (descriptions, headers, media types) into the
+// document's responses. A header marked `required` is on every answer of that status; the document moves
+// the mark to the header object (see document.ts), the test suite's validator enforces it.
+import type { ERROR_CODES } from '../schemas.ts';
+
+type ErrorCode = (typeof ERROR_CODES)[number];
+
+interface HeaderSchema {
+  type: 'string' | 'integer';
+  description: string;
+  minimum?: number;
+  required?: true;
+}
+
+const header = (type: HeaderSchema['type'], description: string, extra: Partial<HeaderSchema> = {}) =>
+  ({ type, description, ...extra }) as HeaderSchema;
+
+const required = (schema: HeaderSchema): HeaderSchema => ({ ...schema, required: true });
+
+export const HEADERS = {
+  'X-Request-Id': header(
+    'string',
+    'The id of this request in the server logs: the caller’s X-Request-Id when it is 1-128 characters of ' +
+      '[A-Za-z0-9._-], otherwise a new UUID. Quote it when reporting a problem.',
+  ),
+  'X-RateLimit-Limit': header('integer', 'Requests allowed per window for this app and user.', {
+    minimum: 1,
+  }),
+  'X-RateLimit-Remaining': header('integer', 'Requests left in the current window.', { minimum: 0 }),
+  'X-RateLimit-Reset': header('integer', 'Seconds until the current window resets.', { minimum: 0 }),
+  'RateLimit-Policy': header(
+    'string',
+    'IETF draft form of the limit: "app-user";q=<limit>;w=<window seconds> (or "client-address" for ' +
+      'requests without a valid token).',
+  ),
+  RateLimit: header('string', 'IETF draft form of what is left: "app-user";r=<remaining>;t=<reset seconds>.'),
+  'Retry-After': header('integer', 'Seconds to wait before retrying.', { minimum: 1 }),
+  ETag: header(
+    'string',
+    'Strong validator of this representation; send it back in If-None-Match to get 304 while unchanged.',
+  ),
+  'Cache-Control': header(
+    'string',
+    'private, no-cache: a client may keep the answer but revalidates it (If-None-Match) before reuse.',
+  ),
+  Vary: header('string', 'Authorization, Accept-Encoding and, where PGN can be negotiated, Accept.'),
+  Link: header(
+    'string',
+    'RFC 8288 paging links with root-relative targets: rel="next" while more items exist, rel="prev" ' +
+      'after the first page, e.g. </api/v1/games?limit=50&offset=50>; rel="next".',
+  ),
+  'Content-Disposition': header('string', 'On PGN answers: attachment; filename="<slug>.pgn".'),
+  'WWW-Authenticate': header(
+    'string',
+    'RFC 6750 challenge: Bearer realm="chessport", error="...", error_description="..." (403 adds ' +
+      'scope="..."). Without an Authorization header it is the bare Bearer realm="chessport".',
+  ),
+} as const;
+
+const RATE_LIMIT = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+] as const;
+type HeaderName = keyof typeof HEADERS;
+
+/** The named headers; those in `mandatory` are marked required. */
+function headers(names: readonly HeaderName[], mandatory: readonly HeaderName[] = names) {
+  const set: Record<string, HeaderSchema> = {};
+  for (const name of names) set[name] = mandatory.includes(name) ? required(HEADERS[name]) : HEADERS[name];
+  return set;
+}
+
+/** Headers of every answer that went through authentication and the rate limit. */
+const COUNTED: readonly HeaderName[] = ['X-Request-Id', ...RATE_LIMIT];
+
+const errorEntry = (
+  description: string,
+  code: ErrorCode,
+  example: string,
+  names: readonly HeaderName[],
+  mandatory: readonly HeaderName[] = names,
+) => ({
+  description,
+  headers: headers(names, mandatory),
+  content: {
+    'application/json': {
+      schema: { $ref: 'Error#' },
+      example: { error: code, error_description: example },
+    },
+  },
+});
+
+export const PGN_MEDIA_TYPE = 'application/x-chess-pgn';
+
+export interface ReadAnswers {
+  /** The 200 JSON body and what it is. */
+  ok: { description: string; schema: object };
+  /** Offset paging with a Link header. */
+  paged: boolean;
+  /** PGN can be asked for (format=pgn or Accept). */
+  pgn: boolean;
+  /** The path names a resource that may not exist. */
+  notFound: boolean;
+}
+
+export function readResponses(answers: ReadAnswers): Record<string, object> {
+  const okHeaders: HeaderName[] = [...COUNTED, 'ETag', 'Cache-Control', 'Vary'];
+  if (answers.paged) okHeaders.push('Link');
+  if (answers.pgn) okHeaders.push('Content-Disposition');
+  const content: Record<string, { schema: object }> = { 'application/json': { schema: answers.ok.schema } };
+  if (answers.pgn) {
+    content[`${PGN_MEDIA_TYPE}`] = {
+      schema: {
+        type: 'string',
+        description:
+          'PGN text in export format (charset=utf-8); games separated by one blank line, an empty ' +
+          'database gives an empty file.',
+      },
+    };
+  }
+  return {
+    200: {
+      description: answers.ok.description,
+      headers: headers(
+        okHeaders,
+        okHeaders.filter((name) => name !== 'Link' && name !== 'Content-Disposition'),
+      ),
+      content,
+    },
+    304: {
+      description:
+        'Not Modified: If-None-Match named the current ETag (any content coding of it, or *). No body.',
+      headers: headers([...COUNTED, 'ETag', 'Cache-Control', 'Vary']),
+      type: 'null',
+    },
+    400: errorEntry(
+      'invalid_request: a query parameter is unknown, repeated, empty, not plain decimal digits or out of ' +
+        'range, or its value is not accepted; the description names the parameter and its range. Also a ' +
+        'URL that cannot be decoded (then without the rate-limit headers).',
+      'invalid_request',
+      'limit must be an integer from 1 to 200',
+      COUNTED,
+      ['X-Request-Id'],
+    ),
+    401: errorEntry(
+      'invalid_token: the access token is missing, malformed, unknown, revoked or expired. Nothing else ' +
+        'about the request is checked first. Authorize again.',
+      'invalid_token',
+      'The access token is invalid or has been revoked.',
+      [...COUNTED, 'WWW-Authenticate'],
+    ),
+    403: errorEntry(
+      'insufficient_scope: the token lacks the scope this operation needs.',
+      'insufficient_scope',
+      'The access token lacks the games.read scope.',
+      [...COUNTED, 'WWW-Authenticate'],
+    ),
+    ...(answers.notFound && {
+      404: errorEntry(
+        'not_found: the id is malformed, unknown, deleted or another user’s; these cases are ' +
+          'indistinguishable.',
+        'not_found',
+        'The game does not exist or is not owned by the user.',
+        COUNTED,
+      ),
+    }),
+    429: errorEntry(
+      'rate_limited: the window’s requests are used up (per app and user; per client address without a ' +
+        'valid token). Wait Retry-After seconds, then retry.',
+      'rate_limited',
+      'Too many requests: the limit is 600 per 60 s for each app and user. Retry in 12 s.',
+      [...COUNTED, 'Retry-After'],
+    ),
+    500: errorEntry(
+      'server_error: a fault in the server. Bad input never causes one.',
+      'server_error',
+      'The server failed to answer the request.',
+      COUNTED,
+      ['X-Request-Id'],
+    ),
+    503: errorEntry(
+      'unavailable: the store is locked or unreachable right now. Wait Retry-After seconds, then retry.',
+      'unavailable',
+      'The service cannot reach its store right now: retry shortly.',
+      [...COUNTED, 'Retry-After'],
+      ['X-Request-Id', 'Retry-After'],
+    ),
+  };
+}
