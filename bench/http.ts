@@ -6,14 +6,22 @@
 // Targets: GET /games?limit=50 at least half the baseline's requests/s; the export at least 50,000 games/s
 // in flat memory.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { get } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import Fastify from 'fastify';
 import { type GameRecord, openStore } from '../src/store/index.ts';
-import { freePort, sampleRecords } from './support.ts';
+import {
+  exportRun,
+  freePort,
+  load,
+  printExportRuns,
+  printRows,
+  type Row,
+  sampleRecords,
+  startBaseline,
+  stop,
+  waitUntilUp,
+} from './support.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const arg = (name: string, fallback: number) => {
@@ -21,223 +29,111 @@ const arg = (name: string, fallback: number) => {
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
 };
 
-// ---- baseline mode: a bare Fastify route answering a fixed 50-item list (the same JSON as /games) -------
-if (process.argv.includes('--baseline')) {
-  const port = arg('--baseline', 0);
-  const body = JSON.parse(readFileSync(process.argv[process.argv.indexOf('--baseline') + 2] ?? '', 'utf8'));
-  const app = Fastify({ logger: false });
-  app.get('/games', async () => body);
-  await app.listen({ host: '127.0.0.1', port });
-  process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
-} else {
-  await main();
-}
-
-async function waitUntilUp(url: string, headers: Record<string, string> = {}): Promise<void> {
-  for (let tries = 0; ; tries++) {
-    try {
-      if ((await fetch(url, { headers })).ok) return;
-    } catch (error) {
-      if (tries > 400) throw error;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-/** Resident memory of a process, in MB (Linux). */
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-interface Row {
-  name: string;
-  rps: number;
-  p99: number;
-  non2xx: number;
-}
-
-async function load(
-  name: string,
-  url: string,
-  headers: Record<string, string>,
-  seconds: number,
-  paths?: string[],
-): Promise<Row> {
-  const options = {
-    url,
-    headers,
-    connections: 10,
-    duration: seconds,
-    ...(paths && { requests: paths.map((path) => ({ method: 'GET' as const, path })) }),
-  };
-  await autocannon({ ...options, duration: 2 }); // warm-up: JIT, page cache, connections
-  const result = await autocannon(options);
-  return { name, rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx };
-}
-
-/** Reads a whole export as fast as this process can, sampling the server's RSS meanwhile. */
-async function exportRun(url: string, headers: Record<string, string>, pid: number) {
-  const before = rssMb(pid);
-  let peak = before;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssMb(pid));
-  }, 20);
-  const started = performance.now();
-  const bytes = await new Promise<number>((resolve, reject) => {
-    get(url, { headers }, (res) => {
-      if (res.statusCode !== 200) reject(new Error(`export: ${res.statusCode}`));
-      let total = 0;
-      res.on('data', (chunk: Buffer) => {
-        total += chunk.length;
-      });
-      res.on('end', () => resolve(total));
-      res.on('error', reject);
-    }).on('error', reject);
+const TOTAL = arg('--games', 100_000);
+const SECONDS = arg('--seconds', 8);
+const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-http-'));
+const databaseUrl = join(dir, 'store.sqlite');
+let server: ChildProcess | undefined;
+let baseline: ChildProcess | undefined;
+try {
+  // ---- the store, filled directly: this measures serving, not importing ------------------------------
+  const store = await openStore(databaseUrl);
+  const user = await store.addUser({ login: 'bench' });
+  const app = await store.addApp({ name: 'bench' });
+  const { token } = await store.issueToken({
+    userId: user.id,
+    appId: app.id,
+    scopes: ['games.read'],
+    expiresAt: null,
   });
-  const seconds = (performance.now() - started) / 1000;
-  clearInterval(sampler);
-  return { seconds, bytes, before, peak, after: rssMb(pid) };
-}
-
-async function main(): Promise<void> {
-  const TOTAL = arg('--games', 100_000);
-  const SECONDS = arg('--seconds', 8);
-  const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-http-'));
-  const databaseUrl = join(dir, 'store.sqlite');
-  let server: ChildProcess | undefined;
-  let baseline: ChildProcess | undefined;
-  try {
-    // ---- the store, filled directly: this measures serving, not importing ------------------------------
-    const store = await openStore(databaseUrl);
-    const user = await store.addUser({ login: 'bench' });
-    const app = await store.addApp({ name: 'bench' });
-    const { token } = await store.issueToken({
-      userId: user.id,
-      appId: app.id,
-      scopes: ['games.read'],
-      expiresAt: null,
-    });
-    const database = await store.addDatabase({ ownerId: user.id, name: 'Bench' });
-    const records = await sampleRecords(500);
-    for (let done = 0; done < TOTAL; done += 5000) {
-      const batch = Array.from(
-        { length: Math.min(5000, TOTAL - done) },
-        (_, i) => records[(done + i) % records.length] as GameRecord,
-      );
-      await store.insertGames(database, batch, true);
-    }
-    await store.close();
-
-    // ---- the servers -------------------------------------------------------------------------------------
-    const port = await freePort();
-    server = spawn(process.execPath, [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(port)], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000000' },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    const base = `http://127.0.0.1:${port}`;
-    const headers = { authorization: `Bearer ${token}` };
-    await waitUntilUp(`${base}/api/v1/games?limit=50`, headers);
-    const page = await (await fetch(`${base}/api/v1/games?limit=50`, { headers })).json();
-    const ids = (page as { data: { id: string }[] }).data.map((g) => g.id);
-    const bodyFile = join(dir, 'games.json');
-    writeFileSync(bodyFile, JSON.stringify(page));
-    const baselinePort = await freePort();
-    baseline = spawn(
-      process.execPath,
-      [new URL(import.meta.url).pathname, '--baseline', String(baselinePort), bodyFile],
-      { stdio: ['ignore', 'inherit', 'inherit'] },
+  const database = await store.addDatabase({ ownerId: user.id, name: 'Bench' });
+  const records = await sampleRecords(500);
+  for (let done = 0; done < TOTAL; done += 5000) {
+    const batch = Array.from(
+      { length: Math.min(5000, TOTAL - done) },
+      (_, i) => records[(done + i) % records.length] as GameRecord,
     );
-    await waitUntilUp(`http://127.0.0.1:${baselinePort}/games`);
-
-    // ---- the export, first: on a fresh server the RSS shows what streaming itself costs -------------
-    const pid = server.pid as number;
-    const exportUrl = `${base}/api/v1/databases/${database.slug}/games?format=pgn`;
-    await exportRun(exportUrl, headers, pid); // warm-up
-    const plain = [];
-    for (let i = 0; i < 3; i++) plain.push(await exportRun(exportUrl, headers, pid));
-    const gzip = await exportRun(exportUrl, { ...headers, 'accept-encoding': 'gzip' }, pid);
-
-    // ---- requests/s -------------------------------------------------------------------------------------
-    const rows: Row[] = [];
-    rows.push(
-      await load(
-        'baseline: bare Fastify, static 50 games',
-        `http://127.0.0.1:${baselinePort}/games`,
-        {},
-        SECONDS,
-      ),
-    );
-    await stop(baseline);
-    rows.push(await load('GET /games?limit=50', `${base}/api/v1/games?limit=50`, headers, SECONDS));
-    rows.push(
-      await load(
-        'GET /games?limit=50, gzip',
-        `${base}/api/v1/games?limit=50`,
-        { ...headers, 'accept-encoding': 'gzip' },
-        SECONDS,
-      ),
-    );
-    rows.push(
-      await load(
-        'GET /games/{id} (50 ids in turn)',
-        `${base}/api/v1/games`,
-        headers,
-        SECONDS,
-        ids.map((id) => `/api/v1/games/${id}`),
-      ),
-    );
-    const changes = await fetch(`${base}/api/v1/changes?limit=500`, { headers });
-    if (changes.status === 404 && ((await changes.json()) as { error?: string }).error === 'not_found') {
-      console.log('GET /changes is not served by this build: skipped');
-    } else {
-      rows.push(await load('GET /changes?limit=500', `${base}/api/v1/changes?limit=500`, headers, SECONDS));
-    }
-
-    // ---- report -----------------------------------------------------------------------------------------
-    const reference = rows[0]?.rps ?? Number.NaN;
-    console.log(`\nHTTP on ${TOTAL} games, 10 connections, ${SECONDS} s per case (after a 2 s warm-up)\n`);
-    console.log(
-      `${'case'.padEnd(40)} ${'req/s'.padStart(9)} ${'p99 ms'.padStart(8)} ${'x baseline'.padStart(11)}`,
-    );
-    for (const row of rows) {
-      const errors = row.non2xx ? `  (${row.non2xx} non-2xx!)` : '';
-      console.log(
-        `${row.name.padEnd(40)} ${row.rps.toFixed(0).padStart(9)} ${row.p99.toFixed(1).padStart(8)} ${(row.rps / reference).toFixed(2).padStart(11)}${errors}`,
-      );
-    }
-    const games = rows.find((r) => r.name === 'GET /games?limit=50');
-    console.log(
-      `\ntarget: /games >= 0.5 x baseline: ${(games?.rps ?? 0) / reference >= 0.5 ? 'met' : 'NOT met'}`,
-    );
-
-    console.log(`\nPGN export of ${TOTAL} games, one client\n`);
-    console.log(
-      `${'run'.padEnd(12)} ${'seconds'.padStart(8)} ${'games/s'.padStart(9)} ${'MB/s sent'.padStart(10)} ${'RSS before'.padStart(11)} ${'peak'.padStart(7)} ${'after'.padStart(7)}`,
-    );
-    const runs = [...plain.map((r, i) => [`identity ${i + 1}`, r] as const), ['gzip', gzip] as const];
-    for (const [name, r] of runs) {
-      console.log(
-        `${name.padEnd(12)} ${r.seconds.toFixed(2).padStart(8)} ${(TOTAL / r.seconds).toFixed(0).padStart(9)} ${(r.bytes / 1e6 / r.seconds).toFixed(1).padStart(10)} ${r.before.toFixed(0).padStart(10)}M ${r.peak.toFixed(0).padStart(6)}M ${r.after.toFixed(0).padStart(6)}M`,
-      );
-    }
-    const best = Math.max(...plain.map((r) => TOTAL / r.seconds));
-    const growth = Math.max(...plain.map((r) => r.peak - r.before));
-    const size = (plain[0]?.bytes ?? 0) / 1e6;
-    console.log(
-      `\ntarget: export >= 50000 games/s: ${best >= 50_000 ? 'met' : 'NOT met'} (best ${best.toFixed(0)}); ` +
-        `RSS grew at most ${growth.toFixed(0)} MB while streaming ${size.toFixed(0)} MB`,
-    );
-  } finally {
-    await stop(baseline);
-    await stop(server);
-    rmSync(dir, { recursive: true, force: true });
+    await store.insertGames(database, batch, true);
   }
+  await store.close();
+
+  // ---- the servers -------------------------------------------------------------------------------------
+  const port = await freePort();
+  server = spawn(process.execPath, [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(port)], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000000' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { authorization: `Bearer ${token}` };
+  await waitUntilUp(`${base}/api/v1/games?limit=50`, headers);
+  const page = await (await fetch(`${base}/api/v1/games?limit=50`, { headers })).json();
+  const ids = (page as { data: { id: string }[] }).data.map((g) => g.id);
+  const bodyFile = join(dir, 'games.json');
+  writeFileSync(bodyFile, JSON.stringify(page));
+  const bare = await startBaseline(bodyFile);
+  baseline = bare.child;
+
+  // ---- the export, first: on a fresh server the RSS shows what streaming itself costs -------------
+  const pid = server.pid as number;
+  const exportUrl = `${base}/api/v1/databases/${database.slug}/games?format=pgn`;
+  await exportRun(exportUrl, headers, pid); // warm-up
+  const plain = [];
+  for (let i = 0; i < 3; i++) plain.push(await exportRun(exportUrl, headers, pid));
+  const gzip = await exportRun(exportUrl, { ...headers, 'accept-encoding': 'gzip' }, pid);
+
+  // ---- requests/s -------------------------------------------------------------------------------------
+  const rows: Row[] = [];
+  rows.push(await load('baseline: bare Fastify, static 50 games', bare.url, {}, SECONDS));
+  await stop(baseline);
+  rows.push(await load('GET /games?limit=50', `${base}/api/v1/games?limit=50`, headers, SECONDS));
+  rows.push(
+    await load(
+      'GET /games?limit=50, gzip',
+      `${base}/api/v1/games?limit=50`,
+      { ...headers, 'accept-encoding': 'gzip' },
+      SECONDS,
+    ),
+  );
+  rows.push(
+    await load(
+      'GET /games/{id} (50 ids in turn)',
+      `${base}/api/v1/games`,
+      headers,
+      SECONDS,
+      ids.map((id) => `/api/v1/games/${id}`),
+    ),
+  );
+  const changes = await fetch(`${base}/api/v1/changes?limit=500`, { headers });
+  if (changes.status === 404 && ((await changes.json()) as { error?: string }).error === 'not_found') {
+    console.log('GET /changes is not served by this build: skipped');
+  } else {
+    rows.push(await load('GET /changes?limit=500', `${base}/api/v1/changes?limit=500`, headers, SECONDS));
+  }
+
+  // ---- report -----------------------------------------------------------------------------------------
+  const reference = rows[0]?.rps ?? Number.NaN;
+  for (const row of rows) row.reference = reference;
+  console.log(`\nHTTP on ${TOTAL} games, 10 connections, ${SECONDS} s per case (after a 2 s warm-up)\n`);
+  printRows(rows);
+  const games = rows.find((r) => r.name === 'GET /games?limit=50');
+  console.log(
+    `\ntarget: /games >= 0.5 x baseline: ${(games?.rps ?? 0) / reference >= 0.5 ? 'met' : 'NOT met'}`,
+  );
+
+  console.log(`\nPGN export of ${TOTAL} games, one client\n`);
+  printExportRuns(
+    [...plain.map((r, i) => [`identity ${i + 1}`, r] as const), ['gzip', gzip] as const],
+    TOTAL,
+  );
+  const best = Math.max(...plain.map((r) => TOTAL / r.seconds));
+  const growth = Math.max(...plain.map((r) => r.peak - r.before));
+  const size = (plain[0]?.bytes ?? 0) / 1e6;
+  console.log(
+    `\ntarget: export >= 50000 games/s: ${best >= 50_000 ? 'met' : 'NOT met'} (best ${best.toFixed(0)}); ` +
+      `RSS grew at most ${growth.toFixed(0)} MB while streaming ${size.toFixed(0)} MB`,
+  );
+} finally {
+  await stop(baseline);
+  await stop(server);
+  rmSync(dir, { recursive: true, force: true });
 }

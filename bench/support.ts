@@ -1,11 +1,16 @@
-// What the benches share: a sample of real game records, and a free local port for a server under test.
+// What the benches share: a sample of real game records, free ports, the servers under test (chessport and
+// the bare-Fastify baseline), autocannon load with its table, and the PGN export run with its table.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
+import autocannon from 'autocannon';
 import { normalizeGame, PgnSplitter } from '../src/chess/index.ts';
 import { toGameRecord } from '../src/import/index.ts';
 import type { GameRecord } from '../src/store/index.ts';
 
 const SOURCE = new URL('../../shared/pgn/large/notnil_chess__twic0920.pgn', import.meta.url).pathname;
+const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
 
 /** Up to `distinct` records from TWIC 920, or generated games when the shared corpus is absent. */
 export async function sampleRecords(distinct: number): Promise<GameRecord[]> {
@@ -38,4 +43,176 @@ export async function freePort(): Promise<number> {
       probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
     });
   });
+}
+
+// ---- servers under test --------------------------------------------------------------------------------
+
+export async function waitUntilUp(url: string, headers: Record<string, string> = {}): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      if ((await fetch(url, { headers })).ok) return;
+    } catch (error) {
+      if (tries > 400) throw error;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Starts the bare-Fastify baseline (bench/baseline.ts) serving `bodyFile` at /games; returns it once up. */
+export async function startBaseline(bodyFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BASELINE, String(port), bodyFile], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}/games`;
+  await waitUntilUp(url);
+  return { child, url };
+}
+
+/** Resident memory of a process, in MB (Linux). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+// ---- requests/s ------------------------------------------------------------------------------------------
+
+export interface Row {
+  name: string;
+  rps: number;
+  p99: number;
+  /** Answers that were not 2xx, plus errors and timeouts. */
+  failed: number;
+  /** The requests/s this row is compared with (x baseline). */
+  reference?: number;
+}
+
+/** One autocannon target: a URL, and optionally the requests each connection sends in turn. */
+export interface LoadTarget {
+  url: string;
+  headers?: Record<string, string>;
+  /** Paths (with their own headers, e.g. one token per user) sent in turn instead of `url`'s path. */
+  requests?: { path: string; headers?: Record<string, string> }[];
+  connections?: number;
+}
+
+function cannonOptions(target: LoadTarget, seconds: number): autocannon.Options {
+  return {
+    url: target.url,
+    headers: target.headers ?? {},
+    connections: target.connections ?? 10,
+    duration: seconds,
+    ...(target.requests && {
+      requests: target.requests.map(({ path, headers }) => ({
+        method: 'GET' as const,
+        path,
+        ...(headers && { headers }),
+      })),
+    }),
+  };
+}
+
+/**
+ * Load on one or several targets at once (e.g. two instances behind no balancer: the client spreads the load
+ * itself). Requests/s add up; p99 is the worst of the targets' p99s (autocannon keeps no mergeable histogram).
+ */
+export async function loadSpread(name: string, targets: LoadTarget[], seconds: number): Promise<Row> {
+  // Warm-up: JIT, page cache, connections, statement caches.
+  await Promise.all(targets.map((t) => autocannon(cannonOptions(t, 2))));
+  const results = await Promise.all(targets.map((t) => autocannon(cannonOptions(t, seconds))));
+  return {
+    name,
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    failed: results.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
+  };
+}
+
+export async function load(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  paths?: string[],
+): Promise<Row> {
+  return loadSpread(
+    name,
+    [{ url, headers, ...(paths && { requests: paths.map((path) => ({ path })) }) }],
+    seconds,
+  );
+}
+
+/** The requests/s table: one line per row, `x baseline` against the row's reference. */
+export function printRows(rows: Row[], nameWidth = 40): void {
+  console.log(
+    `${'case'.padEnd(nameWidth)} ${'req/s'.padStart(9)} ${'p99 ms'.padStart(8)} ${'x baseline'.padStart(11)}`,
+  );
+  for (const row of rows) {
+    const errors = row.failed ? `  (${row.failed} non-2xx or failed!)` : '';
+    const ratio = row.reference ? (row.rps / row.reference).toFixed(2) : '';
+    console.log(
+      `${row.name.padEnd(nameWidth)} ${row.rps.toFixed(0).padStart(9)} ${row.p99.toFixed(1).padStart(8)} ${ratio.padStart(11)}${errors}`,
+    );
+  }
+}
+
+// ---- the PGN export --------------------------------------------------------------------------------------
+
+export interface ExportRun {
+  seconds: number;
+  bytes: number;
+  /** The server's RSS in MB before, at its highest during, and after the export. */
+  before: number;
+  peak: number;
+  after: number;
+}
+
+/** Reads a whole export as fast as this process can, sampling the server's RSS meanwhile. */
+export async function exportRun(
+  url: string,
+  headers: Record<string, string>,
+  pid: number,
+): Promise<ExportRun> {
+  const before = rssMb(pid);
+  let peak = before;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMb(pid));
+  }, 20);
+  const started = performance.now();
+  try {
+    const bytes = await new Promise<number>((resolve, reject) => {
+      get(url, { headers }, (res) => {
+        if (res.statusCode !== 200) reject(new Error(`export: ${res.statusCode}`));
+        let total = 0;
+        res.on('data', (chunk: Buffer) => {
+          total += chunk.length;
+        });
+        res.on('end', () => resolve(total));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    const seconds = (performance.now() - started) / 1000;
+    return { seconds, bytes, before, peak, after: rssMb(pid) };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** The export table: one line per run of `games` games. */
+export function printExportRuns(runs: (readonly [string, ExportRun])[], games: number, nameWidth = 12): void {
+  console.log(
+    `${'run'.padEnd(nameWidth)} ${'seconds'.padStart(8)} ${'games/s'.padStart(9)} ${'MB/s sent'.padStart(10)} ${'RSS before'.padStart(11)} ${'peak'.padStart(7)} ${'after'.padStart(7)}`,
+  );
+  for (const [name, r] of runs) {
+    console.log(
+      `${name.padEnd(nameWidth)} ${r.seconds.toFixed(2).padStart(8)} ${(games / r.seconds).toFixed(0).padStart(9)} ${(r.bytes / 1e6 / r.seconds).toFixed(1).padStart(10)} ${r.before.toFixed(0).padStart(10)}M ${r.peak.toFixed(0).padStart(6)}M ${r.after.toFixed(0).padStart(6)}M`,
+    );
+  }
 }
