@@ -50,3 +50,35 @@ export function parsePort(text: string): number {
   if (!(port >= 0 && port <= 65535)) throw new CliError(`invalid port "${text}"`);
   return port;
 }
+
+/** Operations settings only the server reads (from the environment, like the others). */
+export interface ServerSettings {
+  /** Key prefix in Redis (REDIS_PREFIX), so deployments or test runs can share one Redis. */
+  redisPrefix: string;
+  /** How long a store read waits for another process's lock before the request fails with 503. */
+  storeBusyTimeoutMs: number;
+  /** How long shutdown waits for requests in flight before it cuts their connections. */
+  shutdownTimeoutMs: number;
+  /**
+   * Which proxies to believe about the client address (TRUST_PROXY: `true` for any, or addresses and CIDRs
+   * such as `loopback, 10.0.0.0/8`). Requests without a valid token are limited per client address, so
+   * behind a proxy this must be set, or all of them share the proxy's one limit.
+   */
+  trustProxy: boolean | string;
+}
+
+function parseTrustProxy(text: string | undefined): boolean | string {
+  if (!text || text === 'false') return false;
+  return text === 'true' ? true : text;
+}
+
+export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): ServerSettings {
+  return {
+    redisPrefix: env.REDIS_PREFIX || 'chessport:',
+    storeBusyTimeoutMs: env.STORE_BUSY_TIMEOUT_MS
+      ? parsePositiveInt(env.STORE_BUSY_TIMEOUT_MS, 'STORE_BUSY_TIMEOUT_MS')
+      : 1000,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT ? parseDuration(env.SHUTDOWN_TIMEOUT) : 30_000,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+  };
+}
