@@ -71,6 +71,8 @@ export function demoCommand(program: Command): void {
           'try:',
           ...urls.map((url) => `  curl -s ${auth} '${url}'`),
           '',
+          `API reference: ${base.replace(/\/api\/v1$/, '')}/docs (the OpenAPI document: ${base}/openapi.json)`,
+          '',
         ].join('\n'),
       );
       if (!opts.serve) return store.close();
