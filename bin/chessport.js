@@ -1,3 +1,10 @@
 #!/usr/bin/env node
 // Entry point of the `chessport` command. Node >= 22.18 runs the TypeScript sources directly.
-import '../src/cli/main.ts';
+// Node's compile cache keeps the type-stripped and compiled modules on disk (in os.tmpdir() unless
+// NODE_COMPILE_CACHE names a folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off): from the second run on, a
+// command starts in about a third of the CPU time. The variable hands the cache on to the import's workers.
+import module from 'node:module';
+
+const cache = module.enableCompileCache?.();
+if (cache?.directory) process.env.NODE_COMPILE_CACHE ??= cache.directory;
+await import('../src/cli/main.ts');

@@ -9,6 +9,7 @@ import type { MoveNode, MoveTree } from './tree.ts';
 export const SEVEN_TAG_ROSTER = ['Event', 'Site', 'Date', 'Round', 'White', 'Black', 'Result'] as const;
 
 const RESULTS = new Set(['1-0', '0-1', '1/2-1/2', '*']);
+const ROSTER = new Set<string>(SEVEN_TAG_ROSTER);
 
 /**
  * The game result written in the export (Result tag and terminator, which must agree).
@@ -35,7 +36,7 @@ export function exportTags(tags: Map<string, string>, result: string): [string, 
   }
   const others: string[] = [];
   for (const name of tags.keys()) {
-    if (!(SEVEN_TAG_ROSTER as readonly string[]).includes(name)) others.push(name);
+    if (!ROSTER.has(name)) others.push(name);
   }
   others.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   for (const name of others) out.push([name, tags.get(name) as string]);
@@ -43,6 +44,7 @@ export function exportTags(tags: Map<string, string>, result: string): [string, 
 }
 
 function escapeTagValue(value: string): string {
+  if (!/[\r\n\\"]/.test(value)) return value; // nearly every value: nothing to do
   // Line breaks would end the tag line; the standard allows none in a value.
   const oneLine = /[\r\n]/.test(value) ? value.replace(/\r?\n|\r/g, ' ') : value;
   return oneLine.replace(/[\\"]/g, '\\$&');
@@ -65,6 +67,41 @@ class Wrapper {
     else {
       this.lines.push(this.line);
       this.line = t;
+    }
+  }
+
+  /**
+   * The space-separated words of `text` as tokens, one line's worth at a time: the same lines as
+   * token() per word, without a string per word (engine comments are most of some files' text).
+   */
+  words(text: string): void {
+    let pos = 0;
+    if (this.prefix.length > 0) {
+      text = this.prefix + text;
+      this.prefix = '';
+    }
+    while (pos < text.length) {
+      if (this.line.length === 0) {
+        // A line's first word goes on it whatever its length.
+        const space = text.indexOf(' ', pos);
+        const end = space === -1 ? text.length : space;
+        this.line = text.slice(pos, end);
+        pos = end + 1;
+        continue;
+      }
+      // Room for the words after " ": they fit if they end (at a space or the end) within it.
+      const room = MAX_LINE - this.line.length - 1;
+      if (text.length - pos <= room) {
+        this.line += ` ${text.slice(pos)}`;
+        return;
+      }
+      const space = text.lastIndexOf(' ', pos + room);
+      if (space > pos) {
+        this.line += ` ${text.slice(pos, space)}`;
+        pos = space + 1;
+      }
+      this.lines.push(this.line);
+      this.line = '';
     }
   }
 
@@ -92,14 +129,7 @@ class Wrapper {
 
 function writeComment(w: Wrapper, text: string): void {
   // Words are separate tokens so long comments wrap at their spaces.
-  const words = text.split(' ');
-  if (words.length === 1) {
-    w.token(`{${text}}`);
-    return;
-  }
-  w.token(`{${words[0]}`);
-  for (let i = 1; i < words.length - 1; i++) w.token(words[i] as string);
-  w.token(`${words[words.length - 1]}}`);
+  w.words(`{${text}}`);
 }
 
 function writeLine(w: Wrapper, nodes: MoveNode[]): void {

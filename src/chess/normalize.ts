@@ -1,6 +1,10 @@
 // One game's text -> checked, normalised game (UCI main line, final FEN, export PGN).
 
-import { makeFen } from 'chessops/fen';
+import type { Board } from 'chessops/board';
+import type { Chess } from 'chessops/chess';
+import { makeCastlingFen } from 'chessops/fen';
+import type { Role } from 'chessops/types';
+import { makeSquare } from 'chessops/util';
 import { exportResult, writeExportPgn } from './export-pgn.ts';
 import { parseGame } from './parse.ts';
 import { playLine } from './play.ts';
@@ -11,6 +15,7 @@ import { startPosition } from './variants.ts';
  * Parses and checks one game (text as cut by PgnSplitter).
  *
  * Decisions:
+ * - A NUL character anywhere in the game's text rejects it.
  * - Every main-line move must be legal; the first illegal, ambiguous, null or drop move
  *   rejects the game with a reason naming the move and its ply.
  * - Variation moves are checked too. A variation is cut at its first bad move (illegal,
@@ -28,6 +33,9 @@ import { startPosition } from './variants.ts';
  *   as KQkq where unambiguous (X-FEN), file letters otherwise.
  */
 export function normalizeGame(raw: string): NormalizeResult {
+  // The PGN standard allows no control characters but tab and newline, and PostgreSQL cannot store U+0000:
+  // such a game is rejected here, on every store alike, rather than failing its whole import batch there.
+  if (raw.includes('\u0000')) return { ok: false, reason: 'the game holds a NUL character (U+0000)' };
   const parsed = parseGame(raw);
   if (!parsed.ok) return parsed;
   const game = parsed.game;
@@ -48,11 +56,59 @@ export function normalizeGame(raw: string): NormalizeResult {
   const normalized = {
     tags: game.tags,
     moves,
-    fen: makeFen(pos.toSetup()),
+    fen: fenOf(pos),
     plies: nodes.length,
     pgn,
     chess960,
     ...(warnings.length > 0 ? { warnings } : {}),
   };
   return { ok: true, game: normalized };
+}
+
+const WHITE_PIECES: Record<Role, string> = {
+  pawn: 'P',
+  knight: 'N',
+  bishop: 'B',
+  rook: 'R',
+  queen: 'Q',
+  king: 'K',
+};
+const BLACK_PIECES: Record<Role, string> = {
+  pawn: 'p',
+  knight: 'n',
+  bishop: 'b',
+  rook: 'r',
+  queen: 'q',
+  king: 'k',
+};
+
+/** The board part of a FEN, as chessops' makeBoardFen writes it without a piece object per square. */
+function boardFen(board: Board): string {
+  let fen = '';
+  for (let rank = 7; rank >= 0; rank--) {
+    let empty = 0;
+    for (let square = rank * 8; square < rank * 8 + 8; square++) {
+      const color = board.getColor(square);
+      if (color === undefined) {
+        empty++;
+        continue;
+      }
+      if (empty > 0) fen += empty;
+      empty = 0;
+      fen += (color === 'white' ? WHITE_PIECES : BLACK_PIECES)[board.getRole(square) as Role];
+    }
+    if (empty > 0) fen += empty;
+    if (rank > 0) fen += '/';
+  }
+  return fen;
+}
+
+/** chessops' makeFen(pos.toSetup()) for standard and Chess960 positions (no pockets, no check counts). */
+function fenOf(pos: Chess): string {
+  const setup = pos.toSetup();
+  const ep = setup.epSquare === undefined ? '-' : makeSquare(setup.epSquare);
+  const castling = makeCastlingFen(setup.board, setup.castlingRights);
+  const halfmoves = Math.max(0, Math.min(setup.halfmoves, 9999));
+  const fullmoves = Math.max(1, Math.min(setup.fullmoves, 9999));
+  return `${boardFen(setup.board)} ${setup.turn[0]} ${castling} ${ep} ${halfmoves} ${fullmoves}`;
 }

@@ -369,12 +369,16 @@ function append<V>(list: V[] | undefined, value: V): V[] {
   return list;
 }
 
+/** Whitespace that cleanComment would change: any but a single inner space. */
+const NOT_CLEAN = /[^\S ]| {2}|^ | $/;
+
 /**
  * Comment text as stored and exported: whitespace runs collapsed to one space (the export
  * re-wraps lines, so line breaks cannot survive a round trip) and '}' made safe.
  */
 export function cleanComment(raw: string): string {
-  let text = raw.replace(/\s+/g, ' ').trim();
+  // Most comments (engine output, clock commands) are already clean: testing is much cheaper than rewriting.
+  let text = NOT_CLEAN.test(raw) ? raw.replace(/\s+/g, ' ').trim() : raw;
   if (text.indexOf('}') !== -1) text = text.replace(/\}/g, ')');
   return text;
 }

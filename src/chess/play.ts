@@ -20,6 +20,7 @@ import type { Chess, Context } from 'chessops/chess';
 import { SquareSet } from 'chessops/squareSet';
 import type { NormalMove, Role } from 'chessops/types';
 import { kingCastlesTo } from 'chessops/util';
+import { checkersAndBlockers, isAttacked, slidersReaching } from './attacks.ts';
 import type { MoveNode } from './tree.ts';
 
 const FILES = 'abcdefgh';
@@ -41,8 +42,6 @@ const ROLE_SAN: Record<Role, string> = {
   king: 'K',
 };
 const BACKRANKS = SquareSet.backranks();
-const ROOK_RAYS = Array.from({ length: 64 }, (_, sq) => rookAttacks(sq, SquareSet.empty()));
-const BISHOP_RAYS = Array.from({ length: 64 }, (_, sq) => bishopAttacks(sq, SquareSet.empty()));
 
 /** The squares of a set, lowest first (chessops' iterator is a generator: slow in hot loops). */
 function squaresOf(set: SquareSet, out: number[]): number[] {
@@ -60,29 +59,13 @@ function squaresOf(set: SquareSet, out: number[]): number[] {
   return out;
 }
 const scratch: number[] = [];
-const scratchSnipers: number[] = [];
 
-/**
- * chessops' Position.ctx() (king, pinned pieces, checkers) with the empty-board rays of
- * the king looked up instead of computed: this runs once per move.
- */
+/** chessops' Position.ctx() (king, pinned pieces, checkers) without its slider attack sets: once per move. */
 function context(pos: Chess): Context {
   const board = pos.board;
-  const them = pos.turn === 'white' ? 'black' : 'white';
   const king = board.king.intersect(board[pos.turn]).singleSquare();
   if (king === undefined) return pos.ctx();
-  const snipers = (ROOK_RAYS[king] as SquareSet)
-    .intersect(board.rook.union(board.queen))
-    .union((BISHOP_RAYS[king] as SquareSet).intersect(board.bishop.union(board.queen)))
-    .intersect(board[them]);
-  let blockers = SquareSet.empty();
-  if (snipers.nonEmpty()) {
-    for (const sniper of squaresOf(snipers, scratchSnipers)) {
-      const b = between(king, sniper).intersect(board.occupied);
-      if (!b.moreThanOne()) blockers = blockers.union(b);
-    }
-  }
-  const checkers = pos.kingAttackers(king, them, board.occupied);
+  const { checkers, blockers } = checkersAndBlockers(board, king, pos.turn === 'white' ? 'black' : 'white');
   return { king, blockers, checkers, variantEnd: false, mustCapture: false };
 }
 
@@ -127,8 +110,7 @@ function where(pos: Chess, node: MoveNode, ply: number): string {
 }
 
 /** Squares from which a `role` piece of the side to move could reach `to` (pseudo-legal). */
-function reachingFrom(pos: Chess, role: Role, to: number): SquareSet {
-  const occupied = pos.board.occupied;
+function reachingFrom(pos: Chess, role: Role, to: number): number[] {
   let from: SquareSet;
   switch (role) {
     case 'pawn':
@@ -137,19 +119,13 @@ function reachingFrom(pos: Chess, role: Role, to: number): SquareSet {
     case 'knight':
       from = knightAttacks(to);
       break;
-    case 'bishop':
-      from = bishopAttacks(to, occupied);
-      break;
-    case 'rook':
-      from = rookAttacks(to, occupied);
-      break;
-    case 'queen':
-      from = queenAttacks(to, occupied);
+    case 'king':
+      from = kingAttacks(to);
       break;
     default:
-      from = kingAttacks(to);
+      return slidersReaching(pos.board, pos.turn, role, to, scratch);
   }
-  return from.intersect(pos.board.pieces(pos.turn, role));
+  return squaresOf(from.intersect(pos.board.pieces(pos.turn, role)), scratch);
 }
 
 /**
@@ -161,8 +137,7 @@ function isLegalFrom(pos: Chess, ctx: Context, role: Role, from: number, to: num
   if (board[pos.turn].has(to)) return false;
   const king = ctx.king as number;
   if (role === 'king') {
-    const them = pos.turn === 'white' ? 'black' : 'white';
-    return pos.kingAttackers(to, them, board.occupied.without(from)).isEmpty();
+    return !isAttacked(board, to, pos.turn === 'white' ? 'black' : 'white', board.occupied.without(from));
   }
   if (role === 'pawn') {
     if ((from & 7) !== (to & 7)) {
@@ -195,7 +170,7 @@ function resolveSan(pos: Chess, ctx: Context, node: MoveNode): NormalMove | type
   let movers = SquareSet.empty();
   let from = -1;
   let count = 0;
-  for (const candidate of squaresOf(reachingFrom(pos, role, to), scratch)) {
+  for (const candidate of reachingFrom(pos, role, to)) {
     if (role === 'pawn' && (candidate & 7) !== (to & 7) && !pos.board.occupied.has(to) && to !== pos.epSquare)
       continue;
     if (!isLegalFrom(pos, ctx, role, candidate, to)) continue;

@@ -44,6 +44,10 @@ const CH_PERCENT = 37;
 const TAG_LINE = /^\s*\[[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+"(?:[^"\\]|\\.)*"\]\s*$/;
 /** A movetext line that starts with move number 1 ("1.", "1...", "1. e4"). */
 const FIRST_MOVE_LINE = /^\s*1\s*\./;
+/** What scanMovetext must look at: comments, variations, ';' comments. */
+const MOVETEXT_SPECIALS = /[{}();]/;
+/** A result terminator as a token of its own (between the blanks of isSpace). */
+const TERMINATOR_TOKEN = /(?:^|[\t\n\v\f\r ])(?:1-0|0-1|1\/2-1\/2|\*)(?=[\t\n\v\f\r ]|$)/;
 
 function isSpace(c: number): boolean {
   return c === CH_SPACE || c === CH_TAB || c === CH_CR || c === 10 || c === 11 || c === 12;
@@ -134,10 +138,9 @@ export class PgnSplitter {
   /** `raw` is one line including its line ending, if any. */
   private handleLine(raw: string): void {
     this.lineNo++;
-    let end = raw.length;
-    if (end > 0 && raw.charCodeAt(end - 1) === 10) end--;
-    if (end > 0 && raw.charCodeAt(end - 1) === CH_CR) end--;
-    const line = end === raw.length ? raw : raw.slice(0, end);
+    // The line ending stays on: every test below reads "\r\n" as the blank space it is, and not cutting it
+    // off saves a string per line.
+    const line = raw;
 
     if (this.inBrace) {
       if (isBlank(line)) {
@@ -190,7 +193,15 @@ export class PgnSplitter {
       } else {
         this.addContent(raw);
       }
-      this.scanMovetext(line, i);
+      if (!this.inBrace && !MOVETEXT_SPECIALS.test(line)) {
+        // Most movetext lines hold only moves, numbers and maybe the result: two native scans instead of a
+        // loop over every character (what scanMovetext concludes for such a line).
+        this.hasMovetext = true;
+        this.hasTokens = true;
+        if (this.depth === 0 && TERMINATOR_TOKEN.test(line)) this.ended = true;
+      } else {
+        this.scanMovetext(line, i);
+      }
     }
     this.afterBlank = false;
   }

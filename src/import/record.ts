@@ -1,5 +1,5 @@
 // A normalised game to the record the store keeps: the API's fields derived from the tags (DESIGN.md 1-9).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { NormalizedGame } from '../chess/types.ts';
 import type { GameRecord, Player } from '../store/index.ts';
 
@@ -28,14 +28,22 @@ function known(value: string | undefined): string | null {
   return text && text !== '?' && text !== '-' && text !== '??' ? text : null;
 }
 
-/** PGN "YYYY.MM.DD" to "YYYY-MM-DD" when complete and a real calendar date; otherwise null. */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * PGN "YYYY.MM.DD" to "YYYY-MM-DD" when complete and a real (Gregorian) calendar date; otherwise null.
+ * A year below 100 is no game's date (and JavaScript's Date would read it as 19xx).
+ */
 export function isoDate(value: string | undefined): string | null {
   const m = /^(\d{4})[.-](\d{2})[.-](\d{2})$/.exec(value?.trim() ?? '');
   if (!m) return null;
-  const [, y, mo, d] = m;
-  const date = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
-  const iso = `${y}-${mo}-${d}`;
-  return date.toISOString().slice(0, 10) === iso ? iso : null;
+  const [, y = '', mo = '', d = ''] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  return year >= 100 && days !== undefined && day >= 1 && day <= days ? `${y}-${mo}-${d}` : null;
 }
 
 function country(
@@ -73,12 +81,12 @@ export function toGameRecord(game: NormalizedGame): GameRecord {
   const black = player(tags, 'Black');
   const ecoTag = tags.has('ECO') ? 'ECO' : tags.has('Eco') ? 'Eco' : undefined;
   const eco = ecoTag ? (tags.get(ecoTag)?.trim().toUpperCase() ?? '') : '';
-  const skip = new Set(OWN_FIELD_TAGS);
-  if (ecoTag) skip.add(ecoTag);
-  if (white.countryTag) skip.add(white.countryTag);
-  if (black.countryTag) skip.add(black.countryTag);
   const metadata: Record<string, string> = {};
-  for (const [name, value] of tags) if (!skip.has(name)) metadata[name] = value;
+  for (const [name, value] of tags) {
+    const ownField =
+      OWN_FIELD_TAGS.has(name) || name === ecoTag || name === white.countryTag || name === black.countryTag;
+    if (!ownField) metadata[name] = value;
+  }
   const result = tags.get('Result')?.trim() ?? '*';
   return {
     event: known(tags.get('Event')),
@@ -92,6 +100,6 @@ export function toGameRecord(game: NormalizedGame): GameRecord {
     fen: game.fen,
     pgn: game.pgn,
     // Identical export PGN means an identical game: tags, moves, comments and variations.
-    contentHash: createHash('sha256').update(game.pgn).digest('hex'),
+    contentHash: hash('sha256', game.pgn, 'hex'),
   };
 }

@@ -3,8 +3,8 @@
 //
 // On SQLite this runs on the better-sqlite3 handle itself, with statements prepared once per store: building
 // Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup query cost more CPU than SQLite's writes
-// (measured: most of the main thread of an import). It still runs inside Store.write()'s transaction: Kysely's
-// SQLite dialect has one connection, and that handle is it. PostgreSQL keeps the Kysely path.
+// (measured: most of the main thread of an import). It still runs inside Store.write()'s transaction:
+// Kysely's SQLite dialect has one connection, and that handle is it. PostgreSQL keeps the Kysely path.
 import { randomUUID } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import type { Kysely, Selectable } from 'kysely';

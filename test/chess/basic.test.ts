@@ -38,3 +38,8 @@ test('an illegal move rejects the game with a reason', () => {
   const r = normalizeGame('[Event "x"]\n\n1. e4 e5 2. Ke3 *\n');
   assert.deepEqual(r, { ok: false, reason: 'illegal move 2.Ke3 (ply 3)' });
 });
+
+test('a NUL character rejects the game, whatever else it holds', () => {
+  const r = normalizeGame('[Event "x\u0000"]\n\n1. e4 e5 *\n');
+  assert.deepEqual(r, { ok: false, reason: 'the game holds a NUL character (U+0000)' });
+});
