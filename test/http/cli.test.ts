@@ -1,6 +1,6 @@
 // The operator's CLI: --json on every command, clear errors, and an import that loses nothing.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliJson, type Env, FIXTURES, http, startServer, tempEnv } from '../helpers/harness.ts';
@@ -218,6 +218,25 @@ describe('import', () => {
     assert.equal(summary?.rejectsFile, rejects);
     const original = readFileSync(file, 'utf8').split('\n\n[Event "Good two"]')[0]?.split('1-0\n\n')[1];
     assert.equal(readFileSync(rejects, 'utf8').trim(), original?.trim());
+  });
+
+  test('one --rejects file collects the rejected games of every input file, and replaces an older one', async () => {
+    const file = join(FIXTURES, 'import/mixed.pgn');
+    const copy = join(env.dir, 'mixed-copy.pgn');
+    writeFileSync(copy, readFileSync(file, 'utf8').replace(/Ke3/g, 'Ke4'));
+    const rejects = join(env.dir, 'all.rejected.pgn');
+    writeFileSync(rejects, '[Event "left from an older run"]\n\n*\n');
+    const args = ['import', file, copy, '--user', 'carol', '--database', 'Both', '--rejects', rejects];
+    const result = await cliJson<ImportJson>(env, args);
+    assert.deepEqual(
+      result.files.map((s) => [s.rejected, s.rejectsFile]),
+      [
+        [1, rejects],
+        [1, rejects],
+      ],
+    );
+    const text = readFileSync(rejects, 'utf8');
+    assert.ok(text.includes('Ke3') && text.includes('Ke4') && !text.includes('older run'), text);
   });
 
   test('the default rejects file sits beside the input, or in the working folder when that is read-only', async () => {

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
@@ -39,6 +40,8 @@ export function importCommand(program: Command): void {
             (await store.findDatabaseByName(user.id, opts.database)) ??
             (await store.addDatabase({ ownerId: user.id, name: opts.database }));
           const summaries: ImportSummary[] = [];
+          // One --rejects file collects the rejects of every input: emptied once here, then added to.
+          if (opts.rejects) rmSync(opts.rejects, { force: true });
           for (const file of files) {
             const progress = progressReporter();
             const { importFile } = await import('../../import/index.ts'); // only this command parses PGN
@@ -47,7 +50,7 @@ export function importCommand(program: Command): void {
               database,
               file,
               allowDuplicates: Boolean(opts.allowDuplicates),
-              ...(opts.rejects && { rejectsFile: opts.rejects }),
+              ...(opts.rejects && { rejectsFile: opts.rejects, appendRejects: true }),
               onProgress: (p) => progress.update(p),
             });
             progress.done();
