@@ -1,10 +1,11 @@
 // Production HTTP against the real server: rate limits and their headers, conditional requests, CORS,
 // compression, request ids, token-free logs, probes and metrics.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { cliJson, type Server, startServer } from '../helpers/harness.ts';
+import { BIN, cliJson, type Server, startServer } from '../helpers/harness.ts';
 import {
   bearer,
   captureOutput,
@@ -389,6 +390,35 @@ describe('logs', () => {
       assert.ok(lines.some((line) => line.includes(`"reqId":"${id}"`)));
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('logs when nobody reads them', () => {
+  test('a server whose log reader has gone (`serve | head -1`) still stops on SIGTERM with exit code 0', async () => {
+    // The server's stdout and stderr go into `head -1`, which exits after the first line: every later log
+    // line meets a broken pipe, as when a log shipper dies.
+    const head = spawn('head', ['-1'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const server = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+      env: { ...world.env.env, LOG_LEVEL: 'info' },
+      cwd: world.env.dir,
+      stdio: ['ignore', head.stdin, head.stdin],
+    });
+    const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
+    try {
+      let first = '';
+      head.stdout.on('data', (chunk: Buffer) => {
+        first += chunk.toString();
+      });
+      await new Promise((r) => head.once('exit', r));
+      assert.match(first, /listening at/i);
+      server.kill('SIGTERM');
+      const timeout = new Promise<string>((r) =>
+        setTimeout(() => r('still running 10 s after SIGTERM'), 10_000),
+      );
+      assert.equal(await Promise.race([exited, timeout]), 0);
+    } finally {
+      server.kill('SIGKILL');
     }
   });
 });

@@ -1,5 +1,6 @@
 // Structured pino logs that never carry a credential: Authorization headers are redacted wherever they
 // appear, and anything token-shaped in a URL (a client that put its token in the query) is masked.
+import { writeSync } from 'node:fs';
 
 const TOKEN_IN_URL = /cp_[A-Za-z0-9_~.+/=-]+|((?:access_)?token=)[^&#]*/gi;
 
@@ -16,9 +17,33 @@ interface LoggedRequest {
   ip?: string;
 }
 
+/**
+ * Where the log lines go: stdout, one synchronous write per line, like pino's default destination. But a
+ * broken pipe (whoever read stdout has gone) drops the line: the default (sonic-boom) retries such a write
+ * forever from its exit hook, so a server whose log reader had gone could never stop on SIGTERM.
+ */
+export const stdoutLines = {
+  write(line: string): void {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        writeSync(1, line);
+        return;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EPIPE') return;
+        // A non-blocking stdout that is full: wait 1 ms and retry, for at most a second.
+        if (code !== 'EAGAIN' || attempt >= 1000) throw error;
+        Atomics.wait(PAUSE, 0, 0, 1);
+      }
+    }
+  },
+};
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 export function loggerOptions(level: string) {
   return {
     level,
+    stream: stdoutLines,
     redact: {
       paths: [
         'req.headers.authorization',
