@@ -69,3 +69,40 @@ export function numberedGames(prefix: string, n: number, event?: string): Fixtur
     ...(event && { event }),
   }));
 }
+
+/**
+ * The commands of four writer processes for one run of the feed-concurrency tests, each list run in order
+ * by one writer, the four at once: imports, updates, moves and deletes (a database delete too) of seed games.
+ */
+export function writerScripts(
+  dir: string,
+  run: number,
+  seed: string[],
+  dbs: { a: string; b: string; c: string },
+): string[][][] {
+  const file = (name: string, games: ReturnType<typeof numberedGames>) =>
+    writePgn(dir, `r${run}-${name}.pgn`, games);
+  const s = (i: number) => seed[i] as string;
+  const update = (i: number) => [
+    'games',
+    'update',
+    s(i),
+    file(`update-${i}`, [{ white: `Updated ${run}.${i}`, black: `Opponent ${run}.${i}`, result: '0-1' }]),
+  ];
+  const move = (i: number, to: string) => ['games', 'move', s(i), '--database', to];
+  const del = (i: number) => ['games', 'delete', s(i)];
+  const imp = (name: string, db: string, n: number) => [
+    'import',
+    file(name, numberedGames(`Run ${run} ${name}`, n)),
+    '--user',
+    'alice',
+    '--database',
+    db,
+  ];
+  return [
+    [imp('i1', dbs.a, 3), imp('i2', dbs.b, 4), imp('i3', dbs.c, 2)],
+    [update(0), update(8), update(1), update(9)],
+    [move(4, dbs.b), move(9, dbs.c), move(5, dbs.c), move(4, dbs.c)],
+    [del(10), del(8), ['databases', 'delete', dbs.c, '--user', 'alice'], del(9)],
+  ];
+}

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { type Change, type FeedPage, numberedGames, writePgn } from './changes-fixtures.ts';
+import { type Change, type FeedPage, numberedGames, writePgn, writerScripts } from './changes-fixtures.ts';
 
 const RUNS = process.env.FEED_CONCURRENCY_RUNS ? Number(process.env.FEED_CONCURRENCY_RUNS) : 3;
 const FOLLOW_LIMIT = 7;
@@ -96,35 +96,6 @@ const essentials = (g: Change) => ({
 });
 const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
 
-/** The commands of four writers for one run; each writer runs its own list in order. */
-function writerScripts(run: number, seed: string[], dbs: { a: string; b: string; c: string }): string[][][] {
-  const file = (name: string, games: ReturnType<typeof numberedGames>) =>
-    writePgn(env.dir, `r${run}-${name}.pgn`, games);
-  const s = (i: number) => seed[i] as string;
-  const update = (i: number) => [
-    'games',
-    'update',
-    s(i),
-    file(`update-${i}`, [{ white: `Updated ${run}.${i}`, black: `Opponent ${run}.${i}`, result: '0-1' }]),
-  ];
-  const move = (i: number, to: string) => ['games', 'move', s(i), '--database', to];
-  const del = (i: number) => ['games', 'delete', s(i)];
-  const imp = (name: string, db: string, n: number) => [
-    'import',
-    file(name, numberedGames(`Run ${run} ${name}`, n)),
-    '--user',
-    'alice',
-    '--database',
-    db,
-  ];
-  return [
-    [imp('i1', dbs.a, 3), imp('i2', dbs.b, 4), imp('i3', dbs.c, 2)],
-    [update(0), update(8), update(1), update(9)],
-    [move(4, dbs.b), move(9, dbs.c), move(5, dbs.c), move(4, dbs.c)],
-    [del(10), del(8), ['databases', 'delete', dbs.c, '--user', 'alice'], del(9)],
-  ];
-}
-
 async function runWriter(commands: string[][]): Promise<{ ok: number; refused: number }> {
   const tally = { ok: 0, refused: 0 };
   for (const args of commands) {
@@ -163,7 +134,9 @@ test('a follower racing four writer processes ends with exactly what /games list
     let writersDone = false;
     const following = follow(() => writersDone);
     const tallies = await Promise.all(
-      writerScripts(run, seed, { a: a.slug, b: b.slug, c: c.slug }).map((commands) => runWriter(commands)),
+      writerScripts(env.dir, run, seed, { a: a.slug, b: b.slug, c: c.slug }).map((commands) =>
+        runWriter(commands),
+      ),
     );
     writersDone = true;
     const { view, pagesWhileWriting } = await following;

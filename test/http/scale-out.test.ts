@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { cli, cliJson, type Env, type Server, startServer } from '../helpers/harness.ts';
-import { type Change, type FeedPage, numberedGames, writePgn } from './changes-fixtures.ts';
+import { type Change, type FeedPage, numberedGames, writePgn, writerScripts } from './changes-fixtures.ts';
 import { postgresEnv, RoundRobin, scaleOutSkip, TEST_REDIS_URL } from './scale-helpers.ts';
 
 const RUNS = process.env.SCALE_OUT_RUNS ? Number(process.env.SCALE_OUT_RUNS) : 2;
@@ -130,39 +130,6 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
   });
   const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
 
-  /** Four writers' commands for one run; each writer runs its list in order, all four at once. */
-  function writerScripts(
-    run: number,
-    seed: string[],
-    dbs: { a: string; b: string; c: string },
-  ): string[][][] {
-    const file = (name: string, games: ReturnType<typeof numberedGames>) =>
-      writePgn(env.dir, `r${run}-${name}.pgn`, games);
-    const s = (i: number) => seed[i] as string;
-    const update = (i: number) => [
-      'games',
-      'update',
-      s(i),
-      file(`update-${i}`, [{ white: `Updated ${run}.${i}`, black: `Opponent ${run}.${i}`, result: '0-1' }]),
-    ];
-    const move = (i: number, to: string) => ['games', 'move', s(i), '--database', to];
-    const del = (i: number) => ['games', 'delete', s(i)];
-    const imp = (name: string, db: string, n: number) => [
-      'import',
-      file(name, numberedGames(`Run ${run} ${name}`, n)),
-      '--user',
-      'alice',
-      '--database',
-      db,
-    ];
-    return [
-      [imp('i1', dbs.a, 3), imp('i2', dbs.b, 4), imp('i3', dbs.c, 2)],
-      [update(0), update(8), update(1), update(9)],
-      [move(4, dbs.b), move(9, dbs.c), move(5, dbs.c), move(4, dbs.c)],
-      [del(10), del(8), ['databases', 'delete', dbs.c, '--user', 'alice'], del(9)],
-    ];
-  }
-
   async function runWriter(commands: string[][]): Promise<number> {
     let ok = 0;
     for (const args of commands) {
@@ -200,7 +167,9 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
       let writersDone = false;
       const following = follow(client, () => writersDone);
       const writes = await Promise.all(
-        writerScripts(run, seed, { a: a.slug, b: b.slug, c: c.slug }).map((commands) => runWriter(commands)),
+        writerScripts(env.dir, run, seed, { a: a.slug, b: b.slug, c: c.slug }).map((commands) =>
+          runWriter(commands),
+        ),
       );
       writersDone = true;
       const { view, cursor, crossings } = await following;
