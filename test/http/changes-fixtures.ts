@@ -1,6 +1,8 @@
 // Small generated PGN files for the feed suites: each game is valid and made unique by its tags.
+import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cli, cliJson, type Env } from '../helpers/harness.ts';
 
 /** The feed's answer shapes, as the tests read them. */
 export interface Player {
@@ -106,3 +108,55 @@ export function writerScripts(
     [del(10), del(8), ['databases', 'delete', dbs.c, '--user', 'alice'], del(9)],
   ];
 }
+
+/** Games in the seed database of each run of the race tests. */
+export const SEED_GAMES = 12;
+// Writers race on purpose: a game may be deleted before another writer updates or moves it, and a database
+// deleted before a game is moved into it. Those commands fail cleanly; nothing else may fail.
+const EXPECTED_FAILURE = /no game|no database/;
+
+/** One run's databases for alice: A holds SEED_GAMES imported games, B and C start empty. */
+export async function seedRun(
+  env: Env,
+  run: number,
+): Promise<{ a: { id: string; slug: string }; b: { slug: string }; c: { slug: string } }> {
+  const seedFile = writePgn(env.dir, `r${run}-seed.pgn`, numberedGames(`Seed ${run}`, SEED_GAMES));
+  const [seeded, b, c] = await Promise.all([
+    cliJson<{ database: { id: string; slug: string } }>(env, [
+      'import',
+      seedFile,
+      '--user',
+      'alice',
+      '--database',
+      `A${run}`,
+    ]),
+    cliJson<{ slug: string }>(env, ['databases', 'add', `B${run}`, '--user', 'alice']),
+    cliJson<{ slug: string }>(env, ['databases', 'add', `C${run}`, '--user', 'alice']),
+  ]);
+  return { a: seeded.database, b, c };
+}
+
+/** Runs one writer's commands in order; counts those that succeeded and those refused as a race allows. */
+export async function runWriter(env: Env, commands: string[][]): Promise<{ ok: number; refused: number }> {
+  const tally = { ok: 0, refused: 0 };
+  for (const args of commands) {
+    const result = await cli(env, args);
+    if (result.code === 0) {
+      tally.ok++;
+      continue;
+    }
+    assert.match(result.stderr, EXPECTED_FAILURE, `chessport ${args.join(' ')} failed unexpectedly`);
+    tally.refused++;
+  }
+  return tally;
+}
+
+/** What a feed follower and /games must agree on for one game. */
+export const essentials = (g: Change) => ({
+  id: g.id,
+  databaseId: g.databaseId,
+  result: g.result,
+  white: g.white.name,
+  black: g.black.name,
+});
+export const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);

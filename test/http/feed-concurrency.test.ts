@@ -6,15 +6,20 @@
 // the interleaving that a store without the guarantee gets wrong.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { type Change, type FeedPage, numberedGames, writePgn, writerScripts } from './changes-fixtures.ts';
+import { cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import {
+  byId,
+  type Change,
+  essentials,
+  type FeedPage,
+  runWriter,
+  SEED_GAMES,
+  seedRun,
+  writerScripts,
+} from './changes-fixtures.ts';
 
 const RUNS = process.env.FEED_CONCURRENCY_RUNS ? Number(process.env.FEED_CONCURRENCY_RUNS) : 3;
 const FOLLOW_LIMIT = 7;
-const SEED_GAMES = 12;
-// Writers race on purpose: a game may be deleted before another writer updates or moves it, and a database
-// deleted before a game is moved into it. Those commands fail cleanly; nothing else may fail.
-const EXPECTED_FAILURE = /no game|no database/;
 
 let env: Env;
 let server: Server;
@@ -87,45 +92,9 @@ async function listedGames(): Promise<Change[]> {
   }
 }
 
-const essentials = (g: Change) => ({
-  id: g.id,
-  databaseId: g.databaseId,
-  result: g.result,
-  white: g.white.name,
-  black: g.black.name,
-});
-const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
-
-async function runWriter(commands: string[][]): Promise<{ ok: number; refused: number }> {
-  const tally = { ok: 0, refused: 0 };
-  for (const args of commands) {
-    const result = await cli(env, args);
-    if (result.code === 0) {
-      tally.ok++;
-      continue;
-    }
-    assert.match(result.stderr, EXPECTED_FAILURE, `chessport ${args.join(' ')} failed unexpectedly`);
-    tally.refused++;
-  }
-  return tally;
-}
-
 test('a follower racing four writer processes ends with exactly what /games lists, in every run', async (t) => {
   for (let run = 1; run <= RUNS; run++) {
-    const seedFile = writePgn(env.dir, `r${run}-seed.pgn`, numberedGames(`Seed ${run}`, SEED_GAMES));
-    const [seeded, b, c] = await Promise.all([
-      cliJson<{ database: { id: string; slug: string } }>(env, [
-        'import',
-        seedFile,
-        '--user',
-        'alice',
-        '--database',
-        `A${run}`,
-      ]),
-      cliJson<{ slug: string }>(env, ['databases', 'add', `B${run}`, '--user', 'alice']),
-      cliJson<{ slug: string }>(env, ['databases', 'add', `C${run}`, '--user', 'alice']),
-    ]);
-    const a = seeded.database;
+    const { a, b, c } = await seedRun(env, run);
     const seed = (await getJson<{ data: Change[] }>(`/databases/${a.id}/games?limit=200`)).data.map(
       (g) => g.id,
     );
@@ -135,7 +104,7 @@ test('a follower racing four writer processes ends with exactly what /games list
     const following = follow(() => writersDone);
     const tallies = await Promise.all(
       writerScripts(env.dir, run, seed, { a: a.slug, b: b.slug, c: c.slug }).map((commands) =>
-        runWriter(commands),
+        runWriter(env, commands),
       ),
     );
     writersDone = true;

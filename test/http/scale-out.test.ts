@@ -8,17 +8,22 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { cli, cliJson, type Env, type Server, startServer } from '../helpers/harness.ts';
-import { type Change, type FeedPage, numberedGames, writePgn, writerScripts } from './changes-fixtures.ts';
+import { cliJson, type Env, type Server, startServer } from '../helpers/harness.ts';
+import {
+  byId,
+  type Change,
+  essentials,
+  type FeedPage,
+  runWriter,
+  SEED_GAMES,
+  seedRun,
+  writerScripts,
+} from './changes-fixtures.ts';
 import { postgresEnv, RoundRobin, scaleOutSkip, TEST_REDIS_URL } from './scale-helpers.ts';
 
 const RUNS = process.env.SCALE_OUT_RUNS ? Number(process.env.SCALE_OUT_RUNS) : 2;
 const FOLLOW_LIMIT = 5;
-const SEED_GAMES = 12;
 const LIMIT = 10;
-// Writers race on purpose (a game deleted before another writer moves it, a database deleted before a game
-// is moved into it): those commands fail cleanly, and nothing else may fail.
-const EXPECTED_FAILURE = /no game|no database/;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -121,41 +126,9 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
     }
   }
 
-  const essentials = (g: Change) => ({
-    id: g.id,
-    databaseId: g.databaseId,
-    result: g.result,
-    white: g.white.name,
-    black: g.black.name,
-  });
-  const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
-
-  async function runWriter(commands: string[][]): Promise<number> {
-    let ok = 0;
-    for (const args of commands) {
-      const result = await cli(env, args);
-      if (result.code === 0) ok++;
-      else assert.match(result.stderr, EXPECTED_FAILURE, `chessport ${args.join(' ')} failed unexpectedly`);
-    }
-    return ok;
-  }
-
   test('a client alternating between them follows one feed and ends with what /games lists on both', async (t) => {
     for (let run = 1; run <= RUNS; run++) {
-      const seedFile = writePgn(env.dir, `r${run}-seed.pgn`, numberedGames(`Seed ${run}`, SEED_GAMES));
-      const [seeded, b, c] = await Promise.all([
-        cliJson<{ database: { id: string; slug: string } }>(env, [
-          'import',
-          seedFile,
-          '--user',
-          'alice',
-          '--database',
-          `A${run}`,
-        ]),
-        cliJson<{ slug: string }>(env, ['databases', 'add', `B${run}`, '--user', 'alice']),
-        cliJson<{ slug: string }>(env, ['databases', 'add', `C${run}`, '--user', 'alice']),
-      ]);
-      const a = seeded.database;
+      const { a, b, c } = await seedRun(env, run);
       const seedPage = await new RoundRobin(feedPair).get<{ data: Change[] }>(
         `/databases/${a.id}/games?limit=200`,
         tokens.follower,
@@ -168,7 +141,7 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
       const following = follow(client, () => writersDone);
       const writes = await Promise.all(
         writerScripts(env.dir, run, seed, { a: a.slug, b: b.slug, c: c.slug }).map((commands) =>
-          runWriter(commands),
+          runWriter(env, commands),
         ),
       );
       writersDone = true;
@@ -197,7 +170,7 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
         assert.equal((await both.get(`/games/${gone.id}`, tokens.follower)).status, 404);
       }
       t.diagnostic(
-        `run ${run}/${RUNS}: ${writes.reduce((n, w) => n + w, 0)} writes, ${view.size} games followed ` +
+        `run ${run}/${RUNS}: ${writes.reduce((n, w) => n + w.ok, 0)} writes, ${view.size} games followed ` +
           `(${tombstones.length} tombstones), pages answered per instance ${client.answered.join('/')}`,
       );
     }
