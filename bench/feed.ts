@@ -4,14 +4,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type GameRecord, openStore } from '../src/store/index.ts';
-import { freePort, sampleRecords } from './support.ts';
+import { fillBenchStore, freePort } from './support.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const gamesArg = process.argv.indexOf('--games');
 const TOTAL = gamesArg > 0 ? Number(process.argv[gamesArg + 1]) : 100_000;
 const DISTINCT = 500;
-const BATCH = 5_000;
 const PAGE = 500;
 
 function percentile(sorted: number[], p: number): number {
@@ -44,29 +42,10 @@ const databaseUrl = join(dir, 'store.sqlite');
 let server: ReturnType<typeof spawn> | undefined;
 try {
   // ---- fill the store directly: the bench measures reading, not importing --------------------------
-  const store = await openStore(databaseUrl);
-  const user = await store.addUser({ login: 'bench' });
-  const app = await store.addApp({ name: 'bench' });
-  const { token } = await store.issueToken({
-    userId: user.id,
-    appId: app.id,
-    scopes: ['games.read'],
-    expiresAt: null,
-  });
-  const database = await store.addDatabase({ ownerId: user.id, name: 'TWIC repeated' });
-  const records = await sampleRecords(DISTINCT);
-  const fillStart = performance.now();
-  for (let done = 0; done < TOTAL; done += BATCH) {
-    const batch = Array.from(
-      { length: Math.min(BATCH, TOTAL - done) },
-      (_, i) => records[(done + i) % records.length] as GameRecord,
-    );
-    await store.insertGames(database, batch, true);
-  }
-  const fillSeconds = (performance.now() - fillStart) / 1000;
-  await store.close();
+  const filled = await fillBenchStore(databaseUrl, TOTAL, DISTINCT);
+  const { token } = filled;
   console.log(
-    `filled ${TOTAL} games (${records.length} distinct TWIC games repeated) in ${fillSeconds.toFixed(1)} s`,
+    `filled ${TOTAL} games (${filled.distinct} distinct TWIC games repeated) in ${filled.seconds.toFixed(1)} s`,
   );
 
   // ---- a real server in its own process ---------------------------------------------------------------

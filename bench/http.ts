@@ -9,15 +9,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type GameRecord, openStore } from '../src/store/index.ts';
 import {
   exportRun,
+  fillBenchStore,
   freePort,
   load,
   printExportRuns,
   printRows,
   type Row,
-  sampleRecords,
   startBaseline,
   stop,
   waitUntilUp,
@@ -37,25 +36,7 @@ let server: ChildProcess | undefined;
 let baseline: ChildProcess | undefined;
 try {
   // ---- the store, filled directly: this measures serving, not importing ------------------------------
-  const store = await openStore(databaseUrl);
-  const user = await store.addUser({ login: 'bench' });
-  const app = await store.addApp({ name: 'bench' });
-  const { token } = await store.issueToken({
-    userId: user.id,
-    appId: app.id,
-    scopes: ['games.read'],
-    expiresAt: null,
-  });
-  const database = await store.addDatabase({ ownerId: user.id, name: 'Bench' });
-  const records = await sampleRecords(500);
-  for (let done = 0; done < TOTAL; done += 5000) {
-    const batch = Array.from(
-      { length: Math.min(5000, TOTAL - done) },
-      (_, i) => records[(done + i) % records.length] as GameRecord,
-    );
-    await store.insertGames(database, batch, true);
-  }
-  await store.close();
+  const { token, database } = await fillBenchStore(databaseUrl, TOTAL, 500);
 
   // ---- the servers -------------------------------------------------------------------------------------
   const port = await freePort();

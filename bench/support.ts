@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import { normalizeGame, PgnSplitter } from '../src/chess/index.ts';
 import { toGameRecord } from '../src/import/index.ts';
-import type { GameRecord } from '../src/store/index.ts';
+import { type Database, type GameRecord, openStore } from '../src/store/index.ts';
 
 const SOURCE = new URL('../../shared/pgn/large/notnil_chess__twic0920.pgn', import.meta.url).pathname;
 const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
@@ -34,6 +34,39 @@ export async function sampleRecords(distinct: number): Promise<GameRecord[]> {
     if (records.length === distinct) break;
   }
   return records;
+}
+
+/**
+ * A SQLite store at databaseUrl holding `games` games (`distinct` real ones repeated, duplicates allowed) in one
+ * database of user "bench", and a games.read token for it: the benches measure reading, not importing.
+ */
+export async function fillBenchStore(
+  databaseUrl: string,
+  games: number,
+  distinct: number,
+): Promise<{ token: string; database: Database; distinct: number; seconds: number }> {
+  const store = await openStore(databaseUrl);
+  const user = await store.addUser({ login: 'bench' });
+  const app = await store.addApp({ name: 'bench' });
+  const { token } = await store.issueToken({
+    userId: user.id,
+    appId: app.id,
+    scopes: ['games.read'],
+    expiresAt: null,
+  });
+  const database = await store.addDatabase({ ownerId: user.id, name: 'Bench' });
+  const records = await sampleRecords(distinct);
+  const started = performance.now();
+  for (let done = 0; done < games; done += 5000) {
+    const batch = Array.from(
+      { length: Math.min(5000, games - done) },
+      (_, i) => records[(done + i) % records.length] as GameRecord,
+    );
+    await store.insertGames(database, batch, true);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await store.close();
+  return { token, database, distinct: records.length, seconds };
 }
 
 export async function freePort(): Promise<number> {

@@ -75,9 +75,9 @@ export interface Server {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `chessport serve` on a free port and waits until it listens. */
-export async function startServer(env: Env, extraEnv: NodeJS.ProcessEnv = {}): Promise<Server> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+/** Starts `chessport serve` on a free port (or the given one) and waits until it listens. */
+export async function startServer(env: Env, extraEnv: NodeJS.ProcessEnv = {}, port = 0): Promise<Server> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
     env: { ...env.env, LOG_LEVEL: 'info', ...extraEnv },
     cwd: env.dir,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,6 @@
-// Child processes the sync tests control directly: a sync they can kill, and a server on a chosen port
-// (a restarted server must keep its address, or the mirror would rightly refuse to follow it).
+// A `chessport sync` child process the sync tests control directly: one they can kill mid-run.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { BIN, type Env, type Server } from '../helpers/harness.ts';
+import { BIN, type Env } from '../helpers/harness.ts';
 
 export interface Exit {
   code: number | null;
@@ -34,34 +33,4 @@ export function spawnSync(env: Env, args: string[]): RunningSync {
     child.once('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, exited };
-}
-
-/** `chessport serve --port <port>`, resolved once it listens. */
-export async function serveOn(env: Env, port: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<Server> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
-    env: { ...env.env, LOG_LEVEL: 'info', ...extraEnv },
-    cwd: env.dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const base = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening at (http:\/\/[0-9.:[\]a-z]+)/i.exec(output);
-      if (m?.[1]) resolve(m[1]);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening:\n${output}`)));
-    setTimeout(() => reject(new Error(`server did not start in 20s:\n${output}`)), 20_000).unref();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return {
-    base,
-    process: child,
-    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
-      if (child.exitCode === null) child.kill(signal);
-      return exited;
-    },
-  };
 }

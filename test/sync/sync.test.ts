@@ -11,7 +11,7 @@ import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../he
 import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
 import { ALICE_PGN, CLASSICS_PGN } from '../http/world.ts';
 import { assertPgnFiles, assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
-import { serveOn, spawnSync } from './processes.ts';
+import { spawnSync } from './processes.ts';
 
 const SYNC_SCOPES = 'games.read,databases.read';
 
@@ -201,7 +201,8 @@ describe('a mirror that follows the server through imports, updates, moves and d
   test('a rotated server secret rejects the saved cursor with exit 5; --full starts over to an equal mirror', async () => {
     const port = Number(new URL(server.base).port);
     await server.stop();
-    server = await serveOn(env, port, { CHESSPORT_SECRET: 'a-rotated-secret-for-the-sync-test' });
+    // The same port: a restarted server must keep its address, or the mirror would rightly refuse to follow it.
+    server = await startServer(env, { CHESSPORT_SECRET: 'a-rotated-secret-for-the-sync-test' }, port);
     const rejected = await cli(env, syncArgs(server, token, out));
     assert.equal(rejected.code, 5);
     assert.match(rejected.stderr, /no longer accepts the saved cursor.*--full/);
