@@ -41,14 +41,8 @@ export interface Changes {
   take(n: number): Promise<ChangeAllocation>;
 }
 
-const summaryColumns = [
-  'id',
-  'slug',
-  'database_id',
-  'event',
-  'date',
-  'result',
-  'eco',
+/** The columns behind the two player references of every game answer. */
+const playerColumns = [
   'white_name',
   'white_elo',
   'white_fide_id',
@@ -57,6 +51,17 @@ const summaryColumns = [
   'black_elo',
   'black_fide_id',
   'black_country',
+] as const;
+
+const summaryColumns = [
+  'id',
+  'slug',
+  'database_id',
+  'event',
+  'date',
+  'result',
+  'eco',
+  ...playerColumns,
 ] as const;
 
 export class Store {
@@ -807,14 +812,7 @@ const changeColumns = [
   'updated_at',
   'deleted',
   'result',
-  'white_name',
-  'white_elo',
-  'white_fide_id',
-  'white_country',
-  'black_name',
-  'black_elo',
-  'black_fide_id',
-  'black_country',
+  ...playerColumns,
 ] as const;
 
 function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): GameChange {
