@@ -40,8 +40,8 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
     // Fail open: the limits are counted in this process until Redis answers.
     app.log.warn({ redis: redisAddress(settings.redisUrl) }, 'starting without redis');
   }
-  const address = await app.listen({ host: settings.host, port: settings.port });
-
+  // The signal handlers come first: a SIGTERM that arrives while the server starts listening must stop it
+  // gracefully too, not kill it with the default action.
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) {
@@ -73,5 +73,5 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  return address;
+  return app.listen({ host: settings.host, port: settings.port });
 }
