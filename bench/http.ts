@@ -3,6 +3,9 @@
 // Usage: node bench/http.ts [--games N] [--seconds S]   (defaults: 100000 games, 8 s per case)
 //
 // Both servers run in their own process; autocannon runs in this one (on a 2-core machine: one core each).
+// GET /games?limit=50 repeats one URL, as a client polling its first page does: after the first request the
+// page cache answers it (src/api/page-cache.ts). A second server with the cache off shows the cost of
+// rendering each page.
 // Targets: GET /games?limit=50 at least half the baseline's requests/s; the export at least 50,000 games/s
 // in flat memory.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -34,14 +37,21 @@ const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-http-'));
 const databaseUrl = join(dir, 'store.sqlite');
 let server: ChildProcess | undefined;
 let baseline: ChildProcess | undefined;
+let uncached: ChildProcess | undefined;
 try {
   // ---- the store, filled directly: this measures serving, not importing ------------------------------
   const { token, database } = await fillBenchStore(databaseUrl, TOTAL, 500);
 
   // ---- the servers -------------------------------------------------------------------------------------
   const port = await freePort();
+  const serverEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MAX: '1000000000',
+  };
   server = spawn(process.execPath, [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(port)], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000000' },
+    env: serverEnv,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -67,6 +77,18 @@ try {
   rows.push(await load('baseline: bare Fastify, static 50 games', bare.url, {}, SECONDS));
   await stop(baseline);
   rows.push(await load('GET /games?limit=50', `${base}/api/v1/games?limit=50`, headers, SECONDS));
+  // The same request on a server that renders every page (no page cache): what a client paging through
+  // the list for the first time costs, rather than one polling a page that has not changed.
+  const uncachedPort = await freePort();
+  uncached = spawn(
+    process.execPath,
+    [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(uncachedPort)],
+    { env: { ...serverEnv, PAGE_CACHE_MB: '0' }, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  const uncachedUrl = `http://127.0.0.1:${uncachedPort}/api/v1/games?limit=50`;
+  await waitUntilUp(uncachedUrl, headers);
+  rows.push(await load('GET /games?limit=50, page cache off', uncachedUrl, headers, SECONDS));
+  await stop(uncached);
   rows.push(
     await load(
       'GET /games?limit=50, gzip',
@@ -115,6 +137,7 @@ try {
   );
 } finally {
   await stop(baseline);
+  await stop(uncached);
   await stop(server);
   rmSync(dir, { recursive: true, force: true });
 }

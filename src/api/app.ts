@@ -11,6 +11,7 @@ import type { Store, TokenInfo } from '../store/index.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
+import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.ts';
 import { describeParam } from './params.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import { compression } from './plugins/compression.ts';
@@ -44,12 +45,15 @@ export interface ApiOptions {
   trustProxy?: boolean | string;
   /** Default: 600 requests per 60 s, counted in this process (DESIGN.md 25). */
   rateLimit?: RateLimitSettings;
+  /** Bytes of rendered game-list pages kept (page-cache.ts); 0 renders every page. Default 64 MiB. */
+  pageCacheBytes?: number;
 }
 
 export interface ApiContext {
   store: Store;
   secret: string;
   limiter: RateLimiter;
+  pages: PageCache;
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
@@ -99,7 +103,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   openapiRoute(app);
   docsPage(app);
 
-  const context: ApiContext = { store: options.store, secret: options.secret, limiter };
+  const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
+  const context: ApiContext = { store: options.store, secret: options.secret, limiter, pages };
   app.register(
     async (api) => {
       meRoutes(api, context);

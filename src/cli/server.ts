@@ -29,6 +29,7 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
     secret,
     logLevel: settings.logLevel,
     trustProxy: server.trustProxy,
+    pageCacheBytes: server.pageCacheBytes,
     rateLimit: {
       max: settings.rateLimitMax,
       windowMs: settings.rateLimitWindowMs,

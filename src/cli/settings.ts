@@ -1,4 +1,5 @@
 // Settings from the environment (DESIGN.md "Operator interface"); command-line flags override them.
+import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 
 export interface Settings {
@@ -26,6 +27,13 @@ export function parseDuration(text: string): number {
 export function parsePositiveInt(text: string, what: string): number {
   if (!/^[1-9][0-9]{0,9}$/.test(text.trim()))
     throw new CliError(`${what} must be a positive integer, got "${text}"`);
+  return Number(text);
+}
+
+/** A whole number, 0 included. */
+export function parseCount(text: string, what: string): number {
+  if (!/^(0|[1-9][0-9]{0,9})$/.test(text.trim()))
+    throw new CliError(`${what} must be a whole number, got "${text}"`);
   return Number(text);
 }
 
@@ -65,6 +73,8 @@ export interface ServerSettings {
    * behind a proxy this must be set, or all of them share the proxy's one limit.
    */
   trustProxy: boolean | string;
+  /** Bytes of rendered game-list pages each instance keeps (PAGE_CACHE_MB; 0 turns the cache off). */
+  pageCacheBytes: number;
 }
 
 function parseTrustProxy(text: string | undefined): boolean | string {
@@ -80,5 +90,8 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
       : 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT ? parseDuration(env.SHUTDOWN_TIMEOUT) : 30_000,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    pageCacheBytes: env.PAGE_CACHE_MB
+      ? parseCount(env.PAGE_CACHE_MB, 'PAGE_CACHE_MB') * 1024 * 1024
+      : DEFAULT_PAGE_CACHE_BYTES,
   };
 }

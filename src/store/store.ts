@@ -492,6 +492,17 @@ export class Store {
     return rows.map(toSummary);
   }
 
+  /**
+   * A number that changes whenever any of the owner's games changes: the highest change sequence among
+   * the owner's rows. Every write to a game (import, update, move, delete, a database's deletion) gives
+   * the row a new seq above all earlier ones and no game row is ever removed, so the number only rises;
+   * per owner, seq order is commit order (see write()), so equal numbers mean equal game data.
+   */
+  async gamesVersion(ownerId: string): Promise<number> {
+    const [row] = await this.hot.gamesVersion(ownerId);
+    return Number(row?.version ?? 0);
+  }
+
   /** One of the owner's live games by UUID. */
   async getGame(ownerId: string, id: string): Promise<GameDetail | undefined> {
     if (!storable(id)) return undefined;
@@ -945,6 +956,13 @@ function hotQueries(db: Kysely<DB>, run: RunQuery) {
     token: prepared(run, 1, (hash: string) => tokenQuery(db).where('tokens.hash', '=', hash)),
     owner_id: liveGames('owner_id'),
     database_id: liveGames('database_id'),
+    // The owner's (owner_id, seq) index answers it from its last entry.
+    gamesVersion: prepared(run, 1, (ownerId: string) =>
+      db
+        .selectFrom('games')
+        .select((eb) => eb.fn.max('seq').as('version'))
+        .where('owner_id', '=', ownerId),
+    ),
     game: prepared(run, 2, (ownerId: string, id: string) =>
       db
         .selectFrom('games')

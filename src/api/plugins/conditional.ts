@@ -32,6 +32,14 @@ function digest(parts: (string | Buffer)[]): string {
   return hash.digest('base64url').slice(0, 32);
 }
 
+/**
+ * The strong tag of a body sent with this Content-Type, Content-Disposition and Link: what the onSend hook
+ * computes when the handler has not named the tag itself.
+ */
+export function bodyTag(contentType: string, disposition: string, link: string, body: Buffer): string {
+  return digest([contentType, disposition, link, body]);
+}
+
 function headerText(reply: FastifyReply, name: string): string {
   const value = reply.getHeader(name);
   return Array.isArray(value) ? value.join(', ') : String(value ?? '');
@@ -84,8 +92,7 @@ export function conditionalRequests(app: FastifyInstance, store: Store): void {
       if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
       // Encoded once: the same bytes are hashed, compressed and written.
       const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
-      const meta = ['content-disposition', 'link'].map((name) => headerText(reply, name));
-      tag = digest([contentType, ...meta, bytes]);
+      tag = bodyTag(contentType, headerText(reply, 'content-disposition'), headerText(reply, 'link'), bytes);
       body = bytes;
     }
     const coding = negotiatedCoding(request, contentType);

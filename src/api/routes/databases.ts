@@ -63,7 +63,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         );
         return pgnHeaders(reply, database.slug).send(body);
       }
-      return sendPage(request, reply, async (page) =>
+      return sendPage(request, reply, context, database.ownerId, async (page) =>
         (await store.listDatabaseGames(database.id, page)).map(gameSummaryJson),
       );
     },

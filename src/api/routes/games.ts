@@ -22,7 +22,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
     query: pageQuery(50, 200),
     ok: { description: 'One page of games.', schema: schemas.gameList },
     handler: async (request, reply, token) =>
-      sendPage(request, reply, async (page) =>
+      sendPage(request, reply, context, token.userId, async (page) =>
         (await store.listGames(token.userId, page)).map(gameSummaryJson),
       ),
   });
