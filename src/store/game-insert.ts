@@ -5,9 +5,11 @@
 // Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup query cost more CPU than SQLite's writes
 // (measured: most of the main thread of an import). It still runs inside Store.write()'s transaction:
 // Kysely's SQLite dialect has one connection, and that handle is it. PostgreSQL keeps the Kysely path.
-import { randomUUID } from 'node:crypto';
+
+import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import type { Kysely, Selectable } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
 import type { DB, GamesTable } from './schema.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
 
@@ -132,6 +134,27 @@ function withinLimit(games: GameRecord[], maxGames: number, count: number) {
   return { fresh: games.slice(0, room), overLimit: Math.max(0, games.length - room) };
 }
 
+// Random bytes for game ids, drawn 1,024 ids at a time: uuid's own source asks the system for each id,
+// which took 8% of an import's main thread on short games.
+const ID_POOL_BYTES = 16 * 1024;
+let idPool = new Uint8Array(0);
+let idPoolAt = 0;
+
+/**
+ * A new game's UUID, time-ordered (RFC 9562 version 7): the id index grows at its end, where a random UUID
+ * would dirty a page anywhere in it for each new game and every commit would write all those pages again
+ * (bjbraams, 198k games: 8.1 -> 7.3 s).
+ */
+function gameId(): string {
+  if (idPoolAt === idPool.length) {
+    idPool = randomBytes(ID_POOL_BYTES);
+    idPoolAt = 0;
+  }
+  const random = idPool.subarray(idPoolAt, idPoolAt + 16);
+  idPoolAt += 16;
+  return uuidv7({ random });
+}
+
 async function rowsOf(
   batch: GameBatch,
   fresh: GameRecord[],
@@ -140,7 +163,7 @@ async function rowsOf(
   const { seqs, now } = await batch.take(fresh.length);
   const rows = fresh.map((game, i) =>
     batch.toRow(game, {
-      id: randomUUID(),
+      id: gameId(),
       ownerId: database.ownerId,
       databaseId: database.id,
       seq: seqs[i] as number,

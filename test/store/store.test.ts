@@ -170,6 +170,23 @@ for (const { dialect, skip } of DIALECTS) {
       assert.equal(await store.countGames(small.id), 3);
     });
 
+    test('insertGames: game ids are distinct RFC 9562 version 7 UUIDs, rising in import order', async () => {
+      const db = await store.addDatabase({ ownerId: alice.id, name: 'Ids' });
+      const ids: string[] = [];
+      for (let batch = 0; batch < 3; batch++) {
+        const games = Array.from({ length: 40 }, (_, i) => record(1000 + batch * 40 + i));
+        ids.push(...(await store.insertGames(db, games)).ids);
+        await new Promise((resolve) => setTimeout(resolve, 2)); // the next batch has a later millisecond
+      }
+      assert.equal(new Set(ids).size, 120);
+      for (const id of ids)
+        assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // The first 48 bits are the time in ms: batches come out in order (ids within one ms are random).
+      const ms = ids.map((id) => id.slice(0, 13));
+      for (let i = 40; i < ids.length; i += 40)
+        assert.ok((ms[i] as string) > (ms[i - 1] as string), `batch at ${i}`);
+    });
+
     test('lists: import order, stable paging with limit and offset, scoped by owner and database', async () => {
       const lists = await store.addDatabase({ ownerId: bob.id, name: 'Lists' });
       const other = await store.addDatabase({ ownerId: bob.id, name: 'Other' });
