@@ -62,16 +62,12 @@ export class PageCache {
     const size = sizeOf(key, page);
     if (size > this.maxBytes) return;
     const old = this.#entries.get(key);
+    // A page rendered at an older version than the one stored (a slower concurrent request) must not
+    // replace it.
+    if (old && old.version > page.version) return;
     if (old) {
       this.#entries.delete(key);
       this.#bytes -= sizeOf(key, old);
-    }
-    // A page rendered at an older version than the one stored (a slower concurrent request) must not
-    // replace it: keep the newer one.
-    if (old && old.version > page.version) {
-      this.#entries.set(key, old);
-      this.#bytes += sizeOf(key, old);
-      return;
     }
     while (this.#bytes + size > this.maxBytes) {
       const [oldestKey, oldest] = this.#entries.entries().next().value as [string, CachedPage];

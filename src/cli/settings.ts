@@ -25,16 +25,15 @@ export function parseDuration(text: string): number {
 }
 
 export function parsePositiveInt(text: string, what: string): number {
-  if (!/^[1-9][0-9]{0,9}$/.test(text.trim()))
-    throw new CliError(`${what} must be a positive integer, got "${text}"`);
-  return Number(text);
+  return parseCount(text, what, 1);
 }
 
-/** A whole number, 0 included. */
-export function parseCount(text: string, what: string): number {
-  if (!/^(0|[1-9][0-9]{0,9})$/.test(text.trim()))
-    throw new CliError(`${what} must be a whole number, got "${text}"`);
-  return Number(text);
+/** Plain decimal digits without leading zeros, at least `min` (0 or 1). */
+export function parseCount(text: string, what: string, min = 0): number {
+  const value = /^(0|[1-9][0-9]{0,9})$/.test(text.trim()) ? Number(text) : -1;
+  if (value < min)
+    throw new CliError(`${what} must be ${min ? 'a positive integer' : 'a whole number'}, got "${text}"`);
+  return value;
 }
 
 export class CliError extends Error {}

@@ -1,6 +1,7 @@
 // Cheap version stamps for answers too large to hash (the streamed database PGN), read without their rows.
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.ts';
+import { liveGameCount } from './store.ts';
 
 export interface DatabaseVersion {
   /** Live games in the database. */
@@ -21,13 +22,7 @@ export async function databaseVersion(
   ownerId: string,
   databaseId: string,
 ): Promise<DatabaseVersion> {
-  // Counted on the (database_id, deleted, pk) index: no game row is read.
-  const count = await db
-    .selectFrom('games')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('database_id', '=', databaseId)
-    .where('deleted', '=', 0)
-    .executeTakeFirstOrThrow();
+  const games = await liveGameCount(db, databaseId);
   // Walks the owner's (owner_id, seq) index from the top and stops at the first row of this database.
   const latest = await db
     .selectFrom('games')
@@ -37,5 +32,5 @@ export async function databaseVersion(
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return { games: Number(count.n), maxSeq: Number(latest?.seq ?? 0) };
+  return { games, maxSeq: Number(latest?.seq ?? 0) };
 }

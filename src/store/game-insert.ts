@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import type { Kysely, Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { DB, GamesTable } from './schema.ts';
+import { type DB, type GamesTable, playerColumns } from './schema.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
 
 export type GameInsertRow = Omit<Selectable<GamesTable>, 'pk'>;
@@ -49,14 +49,7 @@ const COLUMNS: readonly (keyof GameInsertRow)[] = [
   'date',
   'result',
   'eco',
-  'white_name',
-  'white_elo',
-  'white_fide_id',
-  'white_country',
-  'black_name',
-  'black_elo',
-  'black_fide_id',
-  'black_country',
+  ...playerColumns,
   'metadata',
   'moves',
   'fen',

@@ -102,3 +102,15 @@ export interface DB {
   sequences: SequencesTable;
   feed_heads: FeedHeadsTable;
 }
+
+/** The columns behind the two player references of every game answer. */
+export const playerColumns = [
+  'white_name',
+  'white_elo',
+  'white_fide_id',
+  'white_country',
+  'black_name',
+  'black_elo',
+  'black_fide_id',
+  'black_country',
+] as const;

@@ -4,7 +4,7 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { insertGameBatch } from './game-insert.ts';
 import type { Dialect } from './migrations.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
-import type { DB, GamesTable } from './schema.ts';
+import { type DB, type GamesTable, playerColumns } from './schema.ts';
 import { gameSlug, slugify } from './slug.ts';
 import type {
   App,
@@ -40,18 +40,6 @@ export interface ChangeAllocation {
 export interface Changes {
   take(n: number): Promise<ChangeAllocation>;
 }
-
-/** The columns behind the two player references of every game answer. */
-const playerColumns = [
-  'white_name',
-  'white_elo',
-  'white_fide_id',
-  'white_country',
-  'black_name',
-  'black_elo',
-  'black_fide_id',
-  'black_country',
-] as const;
 
 const summaryColumns = [
   'id',
@@ -446,13 +434,7 @@ export class Store {
   }
 
   async countGames(databaseId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('games')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('database_id', '=', databaseId)
-      .where('deleted', '=', 0)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+    return liveGameCount(this.db, databaseId);
   }
 
   // ---- games: writes -------------------------------------------------------------------------------
@@ -866,7 +848,8 @@ async function changeOf(db: Executor, id: string): Promise<GameChange> {
   );
 }
 
-async function liveGameCount(db: Executor, databaseId: string): Promise<number> {
+/** The database's live games, counted on its (database_id, deleted, pk) index: no game row is read. */
+export async function liveGameCount(db: Executor, databaseId: string): Promise<number> {
   const row = await db
     .selectFrom('games')
     .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -69,6 +69,18 @@ export async function cliJson<T = Record<string, unknown>>(env: Env, args: strin
   return JSON.parse(result.stdout) as T;
 }
 
+/** Issues a token through `chessport tokens issue` and returns it (extra: e.g. ['--expires-in', '1h']). */
+export async function issueToken(
+  env: Env,
+  user: string,
+  app: string,
+  scopes: string,
+  extra: string[] = [],
+): Promise<string> {
+  const args = ['tokens', 'issue', '--user', user, '--app', app, '--scopes', scopes, ...extra];
+  return (await cliJson<{ token: string }>(env, args)).token;
+}
+
 export interface Server {
   base: string;
   process: ChildProcess;

@@ -6,7 +6,15 @@
 // the interleaving that a store without the guarantee gets wrong.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import {
+  cliJson,
+  type Env,
+  http,
+  issueToken,
+  type Server,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
 import {
   byId,
   type Change,
@@ -31,18 +39,7 @@ before(async () => {
   env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
   await cliJson(env, ['users', 'add', 'alice']);
   await cliJson(env, ['apps', 'add', 'follower']);
-  token = (
-    await cliJson<{ token: string }>(env, [
-      'tokens',
-      'issue',
-      '--user',
-      'alice',
-      '--app',
-      'follower',
-      '--scopes',
-      'games.read',
-    ])
-  ).token;
+  token = await issueToken(env, 'alice', 'follower', 'games.read');
   server = await startServer(env);
   base = `${server.base}/api/v1`;
 });

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { cliJson, type Env, type Server } from '../helpers/harness.ts';
+import { cliJson, type Env, issueToken, type Server } from '../helpers/harness.ts';
 import { checkAgainstOpenApi } from '../helpers/openapi-validate.ts';
 
 export interface RawAnswer {
@@ -135,19 +135,7 @@ export async function seed(env: Env, n = 3, comment = ''): Promise<Seeded> {
     '--database',
     'Main',
   ]);
-  const issue = async (user: string, app: string) =>
-    (
-      await cliJson<{ token: string }>(env, [
-        'tokens',
-        'issue',
-        '--user',
-        user,
-        '--app',
-        app,
-        '--scopes',
-        ALL,
-      ])
-    ).token;
+  const issue = (user: string, app: string) => issueToken(env, user, app, ALL);
   return {
     databaseSlug: imported.database.slug,
     tokens: {

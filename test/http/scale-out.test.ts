@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { cliJson, type Env, type Server, startServer } from '../helpers/harness.ts';
+import { cliJson, type Env, issueToken, type Server, startServer } from '../helpers/harness.ts';
 import {
   byId,
   type Change,
@@ -54,19 +54,7 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
     limitPair = started.slice(2);
     for (const user of ['alice', 'bob']) await cliJson(env, ['users', 'add', user]);
     for (const app of ['follower', 'limited']) await cliJson(env, ['apps', 'add', app]);
-    const issue = async (user: string, app: string) =>
-      (
-        await cliJson<{ token: string }>(env, [
-          'tokens',
-          'issue',
-          '--user',
-          user,
-          '--app',
-          app,
-          '--scopes',
-          'games.read',
-        ])
-      ).token;
+    const issue = (user: string, app: string) => issueToken(env, user, app, 'games.read');
     tokens.follower = await issue('alice', 'follower');
     tokens.alice = await issue('alice', 'limited');
     tokens.bob = await issue('bob', 'limited');

@@ -1,6 +1,14 @@
 // The world most HTTP suites test against: two users with games, apps and tokens, all made by the CLI.
 import { join } from 'node:path';
-import { cliJson, type Env, FIXTURES, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import {
+  cliJson,
+  type Env,
+  FIXTURES,
+  issueToken,
+  type Server,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
 
 export const ALICE_PGN = join(FIXTURES, 'api/alice.pgn');
 export const CLASSICS_PGN = join(FIXTURES, '../../src/cli/demo/classics.pgn');
@@ -42,20 +50,8 @@ export async function makeWorld(): Promise<World> {
   await cliJson(env, ['users', 'add', 'bob']);
   await cliJson(env, ['apps', 'add', 'app-one']);
   await cliJson(env, ['apps', 'add', 'app-two']);
-  const issue = async (user: string, app: string, scopes = ALL, extra: string[] = []) =>
-    (
-      await cliJson<{ token: string }>(env, [
-        'tokens',
-        'issue',
-        '--user',
-        user,
-        '--app',
-        app,
-        '--scopes',
-        scopes,
-        ...extra,
-      ])
-    ).token;
+  const issue = (user: string, app: string, scopes = ALL, extra: string[] = []) =>
+    issueToken(env, user, app, scopes, extra);
   const main = await cliJson<{ id: string; slug: string }>(env, [
     'databases',
     'add',

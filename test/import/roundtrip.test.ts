@@ -12,6 +12,7 @@ import {
   cliJson,
   type Env,
   http,
+  issueToken,
   type Server,
   SHARED_PGN,
   startServer,
@@ -44,18 +45,7 @@ describe('round trip over ../shared/pgn', { skip }, () => {
     env = tempEnv();
     await cliJson(env, ['users', 'add', 'rt']);
     await cliJson(env, ['apps', 'add', 'rt-app']);
-    token = (
-      await cliJson<{ token: string }>(env, [
-        'tokens',
-        'issue',
-        '--user',
-        'rt',
-        '--app',
-        'rt-app',
-        '--scopes',
-        'games.read',
-      ])
-    ).token;
+    token = await issueToken(env, 'rt', 'rt-app', 'games.read');
     store = await openStore(env.databaseUrl);
     server = await startServer(env);
   });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Sqlite from 'better-sqlite3';
 import type { SyncSummary } from '../../src/client/sync/engine.ts';
-import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cli, cliJson, type Env, issueToken, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
 import { ALICE_PGN, CLASSICS_PGN } from '../http/world.ts';
 import { assertPgnFiles, assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
@@ -16,18 +16,7 @@ import { spawnSync } from './processes.ts';
 const SYNC_SCOPES = 'games.read,databases.read';
 
 async function issue(env: Env, user: string, scopes = SYNC_SCOPES): Promise<string> {
-  return (
-    await cliJson<{ token: string }>(env, [
-      'tokens',
-      'issue',
-      '--user',
-      user,
-      '--app',
-      'mirror',
-      '--scopes',
-      scopes,
-    ])
-  ).token;
+  return issueToken(env, user, 'mirror', scopes);
 }
 
 async function importInto(env: Env, user: string, database: string, file: string) {
