@@ -2,8 +2,11 @@
 // service, checked for its results, order, paging, dedup, limits and the change feed's sequence and times.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { hashToken, type Store, StoreError } from '../../src/store/index.ts';
+import { DEDUP_KEY } from '../../src/store/migrations.ts';
 import type { Database, GameChange, User } from '../../src/store/types.ts';
+import { queryStore } from '../helpers/stores.ts';
 import { DIALECTS, openTestStore, record, type TestStore } from './dialects.ts';
 
 /** Code-point order, which is what both dialects must sort text by (SQLite's BINARY, PostgreSQL's "C"). */
@@ -168,6 +171,51 @@ for (const { dialect, skip } of DIALECTS) {
         { inserted: 1, duplicates: 1, overLimit: 1, ids: 1 },
       );
       assert.equal(await store.countGames(small.id), 3);
+    });
+
+    test('insertGames: games whose hashes share the dedup index prefix are told apart by the whole hash', async () => {
+      // The dedup index keeps 12 characters of the hash (migration 0003): the rows it finds are candidates.
+      const db = await store.addDatabase({ ownerId: alice.id, name: 'Prefix' });
+      const prefix = 'f'.repeat(40);
+      const a = record(21, { contentHash: `${prefix}a` });
+      const b = record(22, { contentHash: `${prefix}b` });
+      assert.equal((await store.insertGames(db, [a])).inserted, 1);
+      const next = await store.insertGames(db, [b, a]);
+      assert.deepEqual(
+        { inserted: next.inserted, duplicates: next.duplicates },
+        { inserted: 1, duplicates: 1 },
+      );
+      // The same game in another database of the owner is no duplicate there.
+      const other = await store.addDatabase({ ownerId: alice.id, name: 'Prefix 2' });
+      assert.equal((await store.insertGames(other, [a, b])).inserted, 2);
+      assert.equal(await store.countGames(db.id), 2);
+    });
+
+    test('the dedup lookup searches the dedup index by both of its key columns', async () => {
+      const lookup = `select content_hash from games where ${DEDUP_KEY[0]} = 'abcdefgh'
+        and ${DEDUP_KEY[1]} in ('0123456789ab', '0123456789ac') and database_id = 'x' and deleted = 0`;
+      if (dialect === 'sqlite') {
+        // As game-insert.ts: without INDEXED BY SQLite would walk the whole database (games_database_list).
+        const forced = lookup.replace('from games', 'from games indexed by games_dedup');
+        const plan = await queryStore<{ detail: string }>(t.url, `explain query plan ${forced}`);
+        assert.match(
+          plan.map((p) => p.detail).join('\n'),
+          /USING INDEX games_dedup \(<expr>=\? AND <expr>=\?\)/,
+        );
+        return;
+      }
+      // A test database is too small for PostgreSQL to prefer any index unless scans are ruled out.
+      const client = new pg.Client(t.url);
+      await client.connect();
+      try {
+        await client.query('set enable_seqscan = off');
+        const plan = await client.query<{ 'QUERY PLAN': string }>(`explain ${lookup}`);
+        const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+        assert.match(text, /games_dedup/);
+        assert.match(text, /Index Cond: .*substr\(database_id, 1, 8\).*substr\(content_hash, 1, 12\)/s);
+      } finally {
+        await client.end();
+      }
     });
 
     test('insertGames: game ids are distinct RFC 9562 version 7 UUIDs, rising in import order', async () => {
