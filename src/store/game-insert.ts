@@ -76,6 +76,11 @@ export function registerSqliteHandle(db: Kysely<DB>, handle: SqliteHandle): void
   handles.set(db, handle);
 }
 
+/** The SQLite connection under the store `db`, if it is one. */
+export function sqliteHandleOf(db: Kysely<DB>): SqliteHandle | undefined {
+  return handles.get(db);
+}
+
 function statementsOf(handle: SqliteHandle): SqliteStatements {
   let statements = prepared.get(handle);
   if (!statements) {

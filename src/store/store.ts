@@ -1,13 +1,15 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { insertGameBatch } from './game-insert.ts';
+import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
 import type { Dialect } from './migrations.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
 import { gameSlug, slugify } from './slug.ts';
+import { BackgroundCheckpoints } from './sqlite-checkpoints.ts';
 import type {
   App,
+  BulkWrites,
   Database,
   GameChange,
   GameDetail,
@@ -67,6 +69,16 @@ export class Store {
 
   async close(): Promise<void> {
     await this.db.destroy();
+  }
+
+  /**
+   * Prepares the store for a long run of insertGames (an import). On SQLite, checkpoints run on a thread of
+   * their own meanwhile (sqlite-checkpoints.ts); PostgreSQL needs nothing.
+   */
+  bulkWrites(): BulkWrites {
+    const handle = sqliteHandleOf(this.db);
+    if (!handle || handle.memory) return { committed: async () => {}, end: async () => {} };
+    return new BackgroundCheckpoints(handle);
   }
 
   /** A cheap query that fails when the store is unreachable. */

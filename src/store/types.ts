@@ -98,6 +98,14 @@ export interface Page {
   offset: number;
 }
 
+/** A long run of writes (an import): see Store.bulkWrites. */
+export interface BulkWrites {
+  /** Call after each write transaction of the run. */
+  committed(): Promise<void>;
+  /** Call once when the run ends, also after a failure. */
+  end(): Promise<void>;
+}
+
 export interface InsertOutcome {
   inserted: number;
   duplicates: number;

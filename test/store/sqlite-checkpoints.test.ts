@@ -1,0 +1,75 @@
+// An import's checkpoints run on a thread of their own (sqlite-checkpoints.ts): the writer's own are off
+// meanwhile and back afterwards, the -wal file stays within its limit, and nothing committed is lost.
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { afterEach, beforeEach, test } from 'node:test';
+import { sqliteHandleOf } from '../../src/store/game-insert.ts';
+import { AUTOCHECKPOINT_PAGES, BackgroundCheckpoints } from '../../src/store/sqlite-checkpoints.ts';
+import type { Database, User } from '../../src/store/types.ts';
+import { queryStore } from '../helpers/stores.ts';
+import { openTestStore, record, type TestStore } from './dialects.ts';
+
+let t: TestStore;
+let alice: User;
+
+// A store each: the -wal file never shrinks, so each test starts from an empty one.
+beforeEach(async () => {
+  t = await openTestStore('sqlite');
+  alice = await t.store.addUser({ login: 'alice' });
+});
+afterEach(async () => {
+  await t?.close();
+});
+
+/** 100 games of about 5 KB each: half a megabyte a batch. */
+function batch(database: Database, n: number) {
+  const games = Array.from({ length: 100 }, (_, i) =>
+    record(n * 100 + i, { pgn: `[Event "${n}-${i}"]\n\n${'1. e4 {long comment} e5 '.repeat(200)}1-0\n` }),
+  );
+  return t.store.insertGames(database, games);
+}
+
+test('during bulk writes the writer does not checkpoint; afterwards it does again', async () => {
+  const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Bulk' });
+  const handle = sqliteHandleOf(t.store.db);
+  assert.ok(handle);
+  const autocheckpoint = () => handle.pragma('wal_autocheckpoint', { simple: true });
+  assert.equal(autocheckpoint(), AUTOCHECKPOINT_PAGES);
+  const bulk = t.store.bulkWrites();
+  assert.equal(autocheckpoint(), 0);
+  for (let n = 0; n < 10; n++) {
+    await batch(database, n);
+    await bulk.committed();
+  }
+  await bulk.end();
+  assert.equal(autocheckpoint(), AUTOCHECKPOINT_PAGES);
+  // The games are all there, for another connection too.
+  const [row] = await queryStore<{ n: number }>(
+    t.url,
+    `select count(*) as n from games where database_id = '${database.id}'`,
+  );
+  assert.equal(row?.n, 1000);
+});
+
+test('the -wal file stays within the limit however fast the writer goes', async () => {
+  const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Limit' });
+  const handle = sqliteHandleOf(t.store.db);
+  assert.ok(handle);
+  const limit = 1 << 20;
+  const bulk = new BackgroundCheckpoints(handle, limit);
+  let largest = 0;
+  for (let n = 100; n < 140; n++) {
+    await batch(database, n);
+    await bulk.committed();
+    largest = Math.max(largest, statSync(`${t.url}-wal`).size);
+  }
+  await bulk.end();
+  // Once past the limit the writer waits for a checkpoint of all it wrote, and the WAL then starts over:
+  // it overshoots by at most the batch that crossed the limit (about 0.6 MB with its index pages).
+  assert.ok(largest <= limit + (1 << 20), `the WAL reached ${largest} bytes`);
+  const [row] = await queryStore<{ n: number }>(
+    t.url,
+    `select count(*) as n from games where database_id = '${database.id}'`,
+  );
+  assert.equal(row?.n, 4000);
+});
