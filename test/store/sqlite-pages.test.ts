@@ -1,0 +1,42 @@
+// A new SQLite store has 16 KB pages (connect.ts); a store made with another page size keeps it and opens.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { openStore } from '../../src/store/index.ts';
+
+const pageSize = (file: string) => {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.pragma('page_size', { simple: true });
+  } finally {
+    db.close();
+  }
+};
+
+test('a new store has 16 KB pages; an older store keeps its 4 KB pages and works', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chessport-pages-'));
+  try {
+    const fresh = join(dir, 'fresh.sqlite');
+    const store = await openStore(fresh);
+    await store.addUser({ login: 'alice' });
+    await store.close();
+    assert.equal(pageSize(fresh), 16384);
+
+    const older = join(dir, 'older.sqlite');
+    const made = new Database(older);
+    made.pragma('page_size = 4096');
+    made.pragma('journal_mode = WAL');
+    made.exec('create table earlier (x integer)');
+    made.close();
+    const reopened = await openStore(older);
+    const user = await reopened.addUser({ login: 'bob' });
+    assert.equal((await reopened.findUser('bob'))?.id, user.id);
+    await reopened.close();
+    assert.equal(pageSize(older), 4096);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
