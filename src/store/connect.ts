@@ -9,7 +9,7 @@ import { registerSqliteHandle } from './game-insert.ts';
 import { type Dialect, migrationProvider } from './migrations.ts';
 import type { RunQuery } from './prepared.ts';
 import type { DB } from './schema.ts';
-import { AUTOCHECKPOINT_PAGES } from './sqlite-checkpoints.ts';
+import { checkpointAtWalSize } from './sqlite-checkpoints.ts';
 import { sqliteRunner, withStatementCache } from './sqlite-statements.ts';
 import { Store, StoreError } from './store.ts';
 
@@ -55,9 +55,9 @@ function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  // Checkpoints (copying the WAL into the database, with two fsyncs) at AUTOCHECKPOINT_PAGES; an import
-  // moves them to a thread of their own (sqlite-checkpoints.ts). Readers do not wait either way.
-  sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+  // Checkpoints (copying the WAL into the database, with two fsyncs) at 40 MB of WAL; an import moves them
+  // to a thread of their own (sqlite-checkpoints.ts). Readers do not wait either way.
+  checkpointAtWalSize(sqlite);
   const statements = withStatementCache(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
   registerSqliteHandle(db, sqlite); // the import's insert path writes through it directly (game-insert.ts)

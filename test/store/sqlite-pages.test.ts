@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { sqliteHandleOf } from '../../src/store/game-insert.ts';
 import { openStore } from '../../src/store/index.ts';
 
 const pageSize = (file: string) => {
@@ -16,7 +17,7 @@ const pageSize = (file: string) => {
   }
 };
 
-test('a new store has 16 KB pages; an older store keeps its 4 KB pages and works', async () => {
+test('a new store has 16 KB pages; an older store keeps its 4 KB pages, works and checkpoints at 40 MB', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-pages-'));
   try {
     const fresh = join(dir, 'fresh.sqlite');
@@ -34,6 +35,8 @@ test('a new store has 16 KB pages; an older store keeps its 4 KB pages and works
     const reopened = await openStore(older);
     const user = await reopened.addUser({ login: 'bob' });
     assert.equal((await reopened.findUser('bob'))?.id, user.id);
+    // Its checkpoints still come at 40 MB of WAL: 10,240 of its pages (2,560 of the new ones).
+    assert.equal(sqliteHandleOf(reopened.db)?.pragma('wal_autocheckpoint', { simple: true }), 10240);
     await reopened.close();
     assert.equal(pageSize(older), 4096);
   } finally {
