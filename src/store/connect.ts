@@ -4,7 +4,6 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
-import pg from 'pg';
 import { registerSqliteHandle } from './game-insert.ts';
 import { type Dialect, migrationProvider } from './migrations.ts';
 import type { RunQuery } from './prepared.ts';
@@ -36,7 +35,7 @@ export async function openStore(
 ): Promise<Store> {
   const dialect: Dialect = isPostgresUrl(url) ? 'postgres' : 'sqlite';
   const { db, run } =
-    dialect === 'postgres' ? { db: openPostgres(url, options), run: undefined } : openSqlite(url);
+    dialect === 'postgres' ? { db: await openPostgres(url, options), run: undefined } : openSqlite(url);
   if (options.migrate !== false) await migrate(db, dialect);
   return new Store(db, dialect, run);
 }
@@ -69,14 +68,16 @@ function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
 // far below 2^53 (9e15: 285,000 years of milliseconds), so they are parsed to plain numbers, like SQLite's.
 const INT8_OID = 20;
 const parseInt8 = (text: string) => Number(text);
-const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary'
-      ? parseInt8
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
 
-function openPostgres(url: string, options: OpenOptions): Kysely<DB> {
+async function openPostgres(url: string, options: OpenOptions): Promise<Kysely<DB>> {
+  // Loaded only here: a command on a SQLite store starts 20 ms sooner without it.
+  const { default: pg } = await import('pg');
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === INT8_OID && format !== 'binary'
+        ? parseInt8
+        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolMax ?? DEFAULT_POOL_MAX,
