@@ -57,15 +57,10 @@ function has(set: SquareSet, square: number): boolean {
   return ((square < 32 ? set.lo >>> square : set.hi >>> (square - 32)) & 1) !== 0;
 }
 
-/** Whether three sets share a square. */
-function meet(a: SquareSet, b: SquareSet, c: SquareSet): boolean {
-  return (a.lo & b.lo & c.lo) !== 0 || (a.hi & b.hi & c.hi) !== 0;
-}
-
-/** Whether the line from `square` in `direction` holds a square of both `a` and `b`. */
-function onRay(square: number, direction: number, a: SquareSet, b: SquareSet): boolean {
+/** Whether the line from `square` in `direction` holds a square of both `side` and (lo, hi). */
+function onRay(square: number, direction: number, side: SquareSet, lo: number, hi: number): boolean {
   const i = square * 8 + direction;
-  return ((RAY_LO[i] as number) & a.lo & b.lo) !== 0 || ((RAY_HI[i] as number) & a.hi & b.hi) !== 0;
+  return ((RAY_LO[i] as number) & side.lo & lo) !== 0 || ((RAY_HI[i] as number) & side.hi & hi) !== 0;
 }
 
 /** The first square of `occupied` on the line from `square` in `direction`, or -1. */
@@ -78,22 +73,32 @@ function firstOnRay(square: number, direction: number, occupied: SquareSet): num
   return -1;
 }
 
-/** Rooks and queens for the orthogonal directions, bishops and queens for the diagonal ones. */
-function slidersOf(board: Board, direction: number): SquareSet {
-  return direction < 4 ? board.rook.union(board.queen) : board.bishop.union(board.queen);
+/** Whether (lo, hi) holds `square`. */
+function holds(lo: number, hi: number, square: number): boolean {
+  return ((square < 32 ? lo >>> square : hi >>> (square - 32)) & 1) !== 0;
 }
 
 /** Whether a piece of `by` attacks `square` when `occupied` are the occupied squares. */
 export function isAttacked(board: Board, square: number, by: Color, occupied: SquareSet): boolean {
   const side = board[by];
-  if (meet(knightAttacks(square), board.knight, side)) return true;
-  if (meet(kingAttacks(square), board.king, side)) return true;
-  if (meet(pawnAttacks(by === 'white' ? 'black' : 'white', square), board.pawn, side)) return true;
+  const n = knightAttacks(square);
+  const k = kingAttacks(square);
+  const p = pawnAttacks(by === 'white' ? 'black' : 'white', square);
+  const lo = (n.lo & board.knight.lo) | (k.lo & board.king.lo) | (p.lo & board.pawn.lo);
+  const hi = (n.hi & board.knight.hi) | (k.hi & board.king.hi) | (p.hi & board.pawn.hi);
+  if ((lo & side.lo) !== 0 || (hi & side.hi) !== 0) return true;
+  // Sliders as plain numbers: rooks and queens for directions 0-3, bishops and queens for 4-7.
+  const queen = board.queen;
+  const orthoLo = board.rook.lo | queen.lo;
+  const orthoHi = board.rook.hi | queen.hi;
+  const diagLo = board.bishop.lo | queen.lo;
+  const diagHi = board.bishop.hi | queen.hi;
   for (let d = 0; d < 8; d++) {
-    const sliders = slidersOf(board, d);
-    if (!onRay(square, d, sliders, side)) continue;
+    const slidersLo = d < 4 ? orthoLo : diagLo;
+    const slidersHi = d < 4 ? orthoHi : diagHi;
+    if (!onRay(square, d, side, slidersLo, slidersHi)) continue;
     const s = firstOnRay(square, d, occupied);
-    if (s !== -1 && has(side, s) && has(sliders, s)) return true;
+    if (s !== -1 && has(side, s) && holds(slidersLo, slidersHi, s)) return true;
   }
   return false;
 }
@@ -104,7 +109,7 @@ export function slidersReaching(board: Board, color: Color, role: Role, to: numb
   const pieces = board[role];
   const side = board[color];
   for (const d of role === 'rook' ? ORTHOGONAL : role === 'bishop' ? DIAGONAL : ALL) {
-    if (!onRay(to, d, pieces, side)) continue;
+    if (!onRay(to, d, side, pieces.lo, pieces.hi)) continue;
     const s = firstOnRay(to, d, board.occupied);
     if (s !== -1 && has(side, s) && has(pieces, s)) out.push(s);
   }
@@ -112,35 +117,47 @@ export function slidersReaching(board: Board, color: Color, role: Role, to: numb
 }
 
 /**
- * chessops' Context.checkers and Context.blockers for the king on `king`: the pieces of `them` that give
- * check, and the pieces (of either side) that stand alone between the king and a slider of `them`.
+ * chessops' Context.checkers and Context.blockers for the king on `king`, set on `out`: the pieces of
+ * `them` that give check, and the pieces (of either side) that stand alone between the king and a slider
+ * of `them`. Works on plain numbers and allocates a square set only for a non-empty result.
  */
 export function checkersAndBlockers(
   board: Board,
   king: number,
   them: Color,
-): { checkers: SquareSet; blockers: SquareSet } {
+  out: { checkers: SquareSet; blockers: SquareSet },
+): void {
   const side = board[them];
   const occupied = board.occupied;
-  const knights = knightAttacks(king).intersect(board.knight);
-  const pawns = pawnAttacks(them === 'white' ? 'black' : 'white', king).intersect(board.pawn);
-  const kings = kingAttacks(king).intersect(board.king);
-  let checkers =
-    meet(knights, side, side) || meet(pawns, side, side) || meet(kings, side, side)
-      ? knights.union(pawns).union(kings).intersect(side)
-      : EMPTY;
-  let blockers = EMPTY;
+  const n = knightAttacks(king);
+  const k = kingAttacks(king);
+  const p = pawnAttacks(them === 'white' ? 'black' : 'white', king);
+  let checkersLo = ((n.lo & board.knight.lo) | (k.lo & board.king.lo) | (p.lo & board.pawn.lo)) & side.lo;
+  let checkersHi = ((n.hi & board.knight.hi) | (k.hi & board.king.hi) | (p.hi & board.pawn.hi)) & side.hi;
+  let blockersLo = 0;
+  let blockersHi = 0;
+  const queen = board.queen;
+  const orthoLo = board.rook.lo | queen.lo;
+  const orthoHi = board.rook.hi | queen.hi;
+  const diagLo = board.bishop.lo | queen.lo;
+  const diagHi = board.bishop.hi | queen.hi;
   for (let d = 0; d < 8; d++) {
-    const sliders = slidersOf(board, d);
-    if (!onRay(king, d, sliders, side)) continue;
+    const slidersLo = d < 4 ? orthoLo : diagLo;
+    const slidersHi = d < 4 ? orthoHi : diagHi;
+    if (!onRay(king, d, side, slidersLo, slidersHi)) continue;
     const first = firstOnRay(king, d, occupied);
     if (first === -1) continue;
-    if (has(side, first) && has(sliders, first)) {
-      checkers = checkers.with(first);
+    if (has(side, first) && holds(slidersLo, slidersHi, first)) {
+      if (first < 32) checkersLo |= 1 << first;
+      else checkersHi |= 1 << (first - 32);
       continue;
     }
     const second = firstOnRay(first, d, occupied);
-    if (second !== -1 && has(side, second) && has(sliders, second)) blockers = blockers.with(first);
+    if (second !== -1 && has(side, second) && holds(slidersLo, slidersHi, second)) {
+      if (first < 32) blockersLo |= 1 << first;
+      else blockersHi |= 1 << (first - 32);
+    }
   }
-  return { checkers, blockers };
+  out.checkers = checkersLo === 0 && checkersHi === 0 ? EMPTY : new SquareSet(checkersLo, checkersHi);
+  out.blockers = blockersLo === 0 && blockersHi === 0 ? EMPTY : new SquareSet(blockersLo, blockersHi);
 }

@@ -19,12 +19,14 @@ import {
 import type { Chess, Context } from 'chessops/chess';
 import { SquareSet } from 'chessops/squareSet';
 import type { NormalMove, Role } from 'chessops/types';
-import { kingCastlesTo } from 'chessops/util';
+import { kingCastlesTo, rookCastlesTo } from 'chessops/util';
 import { checkersAndBlockers, isAttacked, slidersReaching } from './attacks.ts';
 import type { MoveNode } from './tree.ts';
 
 const FILES = 'abcdefgh';
 const SQUARES: string[] = Array.from({ length: 64 }, (_, sq) => `${FILES[sq & 7]}${(sq >> 3) + 1}`);
+/** UCI of every move from * 64 + to, made once rather than per move. */
+const UCI: string[] = Array.from({ length: 64 * 64 }, (_, i) => `${SQUARES[i >> 6]}${SQUARES[i & 63]}`);
 const ROLE_UCI: Record<Role, string> = {
   pawn: 'p',
   knight: 'n',
@@ -43,11 +45,9 @@ const ROLE_SAN: Record<Role, string> = {
 };
 const BACKRANKS = SquareSet.backranks();
 
-/** The squares of a set, lowest first (chessops' iterator is a generator: slow in hot loops). */
-function squaresOf(set: SquareSet, out: number[]): number[] {
+/** The squares of the set (lo, hi), lowest first (chessops' iterator is a generator: slow in hot loops). */
+function squaresOf(lo: number, hi: number, out: number[]): number[] {
   out.length = 0;
-  let lo = set.lo;
-  let hi = set.hi;
   while (lo !== 0) {
     out.push(31 - Math.clz32(lo & -lo));
     lo &= lo - 1;
@@ -60,13 +60,24 @@ function squaresOf(set: SquareSet, out: number[]): number[] {
 }
 const scratch: number[] = [];
 
-/** chessops' Position.ctx() (king, pinned pieces, checkers) without its slider attack sets: once per move. */
-function context(pos: Chess): Context {
+/** The only square of the set (lo, hi), or undefined when it has none or several. */
+function singleSquare(lo: number, hi: number): number | undefined {
+  if (hi === 0) return lo !== 0 && (lo & (lo - 1)) === 0 ? 31 - Math.clz32(lo) : undefined;
+  return lo === 0 && (hi & (hi - 1)) === 0 ? 63 - Math.clz32(hi) : undefined;
+}
+
+/**
+ * chessops' Position.ctx() (king, pinned pieces, checkers) without its slider attack sets: once per move.
+ * Written into `ctx`, which a line of moves reuses from move to move (each line has its own).
+ */
+function context(pos: Chess, ctx: Context): Context {
   const board = pos.board;
-  const king = board.king.intersect(board[pos.turn]).singleSquare();
+  const side = board[pos.turn];
+  const king = singleSquare(board.king.lo & side.lo, board.king.hi & side.hi);
   if (king === undefined) return pos.ctx();
-  const { checkers, blockers } = checkersAndBlockers(board, king, pos.turn === 'white' ? 'black' : 'white');
-  return { king, blockers, checkers, variantEnd: false, mustCapture: false };
+  ctx.king = king;
+  checkersAndBlockers(board, king, pos.turn === 'white' ? 'black' : 'white', ctx);
+  return ctx;
 }
 
 /** "12." for a white move, "12..." for a black move. */
@@ -75,15 +86,17 @@ function moveLabel(pos: Chess): string {
 }
 
 /**
- * Other pieces that could legally make the last SAN move resolved (to the same square), for
- * SAN disambiguation; undefined when not known (then computed from scratch).
+ * Other pieces that could legally make the last SAN move resolved (to the same square), for SAN
+ * disambiguation, as the set (othersLo, othersHi); when othersKnown is false, computed from scratch.
  */
-let sanOthers: SquareSet | undefined;
+let othersKnown = false;
+let othersLo = 0;
+let othersHi = 0;
 
 /** The move `node` stands for in `pos`, or why there is none. */
 function resolve(pos: Chess, ctx: Context, node: MoveNode, ply: number): NormalMove | string {
   let move: NormalMove | undefined;
-  sanOthers = undefined;
+  othersKnown = false;
   switch (node.kind) {
     case 'san': {
       const found = resolveSan(pos, ctx, node);
@@ -113,9 +126,18 @@ function where(pos: Chess, node: MoveNode, ply: number): string {
 function reachingFrom(pos: Chess, role: Role, to: number): number[] {
   let from: SquareSet;
   switch (role) {
-    case 'pawn':
-      from = SquareSet.fromFile(to & 7).union(pawnAttacks(pos.turn === 'white' ? 'black' : 'white', to));
-      break;
+    case 'pawn': {
+      // Pushes come from the file, captures from the squares a pawn of the other side would attack.
+      const file = 0x01010101 << (to & 7);
+      const captures = pawnAttacks(pos.turn === 'white' ? 'black' : 'white', to);
+      const pawns = pos.board.pawn;
+      const side = pos.board[pos.turn];
+      return squaresOf(
+        (file | captures.lo) & pawns.lo & side.lo,
+        (file | captures.hi) & pawns.hi & side.hi,
+        scratch,
+      );
+    }
     case 'knight':
       from = knightAttacks(to);
       break;
@@ -125,7 +147,9 @@ function reachingFrom(pos: Chess, role: Role, to: number): number[] {
     default:
       return slidersReaching(pos.board, pos.turn, role, to, scratch);
   }
-  return squaresOf(from.intersect(pos.board.pieces(pos.turn, role)), scratch);
+  const pieces = pos.board[role];
+  const side = pos.board[pos.turn];
+  return squaresOf(from.lo & pieces.lo & side.lo, from.hi & pieces.hi & side.hi, scratch);
 }
 
 /**
@@ -167,14 +191,17 @@ function resolveSan(pos: Chess, ctx: Context, node: MoveNode): NormalMove | type
   const promotion = node.promotion;
   if (!!promotion !== (role === 'pawn' && BACKRANKS.has(to))) return;
   if (promotion === 'king' || promotion === 'pawn') return;
-  let movers = SquareSet.empty();
+  // Squares of the pieces that can legally make the move, as a set (moversLo, moversHi).
+  let moversLo = 0;
+  let moversHi = 0;
   let from = -1;
   let count = 0;
   for (const candidate of reachingFrom(pos, role, to)) {
     if (role === 'pawn' && (candidate & 7) !== (to & 7) && !pos.board.occupied.has(to) && to !== pos.epSquare)
       continue;
     if (!isLegalFrom(pos, ctx, role, candidate, to)) continue;
-    movers = movers.with(candidate);
+    if (candidate < 32) moversLo |= 1 << candidate;
+    else moversHi |= 1 << (candidate - 32);
     if (node.file >= 0 && (candidate & 7) !== node.file) continue;
     if (node.rank >= 0 && candidate >> 3 !== node.rank) continue;
     if (role === 'pawn' && node.file < 0 && (candidate & 7) !== (to & 7)) continue; // "d5" is no capture
@@ -183,15 +210,31 @@ function resolveSan(pos: Chess, ctx: Context, node: MoveNode): NormalMove | type
   }
   if (count > 1) return AMBIGUOUS;
   if (from === -1) return;
-  sanOthers = movers.without(from);
+  othersKnown = true;
+  othersLo = from < 32 ? moversLo & ~(1 << from) : moversLo;
+  othersHi = from < 32 ? moversHi : moversHi & ~(1 << (from - 32));
   return { from, to, promotion };
 }
 
-/** Castling as chessops represents it: king takes own rook. */
+/**
+ * Castling as chessops represents it: king takes own rook. The checks of chessops' castlingDest, which
+ * pos.dests(king) runs after generating every other king move, with attack tests that allocate nothing.
+ */
 function resolveCastle(pos: Chess, ctx: Context, side: 'a' | 'h'): NormalMove | undefined {
+  const king = ctx.king;
   const rook = pos.castles.rook[pos.turn][side];
-  if (ctx.king === undefined || rook === undefined || !pos.dests(ctx.king, ctx).has(rook)) return;
-  return { from: ctx.king, to: rook };
+  if (king === undefined || rook === undefined || ctx.checkers.nonEmpty()) return;
+  const board = pos.board;
+  if (pos.castles.path[pos.turn][side].intersects(board.occupied)) return;
+  const them = pos.turn === 'white' ? 'black' : 'white';
+  const kingTo = kingCastlesTo(pos.turn, side);
+  const occupied = board.occupied.without(king);
+  const path = between(king, kingTo);
+  for (const square of squaresOf(path.lo, path.hi, scratch))
+    if (isAttacked(board, square, them, occupied)) return;
+  const after = board.occupied.toggle(king).toggle(rook).toggle(rookCastlesTo(pos.turn, side));
+  if (isAttacked(board, kingTo, them, after)) return;
+  return { from: king, to: rook };
 }
 
 /**
@@ -226,8 +269,8 @@ function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role
   let san = ROLE_SAN[role];
   if (role === 'pawn') {
     if (capture) san = FILES[from & 7] as string;
-  } else if (sanOthers) {
-    if (sanOthers.nonEmpty()) san += disambiguation(sanOthers, from);
+  } else if (othersKnown) {
+    if (othersLo !== 0 || othersHi !== 0) san += disambiguation(new SquareSet(othersLo, othersHi), from);
   } else {
     let others: SquareSet;
     const occupied = pos.board.occupied;
@@ -257,6 +300,85 @@ function disambiguation(others: SquareSet, from: number): string {
   return (column ? (FILES[from & 7] as string) : '') + (row ? String((from >> 3) + 1) : '');
 }
 
+/** `set` with `square` removed, as a new set (chessops' sets are shared between positions: never mutated). */
+function without(set: SquareSet, square: number): SquareSet {
+  if (square < 32) return new SquareSet(set.lo & ~(1 << square), set.hi);
+  return new SquareSet(set.lo, set.hi & ~(1 << (square - 32)));
+}
+
+/** `set` with `from` removed and `to` added, as a new set. */
+function moved(set: SquareSet, from: number, to: number): SquareSet {
+  let lo = set.lo;
+  let hi = set.hi;
+  if (from < 32) lo &= ~(1 << from);
+  else hi &= ~(1 << (from - 32));
+  if (to < 32) lo |= 1 << to;
+  else hi |= 1 << (to - 32);
+  return new SquareSet(lo, hi);
+}
+
+/**
+ * pos.play(move) for the legal `move` of a `role` piece. Plain moves and captures (most moves) are
+ * played here with one new square set per changed set: chessops' Board.take and Board.set build a
+ * piece object and three sets each. Castling, en passant and promotions go to chessops.
+ */
+function play(pos: Chess, move: NormalMove, role: Role): void {
+  const { from, to } = move;
+  const board = pos.board;
+  const turn = pos.turn;
+  if (
+    move.promotion ||
+    (role === 'pawn' && to === pos.epSquare) ||
+    (role === 'king' && (board[turn].has(to) || Math.abs(to - from) === 2)) ||
+    board.promoted.nonEmpty()
+  ) {
+    pos.play(move);
+    return;
+  }
+  const them = turn === 'white' ? 'black' : 'white';
+  // The same state changes as Position.play, in its order.
+  pos.epSquare = undefined;
+  pos.halfmoves += 1;
+  if (turn === 'black') pos.fullmoves += 1;
+  pos.turn = them;
+  if (role === 'pawn') {
+    pos.halfmoves = 0;
+    if (Math.abs(to - from) === 16 && from >= 8 && from <= 55) pos.epSquare = (from + to) >> 1;
+  } else if (role === 'rook') pos.castles.discardRook(from);
+  else if (role === 'king') pos.castles.discardColor(turn);
+  if (board.occupied.has(to)) {
+    const captured = board.getRole(to) as Role;
+    board[them] = without(board[them], to);
+    board[captured] = without(board[captured], to);
+    board.occupied = without(board.occupied, from);
+    pos.halfmoves = 0;
+    if (captured === 'rook') pos.castles.discardRook(to);
+  } else board.occupied = moved(board.occupied, from, to);
+  // Named properties rather than board[turn] and board[role]: keyed accesses with changing keys are slow.
+  if (turn === 'white') board.white = moved(board.white, from, to);
+  else board.black = moved(board.black, from, to);
+  switch (role) {
+    case 'pawn':
+      board.pawn = moved(board.pawn, from, to);
+      break;
+    case 'knight':
+      board.knight = moved(board.knight, from, to);
+      break;
+    case 'bishop':
+      board.bishop = moved(board.bishop, from, to);
+      break;
+    case 'rook':
+      board.rook = moved(board.rook, from, to);
+      break;
+    case 'queen':
+      board.queen = moved(board.queen, from, to);
+      break;
+    case 'king':
+      board.king = moved(board.king, from, to);
+      break;
+  }
+}
+
 export interface LineResult {
   /** Why the line stops early (an illegal move); undefined when every move was played. */
   error?: string;
@@ -276,7 +398,14 @@ export function playLine(
   ply: number,
   warnings: string[],
 ): LineResult {
-  let ctx = context(pos);
+  const lineCtx: Context = {
+    king: undefined,
+    blockers: SquareSet.empty(),
+    checkers: SquareSet.empty(),
+    variantEnd: false,
+    mustCapture: false,
+  };
+  let ctx = context(pos, lineCtx);
   for (let i = 0; i < line.length; i++) {
     const node = line[i] as MoveNode;
     ply++;
@@ -286,17 +415,18 @@ export function playLine(
       line.length = i;
       return { error: move };
     }
-    const role = pos.board.getRole(move.from) as Role;
+    // A SAN or castling move names its piece (and resolving it checked that piece is on `from`).
+    const role = (node.kind === 'coord' ? pos.board.getRole(move.from) : node.role) as Role;
     node.moveNumber = pos.fullmoves;
     node.white = pos.turn === 'white';
     let to = move.to;
     if (role === 'king' && !chess960 && pos.board[pos.turn].has(to))
       to = kingCastlesTo(pos.turn, to > move.from ? 'h' : 'a');
-    const uci = `${SQUARES[move.from]}${SQUARES[to]}`;
+    const uci = UCI[move.from * 64 + to] as string;
     node.uci = move.promotion ? uci + ROLE_UCI[move.promotion] : uci;
     const san = sanWithoutSuffix(pos, ctx, move, role);
-    pos.play(move);
-    ctx = context(pos);
+    play(pos, move, role);
+    ctx = context(pos, lineCtx);
     node.san = ctx.checkers.isEmpty() ? san : pos.hasDests(ctx) ? `${san}+` : `${san}#`;
   }
   return {};
