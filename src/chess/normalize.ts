@@ -2,13 +2,13 @@
 
 import type { Board } from 'chessops/board';
 import type { Chess } from 'chessops/chess';
-import { makeCastlingFen } from 'chessops/fen';
-import type { Role } from 'chessops/types';
+import type { SquareSet } from 'chessops/squareSet';
+import { COLORS, type Color } from 'chessops/types';
 import { makeSquare } from 'chessops/util';
 import { exportResult, writeExportPgn } from './export-pgn.ts';
 import { parseGame } from './parse.ts';
 import { playLine } from './play.ts';
-import type { NormalizeResult } from './types.ts';
+import type { NormalizedGame, NormalizeResult } from './types.ts';
 import { startPosition } from './variants.ts';
 
 /**
@@ -53,62 +53,114 @@ export function normalizeGame(raw: string): NormalizeResult {
   const moves = nodes.map((node) => node.uci).join(' ');
   const result = exportResult(game.tags, game.terminator);
   const pgn = writeExportPgn(game.tags, { comments: game.comments, moves: nodes }, result);
-  const normalized = {
+  const normalized: NormalizedGame = {
     tags: game.tags,
     moves,
     fen: fenOf(pos),
     plies: nodes.length,
     pgn,
     chess960,
-    ...(warnings.length > 0 ? { warnings } : {}),
   };
+  if (warnings.length > 0) normalized.warnings = warnings;
   return { ok: true, game: normalized };
 }
 
-const WHITE_PIECES: Record<Role, string> = {
-  pawn: 'P',
-  knight: 'N',
-  bishop: 'B',
-  rook: 'R',
-  queen: 'Q',
-  king: 'K',
-};
-const BLACK_PIECES: Record<Role, string> = {
-  pawn: 'p',
-  knight: 'n',
-  bishop: 'b',
-  rook: 'r',
-  queen: 'q',
-  king: 'k',
-};
+const FILE_LETTERS = 'ABCDEFGH';
 
-/** The board part of a FEN, as chessops' makeBoardFen writes it without a piece object per square. */
+/** Scratch: the FEN letter's code on each square while boardFen runs (0 when empty). */
+const CODES = new Uint8Array(64);
+const OUT: number[] = [];
+
+/** Marks the squares of `set` in CODES with the white piece's letter `code`, or the black one's. */
+function mark(set: SquareSet, white: SquareSet, code: number): void {
+  for (let lo = set.lo; lo !== 0; lo &= lo - 1) {
+    const square = 31 - Math.clz32(lo & -lo);
+    CODES[square] = (white.lo >>> square) & 1 ? code : code + 32;
+  }
+  for (let hi = set.hi; hi !== 0; hi &= hi - 1) {
+    const square = 31 - Math.clz32(hi & -hi);
+    CODES[square + 32] = (white.hi >>> square) & 1 ? code : code + 32;
+  }
+}
+
+/**
+ * The board part of a FEN, as chessops' makeBoardFen writes it (Chess positions have no promoted
+ * pieces to mark). Letters are put on squares one piece set at a time and the text made at once:
+ * asking each square for its color and role, and adding to a string per square, took twice as long.
+ */
 function boardFen(board: Board): string {
-  let fen = '';
+  const white = board.white;
+  mark(board.pawn, white, 80); // P
+  mark(board.knight, white, 78); // N
+  mark(board.bishop, white, 66); // B
+  mark(board.rook, white, 82); // R
+  mark(board.queen, white, 81); // Q
+  mark(board.king, white, 75); // K
+  const out = OUT;
+  out.length = 0;
   for (let rank = 7; rank >= 0; rank--) {
     let empty = 0;
     for (let square = rank * 8; square < rank * 8 + 8; square++) {
-      const color = board.getColor(square);
-      if (color === undefined) {
+      const code = CODES[square] as number;
+      if (code === 0) {
         empty++;
         continue;
       }
-      if (empty > 0) fen += empty;
+      CODES[square] = 0; // clean for the next board
+      if (empty > 0) out.push(48 + empty);
       empty = 0;
-      fen += (color === 'white' ? WHITE_PIECES : BLACK_PIECES)[board.getRole(square) as Role];
+      out.push(code);
     }
-    if (empty > 0) fen += empty;
-    if (rank > 0) fen += '/';
+    if (empty > 0) out.push(48 + empty);
+    if (rank > 0) out.push(47); // '/'
   }
-  return fen;
+  return String.fromCharCode.apply(null, out);
 }
 
-/** chessops' makeFen(pos.toSetup()) for standard and Chess960 positions (no pockets, no check counts). */
+/** The 8 bits of `set` on the back rank of `color`, a-file lowest. */
+function backrankBits(set: SquareSet, color: Color): number {
+  return color === 'white' ? set.lo & 0xff : set.hi >>> 24;
+}
+
+/**
+ * chessops' makeCastlingFen, on the square sets' bits (it iterates the rights with a generator): for each
+ * color, the castling rooks from the h-file down, as K/Q when the outermost rook on that side of the king,
+ * else as their file letter.
+ */
+function castlingFen(board: Board, rights: SquareSet): string {
+  let fen = '';
+  for (const color of COLORS) {
+    let castling = backrankBits(rights, color);
+    if (castling === 0) continue;
+    const king = board.kingOf(color);
+    const kingFile = king !== undefined && king >> 3 === (color === 'white' ? 0 : 7) ? king & 7 : -1;
+    const rooks = backrankBits(board.rook, color) & backrankBits(board[color], color);
+    const firstRook = rooks === 0 ? -1 : 31 - Math.clz32(rooks & -rooks);
+    const lastRook = rooks === 0 ? -1 : 31 - Math.clz32(rooks);
+    while (castling !== 0) {
+      const file = 31 - Math.clz32(castling);
+      castling &= ~(1 << file);
+      let letter: string;
+      if (file === firstRook && kingFile !== -1 && file < kingFile) letter = 'Q';
+      else if (file === lastRook && kingFile !== -1 && kingFile < file) letter = 'K';
+      else letter = FILE_LETTERS[file] as string;
+      fen += color === 'white' ? letter : letter.toLowerCase();
+    }
+  }
+  return fen || '-';
+}
+
+/**
+ * chessops' makeFen(pos.toSetup()) for standard and Chess960 positions (no pockets, no check counts),
+ * without toSetup's copy of the board. toSetup is still asked for the en passant square when there is
+ * one: it keeps it only when a capture there is legal.
+ */
 function fenOf(pos: Chess): string {
-  const setup = pos.toSetup();
-  const ep = setup.epSquare === undefined ? '-' : makeSquare(setup.epSquare);
-  const castling = makeCastlingFen(setup.board, setup.castlingRights);
-  const halfmoves = Math.max(0, Math.min(setup.halfmoves, 9999));
-  const fullmoves = Math.max(1, Math.min(setup.fullmoves, 9999));
-  return `${boardFen(setup.board)} ${setup.turn[0]} ${castling} ${ep} ${halfmoves} ${fullmoves}`;
+  const epSquare = pos.epSquare === undefined ? undefined : pos.toSetup().epSquare;
+  const ep = epSquare === undefined ? '-' : makeSquare(epSquare);
+  const castling = castlingFen(pos.board, pos.castles.castlingRights);
+  // toSetup caps the halfmove clock at 150, makeFen both counters at 9999.
+  const halfmoves = Math.max(0, Math.min(pos.halfmoves, 150));
+  const fullmoves = Math.max(1, Math.min(pos.fullmoves, 9999));
+  return `${boardFen(pos.board)} ${pos.turn[0]} ${castling} ${ep} ${halfmoves} ${fullmoves}`;
 }
