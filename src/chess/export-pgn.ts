@@ -43,8 +43,18 @@ export function exportTags(tags: Map<string, string>, result: string): [string, 
   return out;
 }
 
+/** Whether a tag value holds a character that escapeTagValue changes: CR, LF, backslash or quote. */
+function needsEscape(value: string): boolean {
+  // A loop: values are short, and a regular expression's call cost more than the scan.
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 13 || c === 10 || c === 92 || c === 34) return true;
+  }
+  return false;
+}
+
 function escapeTagValue(value: string): string {
-  if (!/[\r\n\\"]/.test(value)) return value; // nearly every value: nothing to do
+  if (!needsEscape(value)) return value; // nearly every value: nothing to do
   // Line breaks would end the tag line; the standard allows none in a value.
   const oneLine = /[\r\n]/.test(value) ? value.replace(/\r?\n|\r/g, ' ') : value;
   return oneLine.replace(/[\\"]/g, '\\$&');
@@ -54,7 +64,8 @@ const MAX_LINE = 79;
 
 /** Accumulates movetext tokens and wraps them into lines of at most 79 characters. */
 class Wrapper {
-  private readonly lines: string[] = [];
+  /** The lines, after a first entry for finish() to fill with the text before the movetext. */
+  private readonly lines: string[] = [''];
   private line = '';
   /** Text glued to the front of the next token ('(' of a variation). */
   private prefix = '';
@@ -82,10 +93,21 @@ class Wrapper {
     }
     while (pos < text.length) {
       if (this.line.length === 0) {
-        // A line's first word goes on it whatever its length.
-        const space = text.indexOf(' ', pos);
-        const end = space === -1 ? text.length : space;
-        this.line = text.slice(pos, end);
+        // A line's first word goes on it whatever its length, then the words that fit after it, taken as
+        // one slice of the text (a line that is one string is cheaper to join than one in pieces).
+        if (text.length - pos <= MAX_LINE) {
+          this.line = pos === 0 ? text : text.slice(pos);
+          return;
+        }
+        const first = text.indexOf(' ', pos);
+        if (first === -1) {
+          this.line = text.slice(pos);
+          return;
+        }
+        let space = pos + MAX_LINE;
+        while (space > first + 1 && text.charCodeAt(space) !== 32) space--;
+        const end = space > first + 1 ? space : first;
+        this.lines.push(text.slice(pos, end));
         pos = end + 1;
         continue;
       }
@@ -95,7 +117,9 @@ class Wrapper {
         this.line += ` ${text.slice(pos)}`;
         return;
       }
-      const space = text.lastIndexOf(' ', pos + room);
+      // The last space within the room (a loop: lastIndexOf with a start is a slow runtime call in V8).
+      let space = pos + room;
+      while (space > pos && text.charCodeAt(space) !== 32) space--;
       if (space > pos) {
         this.line += ` ${text.slice(pos, space)}`;
         pos = space + 1;
@@ -121,8 +145,14 @@ class Wrapper {
     this.line = this.line.slice(cut + 1) + text;
   }
 
-  finish(): string {
+  /**
+   * `head`, a line break, the movetext lines and a final line break, made as one flat string by a single
+   * join (concatenating them would copy the whole game again when the string is hashed).
+   */
+  finish(head: string): string {
     if (this.line.length > 0) this.lines.push(this.line);
+    this.lines[0] = head;
+    this.lines.push('');
     return this.lines.join('\n');
   }
 }
@@ -165,11 +195,32 @@ function writeLine(w: Wrapper, nodes: MoveNode[]): void {
 
 /** The game in export format, ending with a newline. */
 export function writeExportPgn(tags: Map<string, string>, tree: MoveTree, result: string): string {
-  const head: string[] = [];
-  for (const [name, value] of exportTags(tags, result)) head.push(`[${name} "${escapeTagValue(value)}"]`);
   const w = new Wrapper();
   for (const c of tree.comments) writeComment(w, c);
   writeLine(w, tree.moves);
   w.token(result);
-  return `${head.join('\n')}\n\n${w.finish()}\n`;
+  return w.finish(writeTags(tags, result)); // the tag lines end with a line break: a blank line follows
+}
+
+/**
+ * The tag lines of exportTags(tags, result), each ending with a newline. Written without exportTags'
+ * list of pairs; other tags are only collected and sorted when there are any (many games have none).
+ */
+function writeTags(tags: Map<string, string>, result: string): string {
+  let text = '';
+  let rosterTags = 0;
+  for (const name of SEVEN_TAG_ROSTER) {
+    const tag = tags.get(name);
+    if (tag !== undefined) rosterTags++;
+    const value = name === 'Result' ? result : (tag ?? (name === 'Date' ? '????.??.??' : '?'));
+    text += `[${name} "${escapeTagValue(value)}"]\n`;
+  }
+  if (tags.size === rosterTags) return text;
+  const others: string[] = [];
+  for (const name of tags.keys()) {
+    if (!ROSTER.has(name)) others.push(name);
+  }
+  others.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const name of others) text += `[${name} "${escapeTagValue(tags.get(name) as string)}"]\n`;
+  return text;
 }
