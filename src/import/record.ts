@@ -46,45 +46,64 @@ export function isoDate(value: string | undefined): string | null {
   return year >= 100 && days !== undefined && day >= 1 && day <= days ? `${y}-${mo}-${d}` : null;
 }
 
-function country(
-  tags: Map<string, string>,
-  color: 'White' | 'Black',
-): { code: string | null; fromTag?: string } {
-  for (const tag of [`${color}Fed`, `${color}Country`]) {
-    const value = tags.get(tag)?.trim();
-    if (value && /^[A-Za-z]{3}$/.test(value)) return { code: value.toUpperCase(), fromTag: tag };
-  }
-  return { code: null };
+/** A player's tag names, made once (building them per game cost a string and its hash per lookup). */
+interface PlayerTags {
+  name: string;
+  elo: string;
+  fideId: string;
+  // The tags that may hold the country code, in order of preference.
+  fed: string;
+  country: string;
 }
 
-function player(
-  tags: Map<string, string>,
-  color: 'White' | 'Black',
-): { player: Player; countryTag?: string } {
-  const elo = tags.get(`${color}Elo`)?.trim() ?? '';
-  const fideId = tags.get(`${color}FideId`)?.trim() ?? '';
-  const { code, fromTag } = country(tags, color);
+const WHITE: PlayerTags = {
+  name: 'White',
+  elo: 'WhiteElo',
+  fideId: 'WhiteFideId',
+  fed: 'WhiteFed',
+  country: 'WhiteCountry',
+};
+const BLACK: PlayerTags = {
+  name: 'Black',
+  elo: 'BlackElo',
+  fideId: 'BlackFideId',
+  fed: 'BlackFed',
+  country: 'BlackCountry',
+};
+
+/** Whether a tag's value (trimmed) is a three-letter country code. */
+function isCountryCode(value: string | undefined): boolean {
+  return value !== undefined && /^[A-Za-z]{3}$/.test(value.trim());
+}
+
+/** The tag that supplies the player's country: Fed, else Country, when it holds a three-letter code. */
+function countryTag(tags: Map<string, string>, names: PlayerTags): string | undefined {
+  if (isCountryCode(tags.get(names.fed))) return names.fed;
+  if (isCountryCode(tags.get(names.country))) return names.country;
+  return undefined;
+}
+
+function player(tags: Map<string, string>, names: PlayerTags, country: string | undefined): Player {
+  const elo = tags.get(names.elo)?.trim() ?? '';
+  const fideId = tags.get(names.fideId)?.trim() ?? '';
   return {
-    player: {
-      name: known(tags.get(color)),
-      elo: /^[0-9]{1,4}$/.test(elo) && Number(elo) > 0 ? Number(elo) : null,
-      fideId: /^[0-9]{1,12}$/.test(fideId) ? fideId : null,
-      country: code,
-    },
-    ...(fromTag && { countryTag: fromTag }),
+    name: known(tags.get(names.name)),
+    elo: /^[0-9]{1,4}$/.test(elo) && Number(elo) > 0 ? Number(elo) : null,
+    fideId: /^[0-9]{1,12}$/.test(fideId) ? fideId : null,
+    country: country === undefined ? null : (tags.get(country) as string).trim().toUpperCase(),
   };
 }
 
 export function toGameRecord(game: NormalizedGame): GameRecord {
   const { tags } = game;
-  const white = player(tags, 'White');
-  const black = player(tags, 'Black');
+  const whiteCountry = countryTag(tags, WHITE);
+  const blackCountry = countryTag(tags, BLACK);
   const ecoTag = tags.has('ECO') ? 'ECO' : tags.has('Eco') ? 'Eco' : undefined;
   const eco = ecoTag ? (tags.get(ecoTag)?.trim().toUpperCase() ?? '') : '';
   const metadata: Record<string, string> = {};
   for (const [name, value] of tags) {
     const ownField =
-      OWN_FIELD_TAGS.has(name) || name === ecoTag || name === white.countryTag || name === black.countryTag;
+      OWN_FIELD_TAGS.has(name) || name === ecoTag || name === whiteCountry || name === blackCountry;
     if (!ownField) metadata[name] = value;
   }
   const result = tags.get('Result')?.trim() ?? '*';
@@ -93,8 +112,8 @@ export function toGameRecord(game: NormalizedGame): GameRecord {
     date: isoDate(tags.get('Date')),
     result: RESULTS.has(result) ? result : '*',
     eco: /^[A-E][0-9]{2}$/.test(eco) ? eco : null,
-    white: white.player,
-    black: black.player,
+    white: player(tags, WHITE, whiteCountry),
+    black: player(tags, BLACK, blackCountry),
     metadata,
     moves: game.moves,
     fen: game.fen,
