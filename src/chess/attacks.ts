@@ -78,15 +78,27 @@ function holds(lo: number, hi: number, square: number): boolean {
   return ((square < 32 ? lo >>> square : hi >>> (square - 32)) & 1) !== 0;
 }
 
-/** Whether a piece of `by` attacks `square` when `occupied` are the occupied squares. */
-export function isAttacked(board: Board, square: number, by: Color, occupied: SquareSet): boolean {
-  const side = board[by];
+/** What leapersOn found, as plain numbers: a square set per call was most of an import worker's GC. */
+let leapersLo = 0;
+let leapersHi = 0;
+
+/**
+ * Sets (leapersLo, leapersHi) to the knights, kings and pawns (of either color) on the squares from which
+ * such a piece of `by` would attack `square`; the caller keeps those of `by`.
+ */
+function leapersOn(board: Board, square: number, by: Color): void {
   const n = knightAttacks(square);
   const k = kingAttacks(square);
   const p = pawnAttacks(by === 'white' ? 'black' : 'white', square);
-  const lo = (n.lo & board.knight.lo) | (k.lo & board.king.lo) | (p.lo & board.pawn.lo);
-  const hi = (n.hi & board.knight.hi) | (k.hi & board.king.hi) | (p.hi & board.pawn.hi);
-  if ((lo & side.lo) !== 0 || (hi & side.hi) !== 0) return true;
+  leapersLo = (n.lo & board.knight.lo) | (k.lo & board.king.lo) | (p.lo & board.pawn.lo);
+  leapersHi = (n.hi & board.knight.hi) | (k.hi & board.king.hi) | (p.hi & board.pawn.hi);
+}
+
+/** Whether a piece of `by` attacks `square` when `occupied` are the occupied squares. */
+export function isAttacked(board: Board, square: number, by: Color, occupied: SquareSet): boolean {
+  const side = board[by];
+  leapersOn(board, square, by);
+  if ((leapersLo & side.lo) !== 0 || (leapersHi & side.hi) !== 0) return true;
   // Sliders as plain numbers: rooks and queens for directions 0-3, bishops and queens for 4-7.
   const queen = board.queen;
   const orthoLo = board.rook.lo | queen.lo;
@@ -129,11 +141,9 @@ export function checkersAndBlockers(
 ): void {
   const side = board[them];
   const occupied = board.occupied;
-  const n = knightAttacks(king);
-  const k = kingAttacks(king);
-  const p = pawnAttacks(them === 'white' ? 'black' : 'white', king);
-  let checkersLo = ((n.lo & board.knight.lo) | (k.lo & board.king.lo) | (p.lo & board.pawn.lo)) & side.lo;
-  let checkersHi = ((n.hi & board.knight.hi) | (k.hi & board.king.hi) | (p.hi & board.pawn.hi)) & side.hi;
+  leapersOn(board, king, them);
+  let checkersLo = leapersLo & side.lo;
+  let checkersHi = leapersHi & side.hi;
   let blockersLo = 0;
   let blockersHi = 0;
   const queen = board.queen;

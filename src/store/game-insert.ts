@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { DEDUP_DATABASE_CHARS, DEDUP_HASH_CHARS, DEDUP_KEY } from './migrations.ts';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
 
@@ -36,6 +35,15 @@ export interface GameBatch {
   take: (n: number) => Promise<{ seqs: number[]; now: number }>;
   toRow: (game: GameRecord, at: RowPosition) => GameInsertRow;
 }
+
+/** How much of the database id and of the content hash the dedup index keeps (migration 0003). */
+const DEDUP_DATABASE_CHARS = 8;
+const DEDUP_HASH_CHARS = 12;
+/** The dedup index's key as SQL over a games row, verbatim as migration 0003 made it (else it goes unused). */
+export const DEDUP_KEY = [
+  `substr(database_id, 1, ${DEDUP_DATABASE_CHARS})`,
+  `substr(content_hash, 1, ${DEDUP_HASH_CHARS})`,
+] as const;
 
 // Rows per multi-row INSERT on the Kysely path: well under the bound-parameter limits with 27 columns.
 const INSERT_CHUNK = 200;

@@ -156,23 +156,17 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       // The dedup index of 0001 held the whole database id and content hash (about 110 bytes an entry) and
       // takes its keys at random, so each import commit rewrote most of its pages (bjbraams, 198k games: 13
       // of 32 us per inserted game). This one holds 8 characters of the database id and 12 of the hash (48
-      // bits): a quarter of the pages. Lookups compare the whole hash on the rows it finds (game-insert.ts).
+      // bits): a quarter of the pages. Lookups compare the whole hash on the rows it finds; their DEDUP_KEY
+      // (game-insert.ts) repeats these expressions verbatim, or the index goes unused.
       async up(db: Kysely<unknown>) {
-        await sql`create index games_dedup on games (${sql.raw(DEDUP_KEY.join(', '))})`.execute(db);
+        await sql`create index games_dedup on games (substr(database_id, 1, 8), substr(content_hash, 1, 12))`.execute(
+          db,
+        );
         await db.schema.dropIndex('games_database_hash').execute();
       },
     },
   };
 }
-
-/** How much of the database id and of the content hash the dedup index keeps (migration 0003). */
-export const DEDUP_DATABASE_CHARS = 8;
-export const DEDUP_HASH_CHARS = 12;
-/** The dedup index's key as SQL over a games row: queries must repeat it verbatim to use the index. */
-export const DEDUP_KEY = [
-  `substr(database_id, 1, ${DEDUP_DATABASE_CHARS})`,
-  `substr(content_hash, 1, ${DEDUP_HASH_CHARS})`,
-] as const;
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return { getMigrations: async () => migrations(dialect) };

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
+import { DEDUP_KEY } from '../../src/store/game-insert.ts';
 import { hashToken, type Store, StoreError } from '../../src/store/index.ts';
-import { DEDUP_KEY } from '../../src/store/migrations.ts';
 import type { Database, GameChange, User } from '../../src/store/types.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { DIALECTS, openTestStore, record, type TestStore } from './dialects.ts';
