@@ -7,4 +7,6 @@ import module from 'node:module';
 
 const cache = module.enableCompileCache?.();
 if (cache?.directory) process.env.NODE_COMPILE_CACHE ??= cache.directory;
+const { useVendoredBundles } = await import('../src/cli/vendored.ts');
+useVendoredBundles();
 await import('../src/cli/main.ts');
