@@ -10,7 +10,7 @@
 // esbuild (a production install without dev dependencies) nothing is bundled and the packages load as usual.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { installedVersion, VENDOR_DIR, type VendorManifest } from '../src/cli/vendored.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -45,7 +45,9 @@ async function main(): Promise<void> {
     const entries: Record<string, string> = {};
     for (const specifier of specifiersOf(pkg)) {
       // Resolved as Node would from the project, with the conditions of an ES module import.
-      const file = fileURLToPath(import.meta.resolve(specifier, `file://${ROOT}/package.json`));
+      const file = fileURLToPath(
+        import.meta.resolve(specifier, pathToFileURL(join(ROOT, 'package.json')).href),
+      );
       const name = specifier === pkg ? 'index' : relative(pkg, specifier);
       entryPoints[name] = file;
       entries[specifier] = relative(VENDOR_DIR, join(outdir, `${name}.js`));
