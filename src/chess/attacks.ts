@@ -94,17 +94,27 @@ function leapersOn(board: Board, square: number, by: Color): void {
   leapersHi = (n.hi & board.knight.hi) | (k.hi & board.king.hi) | (p.hi & board.pawn.hi);
 }
 
+/** What slidersOn found, as plain numbers: rooks and queens (directions 0-3), bishops and queens (4-7). */
+let orthoLo = 0;
+let orthoHi = 0;
+let diagLo = 0;
+let diagHi = 0;
+
+/** Sets the slider numbers above from the board (both colors). */
+function slidersOn(board: Board): void {
+  const queen = board.queen;
+  orthoLo = board.rook.lo | queen.lo;
+  orthoHi = board.rook.hi | queen.hi;
+  diagLo = board.bishop.lo | queen.lo;
+  diagHi = board.bishop.hi | queen.hi;
+}
+
 /** Whether a piece of `by` attacks `square` when `occupied` are the occupied squares. */
 export function isAttacked(board: Board, square: number, by: Color, occupied: SquareSet): boolean {
   const side = board[by];
   leapersOn(board, square, by);
   if ((leapersLo & side.lo) !== 0 || (leapersHi & side.hi) !== 0) return true;
-  // Sliders as plain numbers: rooks and queens for directions 0-3, bishops and queens for 4-7.
-  const queen = board.queen;
-  const orthoLo = board.rook.lo | queen.lo;
-  const orthoHi = board.rook.hi | queen.hi;
-  const diagLo = board.bishop.lo | queen.lo;
-  const diagHi = board.bishop.hi | queen.hi;
+  slidersOn(board);
   for (let d = 0; d < 8; d++) {
     const slidersLo = d < 4 ? orthoLo : diagLo;
     const slidersHi = d < 4 ? orthoHi : diagHi;
@@ -146,11 +156,7 @@ export function checkersAndBlockers(
   let checkersHi = leapersHi & side.hi;
   let blockersLo = 0;
   let blockersHi = 0;
-  const queen = board.queen;
-  const orthoLo = board.rook.lo | queen.lo;
-  const orthoHi = board.rook.hi | queen.hi;
-  const diagLo = board.bishop.lo | queen.lo;
-  const diagHi = board.bishop.hi | queen.hi;
+  slidersOn(board);
   for (let d = 0; d < 8; d++) {
     const slidersLo = d < 4 ? orthoLo : diagLo;
     const slidersHi = d < 4 ? orthoHi : diagHi;
