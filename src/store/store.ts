@@ -1,11 +1,11 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
+import { contentColumns, insertGameBatch, sqliteHandleOf } from './game-insert.ts';
 import type { Dialect } from './migrations.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
-import { gameSlug, slugify } from './slug.ts';
+import { slugify } from './slug.ts';
 import { BackgroundCheckpoints } from './sqlite-checkpoints.ts';
 import type {
   App,
@@ -461,7 +461,7 @@ export class Store {
     allowDuplicates = false,
   ): Promise<InsertOutcome> {
     return this.write(database.ownerId, (trx, changes) =>
-      insertGameBatch({ db: this.db, trx, database, games, allowDuplicates, take: changes.take, toRow }),
+      insertGameBatch({ db: this.db, trx, database, games, allowDuplicates, take: changes.take }),
     );
   }
 
@@ -873,46 +873,6 @@ export async function liveGameCount(db: Executor, databaseId: string): Promise<n
 
 async function touchDatabase(db: Executor, databaseId: string, now: number): Promise<void> {
   await db.updateTable('databases').set({ updated_at: now }).where('id', '=', databaseId).execute();
-}
-
-/** The columns a game's content decides: what an import writes and an update replaces. */
-function contentColumns(game: GameRecord, id: string) {
-  return {
-    slug: gameSlug(game.white.name, game.black.name, game.date, id),
-    event: game.event,
-    date: game.date,
-    result: game.result,
-    eco: game.eco,
-    white_name: game.white.name,
-    white_elo: game.white.elo,
-    white_fide_id: game.white.fideId,
-    white_country: game.white.country,
-    black_name: game.black.name,
-    black_elo: game.black.elo,
-    black_fide_id: game.black.fideId,
-    black_country: game.black.country,
-    metadata: JSON.stringify(game.metadata),
-    moves: game.moves,
-    fen: game.fen,
-    pgn: game.pgn,
-    content_hash: game.contentHash,
-  };
-}
-
-function toRow(
-  game: GameRecord,
-  at: { id: string; ownerId: string; databaseId: string; seq: number; now: number },
-): Omit<GameRow, 'pk'> {
-  return {
-    id: at.id,
-    owner_id: at.ownerId,
-    database_id: at.databaseId,
-    seq: at.seq,
-    ...contentColumns(game, at.id),
-    created_at: at.now,
-    updated_at: at.now,
-    deleted: 0,
-  };
 }
 
 function tokenQuery(db: Kysely<DB>) {
