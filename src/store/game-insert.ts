@@ -10,8 +10,9 @@ import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { type DB, type GamesTable, playerColumns } from './schema.ts';
-import { gameSlug } from './slug.ts';
+import { contentColumns } from './game-columns.ts';
+import type { DB, GamesTable } from './schema.ts';
+import { insertGameRows } from './sqlite-game-rows.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
 
 export type GameInsertRow = Omit<Selectable<GamesTable>, 'pk'>;
@@ -40,81 +41,9 @@ export const DEDUP_KEY = [
 // Rows per multi-row INSERT on the Kysely path: well under the bound-parameter limits with 27 columns.
 const INSERT_CHUNK = 200;
 
-/** The columns a game's content decides, what an import writes and an update replaces, in pushContentValues' order. */
-export const CONTENT_COLUMNS = [
-  'slug',
-  'event',
-  'date',
-  'result',
-  'eco',
-  ...playerColumns,
-  'metadata',
-  'moves',
-  'fen',
-  'pgn',
-  'content_hash',
-] as const;
-export type ContentColumns = Pick<GameInsertRow, (typeof CONTENT_COLUMNS)[number]>;
-
-/** The values of CONTENT_COLUMNS for a game with this id, in that order. */
-function pushContentValues(out: unknown[], game: GameRecord, id: string): void {
-  const { white: w, black: b } = game;
-  out.push(
-    gameSlug(w.name, b.name, game.date, id),
-    game.event,
-    game.date,
-    game.result,
-    game.eco,
-    w.name,
-    w.elo,
-    w.fideId,
-    w.country,
-    b.name,
-    b.elo,
-    b.fideId,
-    b.country,
-    JSON.stringify(game.metadata),
-    game.moves,
-    game.fen,
-    game.pgn,
-    game.contentHash,
-  );
-}
-
-/** The content columns of a game with this id, as an object (updates and the PostgreSQL insert). */
-export function contentColumns(game: GameRecord, id: string): ContentColumns {
-  const values: unknown[] = [];
-  pushContentValues(values, game, id);
-  // The names and values line up by construction (pushContentValues writes CONTENT_COLUMNS' order).
-  return Object.fromEntries(CONTENT_COLUMNS.map((c, i) => [c, values[i]])) as unknown as ContentColumns;
-}
-
-// SQLite: rows per INSERT statement. A row binds only its own 20 values; the owner, database, times and
-// deleted flag are the batch's, bound once per statement as named parameters. better-sqlite3 binds each value
-// through a native call (about 0.3 us); one statement for many rows also saves its per-call cost.
-const ROWS_PER_INSERT = 100;
-const ROW_PARAMS = 2 + CONTENT_COLUMNS.length;
-
-function insertSql(rows: number): string {
-  const row = `(${Array(ROW_PARAMS).fill('?').join(', ')}, $owner, $database, $now, $now, 0)`;
-  const columns = [
-    'id',
-    'seq',
-    ...CONTENT_COLUMNS,
-    'owner_id',
-    'database_id',
-    'created_at',
-    'updated_at',
-    'deleted',
-  ];
-  return `insert into games (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')}`;
-}
-
 interface SqliteStatements {
   existing: Statement<[string, string, string], string>;
   count: Statement<[string], number>;
-  insertMany: Statement<unknown[]>;
-  insertOne: Statement<unknown[]>;
   touch: Statement<[number, string]>;
 }
 
@@ -148,8 +77,6 @@ function statementsOf(handle: SqliteHandle): SqliteStatements {
       count: handle
         .prepare<[string], number>('select count(*) from games where database_id = ? and deleted = 0')
         .pluck(),
-      insertMany: handle.prepare<unknown[]>(insertSql(ROWS_PER_INSERT)),
-      insertOne: handle.prepare<unknown[]>(insertSql(1)),
       touch: handle.prepare<[number, string]>('update databases set updated_at = ? where id = ?'),
     };
     prepared.set(handle, statements);
@@ -160,7 +87,7 @@ function statementsOf(handle: SqliteHandle): SqliteStatements {
 /** Adds the batch's games to the database within the caller's write transaction. */
 export async function insertGameBatch(batch: GameBatch): Promise<InsertOutcome> {
   const handle = handles.get(batch.db);
-  return handle ? insertWithSqlite(batch, statementsOf(handle)) : insertWithKysely(batch);
+  return handle ? insertWithSqlite(batch, handle, statementsOf(handle)) : insertWithKysely(batch);
 }
 
 /** The games not already in the database (nor earlier in the batch), and how many were skipped. */
@@ -226,7 +153,11 @@ async function rowsOf(
   return { rows, now };
 }
 
-async function insertWithSqlite(batch: GameBatch, statements: SqliteStatements): Promise<InsertOutcome> {
+async function insertWithSqlite(
+  batch: GameBatch,
+  handle: SqliteHandle,
+  statements: SqliteStatements,
+): Promise<InsertOutcome> {
   const { database } = batch;
   let fresh = batch.games;
   let duplicates = 0;
@@ -243,24 +174,19 @@ async function insertWithSqlite(batch: GameBatch, statements: SqliteStatements):
     ({ fresh, overLimit } = withinLimit(fresh, database.maxGames, count));
   }
   if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
-  // The row values go straight from the records into the statements' parameters: no row objects.
   const { seqs, now } = await batch.take(fresh.length);
-  const batchValues = { owner: database.ownerId, database: database.id, now };
-  const ids: string[] = [];
-  let values: unknown[] = [];
-  for (const [i, game] of fresh.entries()) {
-    const id = gameId();
-    ids.push(id);
-    values.push(id, seqs[i]);
-    pushContentValues(values, game, id);
-    if (values.length === ROWS_PER_INSERT * ROW_PARAMS) {
-      statements.insertMany.run(values, batchValues);
-      values = [];
-    }
-  }
-  for (let at = 0; at < values.length; at += ROW_PARAMS) {
-    statements.insertOne.run(values.slice(at, at + ROW_PARAMS), batchValues);
-  }
+  const ids = fresh.map(() => gameId());
+  const firstSeq = seqs[0] as number;
+  // The row writer numbers the rows from the first seq (sqlite-game-rows.ts): take() gives consecutive ones.
+  if (seqs.at(-1) !== firstSeq + fresh.length - 1) throw new Error('change sequence values not consecutive');
+  insertGameRows(handle, {
+    games: fresh,
+    ids,
+    firstSeq,
+    ownerId: database.ownerId,
+    databaseId: database.id,
+    now,
+  });
   statements.touch.run(now, database.id);
   return { inserted: ids.length, duplicates, overLimit, ids };
 }

@@ -1,7 +1,8 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { contentColumns, insertGameBatch, sqliteHandleOf } from './game-insert.ts';
+import { contentColumns } from './game-columns.ts';
+import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
 import type { Dialect } from './migrations.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
