@@ -5,6 +5,9 @@
 // Timings on a shared machine are noisy, and pgn-extract runs on one core while chessport spreads over all
 // of them, so other load on the machine changes the ratio: the table shows the load average next to each
 // row. Read ratios from one run; each file is measured BENCH_IMPORT_RUNS times (default 3), alternating.
+// The CPU time of each command (all its threads) is shown too, and the CPU ratio: pgn-extract's CPU seconds
+// over chessport's. It moves far less with load than wall time, and says how much of the wall-clock ratio
+// comes from a second core rather than from doing less work.
 // Usage: node bench/import.ts; BENCH_IMPORT_FILES=a.pgn,b.pgn (names in ../shared/pgn/large, or paths).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -32,6 +35,23 @@ const PGN_EXTRACT = ['/usr/games/pgn-extract', '/usr/bin/pgn-extract'].find(exis
 interface Timed {
   games: number;
   seconds: number;
+  /** CPU seconds (user + system) of the command and its threads, or NaN where the system does not say. */
+  cpu: number;
+}
+
+/**
+ * CPU seconds used so far by this process's finished children (Linux: cutime + cstime of /proc/self/stat,
+ * in clock ticks of 1/100 s). Wall times on a shared 2-core machine swing with other load; CPU time shows
+ * how much work each tool does, and for pgn-extract, on one core, it bounds what a second core can gain.
+ */
+function childCpu(): number {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function chessport(file: string): Timed {
@@ -40,6 +60,7 @@ function chessport(file: string): Timed {
   try {
     execFileSync(process.execPath, [BIN, 'users', 'add', 'bench'], { env });
     const args = ['import', file, '--user', 'bench', '--database', 'bench', '--json'];
+    const cpu = childCpu();
     const started = performance.now();
     const out = execFileSync(process.execPath, [BIN, ...args, '--rejects', join(dir, 'r.pgn')], {
       env,
@@ -48,18 +69,19 @@ function chessport(file: string): Timed {
     });
     const seconds = (performance.now() - started) / 1000;
     const summary = JSON.parse(out.toString()) as { files: { games: number }[] };
-    return { games: summary.files[0]?.games ?? 0, seconds };
+    return { games: summary.files[0]?.games ?? 0, seconds, cpu: childCpu() - cpu };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 function pgnExtract(path: string, file: string): Timed {
+  const cpu = childCpu();
   const started = performance.now();
   const run = spawnSync(path, ['-Wuci', '-o', '/dev/null', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
   const seconds = (performance.now() - started) / 1000;
   const m = /(\d+) games? matched out of (\d+)/.exec(run.stderr ?? '');
-  return { games: Number(m?.[2] ?? 0), seconds };
+  return { games: Number(m?.[2] ?? 0), seconds, cpu: childCpu() - cpu };
 }
 
 const rate = (t: Timed) => t.games / t.seconds;
@@ -68,16 +90,38 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 export function benchImport(): { runs: string[][]; summary: string[][] } {
   const runs = [
-    ['file', 'MB', 'games', 'chessport s', 'games/s', 'pgn-extract s', 'games/s', 'ratio', 'load'],
+    [
+      'file',
+      'MB',
+      'games',
+      'chessport s',
+      'cpu s',
+      'games/s',
+      'pgn-extract s',
+      'cpu s',
+      'games/s',
+      'ratio',
+      'load',
+    ],
   ];
-  const summary = [['file', 'games', 'chessport games/s', 'pgn-extract games/s', 'ratio (median)', 'ratios']];
+  const summary = [
+    [
+      'file',
+      'games',
+      'chessport games/s',
+      'pgn-extract games/s',
+      'ratio (median)',
+      'ratios',
+      'cpu ratio (median)',
+    ],
+  ];
   // Any earlier run leaves Node's compile cache filled (bin/chessport.js); this one makes sure of it.
   const small = resolve(PGN, 'pgn-extract__fischer.pgn');
   if (existsSync(small)) chessport(small);
   for (const file of FILES) {
     const name = file.split('/').at(-1) ?? file;
     if (!existsSync(file)) {
-      summary.push([name, 'skipped: not found (../shared/pgn absent?)', '', '', '', '']);
+      summary.push([name, 'skipped: not found (../shared/pgn absent?)', '', '', '', '', '']);
       continue;
     }
     readFileSync(file); // into the page cache, so that neither side pays for the first read from disk
@@ -93,8 +137,10 @@ export function benchImport(): { runs: string[][]; summary: string[][] } {
         (statSync(file).size / 1e6).toFixed(1),
         String(mine.games),
         mine.seconds.toFixed(2),
+        mine.cpu.toFixed(2),
         rate(mine).toFixed(0),
         ref ? ref.seconds.toFixed(2) : '-',
+        ref ? ref.cpu.toFixed(2) : '-',
         ref ? rate(ref).toFixed(0) : 'pgn-extract not installed',
         ref ? (rate(mine) / rate(ref)).toFixed(2) : '-',
         load(),
@@ -108,6 +154,8 @@ export function benchImport(): { runs: string[][]; summary: string[][] } {
       theirs.length ? median(theirs.map(rate)).toFixed(0) : '-',
       theirs.length ? median(ratios).toFixed(2) : '-',
       ratios.map((r) => r.toFixed(2)).join(' '),
+      // pgn-extract's CPU time over chessport's for the same games: above 1, chessport does less work.
+      theirs.length ? median(ours.map((m, i) => (theirs[i]?.cpu ?? Number.NaN) / m.cpu)).toFixed(2) : '-',
     ]);
   }
   return { runs, summary };
