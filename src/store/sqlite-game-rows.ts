@@ -95,21 +95,20 @@ function shapeOf(prepared: Prepared, values: unknown[]): number {
 export function insertGameRows(handle: SqliteHandle, batch: RowBatch): void {
   const prepared = preparedOf(handle);
   const { ids, firstSeq } = batch;
+  const values: unknown[] = []; // one row's content values, reused
+  /** The bound values of the run's rows, one after the other: each row has `width` of them. */
+  let run: unknown[] = [];
+  let rows = 0;
+  let positions: number[] = [];
+  let width = 0;
   let shape = -1;
   let start = 0;
-  let run: unknown[][] = [];
 
   const writeRun = () => {
-    const positions = prepared.shapes.get(shape) as number[];
     let at = 0;
     for (const size of SIZES) {
-      for (; run.length - at >= size; at += size) {
-        const params: unknown[] = [];
-        for (let k = at; k < at + size; k++) {
-          const values = run[k] as unknown[];
-          params.push(ids[start + k]);
-          for (const i of positions) params.push(values[i]);
-        }
+      for (; rows - at >= size; at += size) {
+        const params = size === rows ? run : run.slice(at * width, (at + size) * width);
         statementFor(prepared, handle, shape, size).run(params, {
           seq: firstSeq + start + at,
           owner: batch.ownerId,
@@ -121,16 +120,22 @@ export function insertGameRows(handle: SqliteHandle, batch: RowBatch): void {
   };
 
   for (const [i, game] of batch.games.entries()) {
-    const values: unknown[] = [];
-    pushContentValues(values, game, ids[i] as string);
+    const id = ids[i] as string;
+    values.length = 0;
+    pushContentValues(values, game, id);
     const rowShape = shapeOf(prepared, values);
-    if (rowShape !== shape || run.length === SIZES[0]) {
-      if (run.length > 0) writeRun();
+    if (rowShape !== shape || rows === SIZES[0]) {
+      if (rows > 0) writeRun();
       shape = rowShape;
+      positions = prepared.shapes.get(shape) as number[];
+      width = 1 + positions.length;
       start = i;
       run = [];
+      rows = 0;
     }
-    run.push(values);
+    run.push(id);
+    for (const position of positions) run.push(values[position]);
+    rows++;
   }
-  if (run.length > 0) writeRun();
+  if (rows > 0) writeRun();
 }
