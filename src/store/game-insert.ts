@@ -1,10 +1,11 @@
 // The write path of an import batch (Store.insertGames delegates here): skip games already in the database,
 // keep within maxGames, take one change-sequence range, insert the rows.
 //
-// On SQLite this runs on the better-sqlite3 handle itself, with statements prepared once per store: building
-// Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup query cost more CPU than SQLite's writes
-// (measured: most of the main thread of an import). It still runs inside Store.write()'s transaction:
-// Kysely's SQLite dialect has one connection, and that handle is it. PostgreSQL keeps the Kysely path.
+// On SQLite this runs on the better-sqlite3 handle itself, with statements prepared once per store (the
+// INSERTs in sqlite-game-rows.ts): building Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup
+// query cost more CPU than SQLite's writes (measured: most of the main thread of an import). It still runs
+// inside Store.write()'s transaction: Kysely's SQLite dialect has one connection, and that handle is it.
+// PostgreSQL keeps the Kysely path.
 
 import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
