@@ -66,10 +66,10 @@ interface Row {
 
 test('runs of every length and 50 sets of missing tags: each game keeps its own values, in order', async () => {
   const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Mixed' });
-  // Runs of 1 to 150 games of one shape (statements of 64, 16, 4 and 1 rows), 50 shapes (more than the
-  // writer keeps statements for), no player data at all, and every tag present.
+  // Runs of 1 to 1,301 games of one shape (statements of 1,024, 128, 16, 4 and 1 rows), 50 shapes (more than
+  // the writer keeps statements for), no player data at all, and every tag present.
   const games: GameRecord[] = [];
-  const lengths = [1, 3, 150, 2, 70, 17, 5, 64, 1, 21];
+  const lengths = [1, 3, 1301, 2, 70, 17, 5, 150, 1, 21];
   for (let shape = 0; shape < 50; shape++) {
     const bits = shape === 0 ? 0 : shape === 1 ? 0x7ff : (shape * 2654435761) & 0x7ff;
     const length = lengths[shape % lengths.length] as number;
