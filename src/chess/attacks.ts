@@ -54,7 +54,7 @@ for (let square = 0; square < 64; square++) {
 const EMPTY = SquareSet.empty();
 
 function has(set: SquareSet, square: number): boolean {
-  return ((square < 32 ? set.lo >>> square : set.hi >>> (square - 32)) & 1) !== 0;
+  return holds(set.lo, set.hi, square);
 }
 
 /** Whether the line from `square` in `direction` holds a square of both `side` and (lo, hi). */

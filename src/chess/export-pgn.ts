@@ -25,21 +25,34 @@ export function exportResult(tags: Map<string, string>, terminator: string | und
 }
 
 /**
- * Tags in export order with values as written: the Seven Tag Roster in its order (missing
- * ones filled with "?", Date "????.??.??"), then the other tags in ASCII order of names.
+ * Calls `visit` with each tag in export order, value as written: the Seven Tag Roster in its order
+ * (missing ones filled with "?", Date "????.??.??", Result the export's), then the other tags in
+ * ASCII order of names, collected and sorted only when there are any (many games have none).
  */
-export function exportTags(tags: Map<string, string>, result: string): [string, string][] {
-  const out: [string, string][] = [];
+function eachExportTag(
+  tags: Map<string, string>,
+  result: string,
+  visit: (name: string, value: string) => void,
+): void {
+  let rosterTags = 0;
   for (const name of SEVEN_TAG_ROSTER) {
-    if (name === 'Result') out.push([name, result]);
-    else out.push([name, tags.get(name) ?? (name === 'Date' ? '????.??.??' : '?')]);
+    const tag = tags.get(name);
+    if (tag !== undefined) rosterTags++;
+    visit(name, name === 'Result' ? result : (tag ?? (name === 'Date' ? '????.??.??' : '?')));
   }
+  if (tags.size === rosterTags) return;
   const others: string[] = [];
   for (const name of tags.keys()) {
     if (!ROSTER.has(name)) others.push(name);
   }
   others.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const name of others) out.push([name, tags.get(name) as string]);
+  for (const name of others) visit(name, tags.get(name) as string);
+}
+
+/** Tags in export order (eachExportTag), as name-value pairs. */
+export function exportTags(tags: Map<string, string>, result: string): [string, string][] {
+  const out: [string, string][] = [];
+  eachExportTag(tags, result, (name, value) => out.push([name, value]));
   return out;
 }
 
@@ -202,25 +215,11 @@ export function writeExportPgn(tags: Map<string, string>, tree: MoveTree, result
   return w.finish(writeTags(tags, result)); // the tag lines end with a line break: a blank line follows
 }
 
-/**
- * The tag lines of exportTags(tags, result), each ending with a newline. Written without exportTags'
- * list of pairs; other tags are only collected and sorted when there are any (many games have none).
- */
+/** The tag lines of the export, each ending with a newline: no list of pairs is made. */
 function writeTags(tags: Map<string, string>, result: string): string {
   let text = '';
-  let rosterTags = 0;
-  for (const name of SEVEN_TAG_ROSTER) {
-    const tag = tags.get(name);
-    if (tag !== undefined) rosterTags++;
-    const value = name === 'Result' ? result : (tag ?? (name === 'Date' ? '????.??.??' : '?'));
+  eachExportTag(tags, result, (name, value) => {
     text += `[${name} "${escapeTagValue(value)}"]\n`;
-  }
-  if (tags.size === rosterTags) return text;
-  const others: string[] = [];
-  for (const name of tags.keys()) {
-    if (!ROSTER.has(name)) others.push(name);
-  }
-  others.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const name of others) text += `[${name} "${escapeTagValue(tags.get(name) as string)}"]\n`;
+  });
   return text;
 }

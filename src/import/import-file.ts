@@ -20,9 +20,9 @@ const IN_FLIGHT_CHARS = 16 << 20;
 const IN_FLIGHT_CHUNKS_PER_WORKER = 32;
 // Per store transaction, at most so many games and so much PGN. Each commit rewrites the index pages its rows
 // touched, and the dedup index takes random keys: 5,000 rows per commit cost a fifth less than 1,000
-// (measured; 20,000 no less than 5,000 since migration 0003 shrank that index); the text bound keeps memory flat on comment-heavy files. While the workers
-// are still busy, smaller batches (from MIN_BATCH) are written at once: that time would be idle anyway, and
-// less is left to write after the last game.
+// (measured; 20,000 no less than 5,000 since migration 0003 shrank that index); the text bound keeps memory
+// flat on comment-heavy files. While the workers are still busy, smaller batches (from MIN_BATCH) are written
+// at once: that time would be idle anyway, and less is left to write after the last game.
 const BATCH_GAMES = 5000;
 const BATCH_CHARS = 8 << 20;
 const MIN_BATCH = 2000;

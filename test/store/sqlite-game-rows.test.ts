@@ -3,6 +3,8 @@
 // seqs, whatever mix of missing tags the batch has.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
+import type { Selectable } from 'kysely';
+import type { GamesTable } from '../../src/store/schema.ts';
 import type { GameRecord, User } from '../../src/store/types.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { openTestStore, record, type TestStore } from './dialects.ts';
@@ -45,24 +47,7 @@ function shaped(n: number, shape: number): GameRecord {
   };
 }
 
-interface Row {
-  event: string | null;
-  date: string | null;
-  eco: string | null;
-  white_name: string | null;
-  white_elo: number | null;
-  white_fide_id: string | null;
-  white_country: string | null;
-  black_name: string | null;
-  black_elo: number | null;
-  black_fide_id: string | null;
-  black_country: string | null;
-  content_hash: string;
-  seq: number;
-  pgn: string;
-  owner_id: string;
-  database_id: string;
-}
+type Row = Selectable<GamesTable>;
 
 test('runs of every length and 50 sets of missing tags: each game keeps its own values, in order', async () => {
   const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Mixed' });
