@@ -9,6 +9,7 @@ import { kingAttacks, knightAttacks, pawnAttacks } from 'chessops/attacks';
 import type { Board } from 'chessops/board';
 import { SquareSet } from 'chessops/squareSet';
 import type { Color, Role } from 'chessops/types';
+import { piecesOf, sideOf } from './board-sets.ts';
 
 /** Directions as (file, rank) steps: 0-3 orthogonal (rook), 4-7 diagonal (bishop). */
 const DIRECTIONS: readonly [number, number][] = [
@@ -53,6 +54,14 @@ for (let square = 0; square < 64; square++) {
 
 const EMPTY = SquareSet.empty();
 
+const WHITE_PAWN_ATTACKS = Array.from({ length: 64 }, (_, square) => pawnAttacks('white', square));
+const BLACK_PAWN_ATTACKS = Array.from({ length: 64 }, (_, square) => pawnAttacks('black', square));
+
+/** chessops' pawnAttacks from a table per color: its own table is read keyed by color (see board-sets.ts). */
+export function pawnAttacksBy(color: Color, square: number): SquareSet {
+  return (color === 'white' ? WHITE_PAWN_ATTACKS : BLACK_PAWN_ATTACKS)[square] as SquareSet;
+}
+
 function has(set: SquareSet, square: number): boolean {
   return holds(set.lo, set.hi, square);
 }
@@ -89,7 +98,7 @@ let leapersHi = 0;
 function leapersOn(board: Board, square: number, by: Color): void {
   const n = knightAttacks(square);
   const k = kingAttacks(square);
-  const p = pawnAttacks(by === 'white' ? 'black' : 'white', square);
+  const p = pawnAttacksBy(by === 'white' ? 'black' : 'white', square);
   leapersLo = (n.lo & board.knight.lo) | (k.lo & board.king.lo) | (p.lo & board.pawn.lo);
   leapersHi = (n.hi & board.knight.hi) | (k.hi & board.king.hi) | (p.hi & board.pawn.hi);
 }
@@ -111,7 +120,7 @@ function slidersOn(board: Board): void {
 
 /** Whether a piece of `by` attacks `square` when `occupied` are the occupied squares. */
 export function isAttacked(board: Board, square: number, by: Color, occupied: SquareSet): boolean {
-  const side = board[by];
+  const side = sideOf(board, by);
   leapersOn(board, square, by);
   if ((leapersLo & side.lo) !== 0 || (leapersHi & side.hi) !== 0) return true;
   slidersOn(board);
@@ -125,17 +134,17 @@ export function isAttacked(board: Board, square: number, by: Color, occupied: Sq
   return false;
 }
 
-/** Squares of `color`'s pieces of `role` (bishop, rook or queen) that see `to` along a free line. */
-export function slidersReaching(board: Board, color: Color, role: Role, to: number, out: number[]): number[] {
-  out.length = 0;
-  const pieces = board[role];
-  const side = board[color];
+/** Writes to `out` the squares of `color`'s pieces of `role` (bishop, rook or queen) that see `to` along a free line; returns how many. */
+export function slidersReaching(board: Board, color: Color, role: Role, to: number, out: Int8Array): number {
+  let n = 0;
+  const pieces = piecesOf(board, role);
+  const side = sideOf(board, color);
   for (const d of role === 'rook' ? ORTHOGONAL : role === 'bishop' ? DIAGONAL : ALL) {
     if (!onRay(to, d, side, pieces.lo, pieces.hi)) continue;
     const s = firstOnRay(to, d, board.occupied);
-    if (s !== -1 && has(side, s) && has(pieces, s)) out.push(s);
+    if (s !== -1 && has(side, s) && has(pieces, s)) out[n++] = s;
   }
-  return out;
+  return n;
 }
 
 /**
@@ -149,7 +158,7 @@ export function checkersAndBlockers(
   them: Color,
   out: { checkers: SquareSet; blockers: SquareSet },
 ): void {
-  const side = board[them];
+  const side = sideOf(board, them);
   const occupied = board.occupied;
   leapersOn(board, king, them);
   let checkersLo = leapersLo & side.lo;

@@ -5,6 +5,7 @@ import type { Chess } from 'chessops/chess';
 import type { SquareSet } from 'chessops/squareSet';
 import { COLORS, type Color } from 'chessops/types';
 import { makeSquare } from 'chessops/util';
+import { sideOf } from './board-sets.ts';
 import { exportResult, writeExportPgn } from './export-pgn.ts';
 import { parseGame } from './parse.ts';
 import { playLine } from './play.ts';
@@ -134,7 +135,7 @@ function castlingFen(board: Board, rights: SquareSet): string {
     if (castling === 0) continue;
     const king = board.kingOf(color);
     const kingFile = king !== undefined && king >> 3 === (color === 'white' ? 0 : 7) ? king & 7 : -1;
-    const rooks = backrankBits(board.rook, color) & backrankBits(board[color], color);
+    const rooks = backrankBits(board.rook, color) & backrankBits(sideOf(board, color), color);
     const firstRook = rooks === 0 ? -1 : 31 - Math.clz32(rooks & -rooks);
     const lastRook = rooks === 0 ? -1 : 31 - Math.clz32(rooks);
     while (castling !== 0) {

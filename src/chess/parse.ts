@@ -53,20 +53,22 @@ const COORD_RE = /^([a-h])([1-8])[-x]?([a-h])([1-8])=?([nbrqNBRQ])?$/;
 const CASTLE_RE = /^([O0o])-\1(-\1)?$/;
 const DROP_RE = /^[PNBRQK]?@[a-h][1-8]$/;
 
-const ROLES: Record<string, Role> = {
-  P: 'pawn',
-  N: 'knight',
-  B: 'bishop',
-  R: 'rook',
-  Q: 'queen',
-  K: 'king',
-  p: 'pawn',
-  n: 'knight',
-  b: 'bishop',
-  r: 'rook',
-  q: 'queen',
-  k: 'king',
-};
+/**
+ * The role of each piece letter, either case, by character code: an element load. An object keyed by the
+ * letters made a keyed load with changing keys, which V8 serves slowly (megamorphic), once or twice a move.
+ */
+const ROLES: (Role | undefined)[] = Array.from({ length: 128 }, () => undefined);
+for (const [letter, role] of [
+  ['P', 'pawn'],
+  ['N', 'knight'],
+  ['B', 'bishop'],
+  ['R', 'rook'],
+  ['Q', 'queen'],
+  ['K', 'king'],
+] as const) {
+  ROLES[letter.charCodeAt(0)] = role;
+  ROLES[letter.toLowerCase().charCodeAt(0)] = role;
+}
 
 const TAG_RE = /\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s*"((?:[^"\\]|\\.)*)"\s*\]/y;
 
@@ -420,7 +422,7 @@ function classify(core: string, line: number): MoveNode | undefined {
     node.file = (coord[1] as string).charCodeAt(0) - 97;
     node.rank = (coord[2] as string).charCodeAt(0) - 49;
     node.to = (coord[3] as string).charCodeAt(0) - 97 + 8 * ((coord[4] as string).charCodeAt(0) - 49);
-    if (coord[5]) node.promotion = ROLES[coord[5]];
+    if (coord[5]) node.promotion = ROLES[coord[5].charCodeAt(0)];
     return node;
   }
   const san = parseSan(core, line);
@@ -457,7 +459,7 @@ function parseSan(core: string, line: number): MoveNode | undefined {
   const c0 = core.charCodeAt(0);
   if (c0 === 80 /* P */) i = 1;
   else if (c0 >= 65 && c0 <= 90) {
-    const r = ROLES[core.charAt(0)];
+    const r = ROLES[c0];
     if (!r || r === 'pawn') return;
     role = r;
     i = 1;
@@ -467,11 +469,11 @@ function parseSan(core: string, line: number): MoveNode | undefined {
   const last = core.charCodeAt(n - 1);
   if (last === 41 /* ) */) {
     if (n < 3 || core.charCodeAt(n - 3) !== 40) return;
-    promotion = ROLES[core.charAt(n - 2)];
+    promotion = ROLES[core.charCodeAt(n - 2)];
     if (!promotion || core.charCodeAt(n - 2) > 90) return;
     end = n - 3;
   } else if (!isRank(last)) {
-    promotion = ROLES[core.charAt(n - 1)];
+    promotion = ROLES[last];
     if (!promotion || promotion === 'pawn') return;
     end = core.charCodeAt(n - 2) === 61 /* = */ ? n - 2 : n - 1;
   }

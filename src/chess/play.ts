@@ -11,54 +11,48 @@ import {
   bishopAttacks,
   kingAttacks,
   knightAttacks,
-  pawnAttacks,
   queenAttacks,
   ray,
   rookAttacks,
 } from 'chessops/attacks';
 import type { Chess, Context } from 'chessops/chess';
 import { SquareSet } from 'chessops/squareSet';
-import type { NormalMove, Role } from 'chessops/types';
+import type { Color, NormalMove, Role } from 'chessops/types';
 import { kingCastlesTo, rookCastlesTo } from 'chessops/util';
-import { checkersAndBlockers, isAttacked, slidersReaching } from './attacks.ts';
+import { checkersAndBlockers, isAttacked, pawnAttacksBy, slidersReaching } from './attacks.ts';
+import { piecesOf, roleAt, sanLetter, setPieces, setSide, sideOf, uciLetter } from './board-sets.ts';
 import type { MoveNode } from './tree.ts';
 
 const FILES = 'abcdefgh';
 const SQUARES: string[] = Array.from({ length: 64 }, (_, sq) => `${FILES[sq & 7]}${(sq >> 3) + 1}`);
 /** UCI of every move from * 64 + to, made once rather than per move. */
 const UCI: string[] = Array.from({ length: 64 * 64 }, (_, i) => `${SQUARES[i >> 6]}${SQUARES[i & 63]}`);
-const ROLE_UCI: Record<Role, string> = {
-  pawn: 'p',
-  knight: 'n',
-  bishop: 'b',
-  rook: 'r',
-  queen: 'q',
-  king: 'k',
-};
-const ROLE_SAN: Record<Role, string> = {
-  pawn: '',
-  knight: 'N',
-  bishop: 'B',
-  rook: 'R',
-  queen: 'Q',
-  king: 'K',
-};
 const BACKRANKS = SquareSet.backranks();
 
-/** The squares of the set (lo, hi), lowest first (chessops' iterator is a generator: slow in hot loops). */
-function squaresOf(lo: number, hi: number, out: number[]): number[] {
-  out.length = 0;
+/**
+ * Writes the squares of the set (lo, hi) to `out`, lowest first, and returns how many (chessops' iterator is
+ * a generator: slow in hot loops). A fixed typed array, not an array emptied with `length = 0`: that store
+ * is a runtime call in V8, and this runs several times a move.
+ */
+function squaresOf(lo: number, hi: number, out: Int8Array): number {
+  let n = 0;
   while (lo !== 0) {
-    out.push(31 - Math.clz32(lo & -lo));
+    out[n++] = 31 - Math.clz32(lo & -lo);
     lo &= lo - 1;
   }
   while (hi !== 0) {
-    out.push(63 - Math.clz32(hi & -hi));
+    out[n++] = 63 - Math.clz32(hi & -hi);
     hi &= hi - 1;
   }
-  return out;
+  return n;
 }
-const scratch: number[] = [];
+/** The squares found by reachingFrom (or squaresOf): read them before asking again. */
+const found = new Int8Array(64);
+
+/** The castling rights of `color`: the bits of its back rank (rights are rook squares there). */
+function castlingBits(rights: SquareSet, color: Color): number {
+  return color === 'white' ? rights.lo & 0xff : rights.hi >>> 24;
+}
 
 /** The only square of the set (lo, hi), or undefined when it has none or several. */
 function singleSquare(lo: number, hi: number): number | undefined {
@@ -72,7 +66,7 @@ function singleSquare(lo: number, hi: number): number | undefined {
  */
 function context(pos: Chess, ctx: Context): Context {
   const board = pos.board;
-  const side = board[pos.turn];
+  const side = sideOf(board, pos.turn);
   const king = singleSquare(board.king.lo & side.lo, board.king.hi & side.hi);
   if (king === undefined) return pos.ctx();
   ctx.king = king;
@@ -122,20 +116,20 @@ function where(pos: Chess, node: MoveNode, ply: number): string {
   return `${moveLabel(pos)}${node.token} (ply ${ply})`;
 }
 
-/** Squares from which a `role` piece of the side to move could reach `to` (pseudo-legal). */
-function reachingFrom(pos: Chess, role: Role, to: number): number[] {
+/** Squares from which a `role` piece of the side to move could reach `to` (pseudo-legal): how many, in `found`. */
+function reachingFrom(pos: Chess, role: Role, to: number): number {
   let from: SquareSet;
   switch (role) {
     case 'pawn': {
       // Pushes come from the file, captures from the squares a pawn of the other side would attack.
       const file = 0x01010101 << (to & 7);
-      const captures = pawnAttacks(pos.turn === 'white' ? 'black' : 'white', to);
+      const captures = pawnAttacksBy(pos.turn === 'white' ? 'black' : 'white', to);
       const pawns = pos.board.pawn;
-      const side = pos.board[pos.turn];
+      const side = sideOf(pos.board, pos.turn);
       return squaresOf(
         (file | captures.lo) & pawns.lo & side.lo,
         (file | captures.hi) & pawns.hi & side.hi,
-        scratch,
+        found,
       );
     }
     case 'knight':
@@ -145,11 +139,11 @@ function reachingFrom(pos: Chess, role: Role, to: number): number[] {
       from = kingAttacks(to);
       break;
     default:
-      return slidersReaching(pos.board, pos.turn, role, to, scratch);
+      return slidersReaching(pos.board, pos.turn, role, to, found);
   }
-  const pieces = pos.board[role];
-  const side = pos.board[pos.turn];
-  return squaresOf(from.lo & pieces.lo & side.lo, from.hi & pieces.hi & side.hi, scratch);
+  const pieces = piecesOf(pos.board, role);
+  const side = sideOf(pos.board, pos.turn);
+  return squaresOf(from.lo & pieces.lo & side.lo, from.hi & pieces.hi & side.hi, found);
 }
 
 /**
@@ -158,7 +152,7 @@ function reachingFrom(pos: Chess, role: Role, to: number): number[] {
  */
 function isLegalFrom(pos: Chess, ctx: Context, role: Role, from: number, to: number): boolean {
   const board = pos.board;
-  if (board[pos.turn].has(to)) return false;
+  if (sideOf(board, pos.turn).has(to)) return false;
   const king = ctx.king as number;
   if (role === 'king') {
     return !isAttacked(board, to, pos.turn === 'white' ? 'black' : 'white', board.occupied.without(from));
@@ -196,7 +190,9 @@ function resolveSan(pos: Chess, ctx: Context, node: MoveNode): NormalMove | type
   let moversHi = 0;
   let from = -1;
   let count = 0;
-  for (const candidate of reachingFrom(pos, role, to)) {
+  const candidates = reachingFrom(pos, role, to);
+  for (let k = 0; k < candidates; k++) {
+    const candidate = found[k] as number;
     if (role === 'pawn' && (candidate & 7) !== (to & 7) && !pos.board.occupied.has(to) && to !== pos.epSquare)
       continue;
     if (!isLegalFrom(pos, ctx, role, candidate, to)) continue;
@@ -230,8 +226,8 @@ function resolveCastle(pos: Chess, ctx: Context, side: 'a' | 'h'): NormalMove | 
   const kingTo = kingCastlesTo(pos.turn, side);
   const occupied = board.occupied.without(king);
   const path = between(king, kingTo);
-  for (const square of squaresOf(path.lo, path.hi, scratch))
-    if (isAttacked(board, square, them, occupied)) return;
+  const squares = squaresOf(path.lo, path.hi, found);
+  for (let k = 0; k < squares; k++) if (isAttacked(board, found[k] as number, them, occupied)) return;
   const after = board.occupied.toggle(king).toggle(rook).toggle(rookCastlesTo(pos.turn, side));
   if (isAttacked(board, kingTo, them, after)) return;
   return { from: king, to: rook };
@@ -264,9 +260,9 @@ function resolveCoordinates(pos: Chess, ctx: Context, node: MoveNode): NormalMov
 /** SAN without check suffix, as chessops' makeSan writes it. `ctx` is the position's context. */
 function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role): string {
   const { from, to } = move;
-  if (role === 'king' && pos.board[pos.turn].has(to)) return to > from ? 'O-O' : 'O-O-O';
+  if (role === 'king' && sideOf(pos.board, pos.turn).has(to)) return to > from ? 'O-O' : 'O-O-O';
   const capture = pos.board.occupied.has(to) || (role === 'pawn' && (from & 7) !== (to & 7));
-  let san = ROLE_SAN[role];
+  let san = sanLetter(role);
   if (role === 'pawn') {
     if (capture) san = FILES[from & 7] as string;
   } else if (othersKnown) {
@@ -279,7 +275,7 @@ function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role
     else if (role === 'rook') others = rookAttacks(to, occupied).intersect(pos.board.rook);
     else if (role === 'bishop') others = bishopAttacks(to, occupied).intersect(pos.board.bishop);
     else others = knightAttacks(to).intersect(pos.board.knight);
-    others = others.intersect(pos.board[pos.turn]).without(from);
+    others = others.intersect(sideOf(pos.board, pos.turn)).without(from);
     if (others.nonEmpty()) {
       for (const other of others) if (!pos.dests(other, ctx).has(to)) others = others.without(other);
       if (others.nonEmpty()) san += disambiguation(others, from);
@@ -287,7 +283,7 @@ function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role
   }
   if (capture) san += 'x';
   san += SQUARES[to];
-  if (move.promotion) san += `=${ROLE_SAN[move.promotion]}`;
+  if (move.promotion) san += `=${sanLetter(move.promotion)}`;
   return san;
 }
 
@@ -329,7 +325,7 @@ function play(pos: Chess, move: NormalMove, role: Role): void {
   if (
     move.promotion ||
     (role === 'pawn' && to === pos.epSquare) ||
-    (role === 'king' && (board[turn].has(to) || Math.abs(to - from) === 2)) ||
+    (role === 'king' && (sideOf(board, turn).has(to) || Math.abs(to - from) === 2)) ||
     board.promoted.nonEmpty()
   ) {
     pos.play(move);
@@ -345,38 +341,19 @@ function play(pos: Chess, move: NormalMove, role: Role): void {
     pos.halfmoves = 0;
     if (Math.abs(to - from) === 16 && from >= 8 && from <= 55) pos.epSquare = (from + to) >> 1;
   } else if (role === 'rook') pos.castles.discardRook(from);
-  else if (role === 'king') pos.castles.discardColor(turn);
+  // Only while the side may still castle: discardColor reads keyed by color, slowly (see board-sets.ts).
+  else if (role === 'king' && castlingBits(pos.castles.castlingRights, turn) !== 0)
+    pos.castles.discardColor(turn);
   if (board.occupied.has(to)) {
-    const captured = board.getRole(to) as Role;
-    board[them] = without(board[them], to);
-    board[captured] = without(board[captured], to);
+    const captured = roleAt(board, to) as Role;
+    setSide(board, them, without(sideOf(board, them), to));
+    setPieces(board, captured, without(piecesOf(board, captured), to));
     board.occupied = without(board.occupied, from);
     pos.halfmoves = 0;
     if (captured === 'rook') pos.castles.discardRook(to);
   } else board.occupied = moved(board.occupied, from, to);
-  // Named properties rather than board[turn] and board[role]: keyed accesses with changing keys are slow.
-  if (turn === 'white') board.white = moved(board.white, from, to);
-  else board.black = moved(board.black, from, to);
-  switch (role) {
-    case 'pawn':
-      board.pawn = moved(board.pawn, from, to);
-      break;
-    case 'knight':
-      board.knight = moved(board.knight, from, to);
-      break;
-    case 'bishop':
-      board.bishop = moved(board.bishop, from, to);
-      break;
-    case 'rook':
-      board.rook = moved(board.rook, from, to);
-      break;
-    case 'queen':
-      board.queen = moved(board.queen, from, to);
-      break;
-    case 'king':
-      board.king = moved(board.king, from, to);
-      break;
-  }
+  setSide(board, turn, moved(sideOf(board, turn), from, to));
+  setPieces(board, role, moved(piecesOf(board, role), from, to));
 }
 
 export interface LineResult {
@@ -416,14 +393,14 @@ export function playLine(
       return { error: move };
     }
     // A SAN or castling move names its piece (and resolving it checked that piece is on `from`).
-    const role = (node.kind === 'coord' ? pos.board.getRole(move.from) : node.role) as Role;
+    const role = (node.kind === 'coord' ? roleAt(pos.board, move.from) : node.role) as Role;
     node.moveNumber = pos.fullmoves;
     node.white = pos.turn === 'white';
     let to = move.to;
-    if (role === 'king' && !chess960 && pos.board[pos.turn].has(to))
+    if (role === 'king' && !chess960 && sideOf(pos.board, pos.turn).has(to))
       to = kingCastlesTo(pos.turn, to > move.from ? 'h' : 'a');
     const uci = UCI[move.from * 64 + to] as string;
-    node.uci = move.promotion ? uci + ROLE_UCI[move.promotion] : uci;
+    node.uci = move.promotion ? uci + uciLetter(move.promotion) : uci;
     const san = sanWithoutSuffix(pos, ctx, move, role);
     play(pos, move, role);
     ctx = context(pos, lineCtx);
