@@ -9,8 +9,9 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
+import { dedupKey } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
 import type { DB, GamesTable } from './schema.ts';
 import { insertGameRows } from './sqlite-game-rows.ts';
@@ -30,20 +31,11 @@ export interface GameBatch {
   take: (n: number) => Promise<{ seqs: number[]; now: number }>;
 }
 
-/** How much of the database id and of the content hash the dedup index keeps (migration 0003). */
-const DEDUP_DATABASE_CHARS = 8;
-const DEDUP_HASH_CHARS = 12;
-/** The dedup index's key as SQL over a games row, verbatim as migration 0003 made it (else it goes unused). */
-export const DEDUP_KEY = [
-  `substr(database_id, 1, ${DEDUP_DATABASE_CHARS})`,
-  `substr(content_hash, 1, ${DEDUP_HASH_CHARS})`,
-] as const;
-
 // Rows per multi-row INSERT on the Kysely path: well under the bound-parameter limits with 27 columns.
 const INSERT_CHUNK = 200;
 
 interface SqliteStatements {
-  existing: Statement<[string, string, string], string>;
+  existing: Statement<[string, string], string>;
   count: Statement<[string], number>;
   touch: Statement<[number, string]>;
 }
@@ -66,13 +58,12 @@ function statementsOf(handle: SqliteHandle): SqliteStatements {
   if (!statements) {
     statements = {
       existing: handle
-        .prepare<[string, string, string], string>(
-          // One statement for the whole batch (hash prefixes as a JSON array): a third of the CPU of a lookup
-          // per game. Without INDEXED BY the planner picks games_database_list (database_id, deleted), and
-          // then every lookup scans the whole database: an import slows down quadratically.
-          `select content_hash from games indexed by games_dedup
-            where ${DEDUP_KEY[0]} = ? and ${DEDUP_KEY[1]} in (select value from json_each(?))
-              and database_id = ? and deleted = 0`,
+        .prepare<[string, string], string>(
+          // One statement for the whole batch (keys as a JSON array): a third of the CPU of a lookup per
+          // game. Without INDEXED BY the planner picks games_database_list (database_id, deleted), and then
+          // every lookup scans the whole database: an import slows down quadratically.
+          `select content_hash from games indexed by games_dedup_key
+            where dedup_key in (select value from json_each(?)) and database_id = ? and deleted = 0`,
         )
         .pluck(),
       count: handle
@@ -146,6 +137,7 @@ async function rowsOf(
       database_id: database.id,
       seq: seqs[i] as number,
       ...contentColumns(game, id),
+      dedup_key: dedupKey(database.id, game.contentHash),
       created_at: now,
       updated_at: now,
       deleted: 0,
@@ -163,10 +155,9 @@ async function insertWithSqlite(
   let fresh = batch.games;
   let duplicates = 0;
   if (!batch.allowDuplicates) {
-    const databasePrefix = database.id.slice(0, DEDUP_DATABASE_CHARS);
-    const prefixes = JSON.stringify(fresh.map((g) => g.contentHash.slice(0, DEDUP_HASH_CHARS)));
-    // The rows found share a key prefix with a game of the batch; the whole hash decides.
-    const existing = new Set(statements.existing.all(databasePrefix, prefixes, database.id));
+    const keys = JSON.stringify(fresh.map((g) => dedupKey(database.id, g.contentHash)));
+    // The rows found share a dedup key with a game of the batch; the whole hash decides.
+    const existing = new Set(statements.existing.all(keys, database.id));
     ({ fresh, duplicates } = withoutDuplicates(fresh, (hash) => existing.has(hash)));
   }
   let overLimit = 0;
@@ -197,16 +188,14 @@ async function insertWithKysely(batch: GameBatch): Promise<InsertOutcome> {
   let fresh = batch.games;
   let duplicates = 0;
   if (!batch.allowDuplicates) {
-    const databasePrefix = database.id.slice(0, DEDUP_DATABASE_CHARS);
-    const prefixes = [...new Set(fresh.map((g) => g.contentHash.slice(0, DEDUP_HASH_CHARS)))];
+    const keys = [...new Set(fresh.map((g) => dedupKey(database.id, g.contentHash)))];
     const existing = new Set<string>();
-    for (let i = 0; i < prefixes.length; i += 500) {
-      // The rows found share a key prefix with a game of the batch; the whole hash decides.
+    for (let i = 0; i < keys.length; i += 500) {
+      // The rows found share a dedup key with a game of the batch; the whole hash decides.
       const rows = await trx
         .selectFrom('games')
         .select('content_hash')
-        .where(sql.raw<string>(DEDUP_KEY[0]), '=', databasePrefix)
-        .where(sql.raw<string>(DEDUP_KEY[1]), 'in', prefixes.slice(i, i + 500))
+        .where('dedup_key', 'in', keys.slice(i, i + 500))
         .where('database_id', '=', database.id)
         .where('deleted', '=', 0)
         .execute();

@@ -74,6 +74,8 @@ export interface GamesTable {
   created_at: number;
   updated_at: number;
   deleted: number;
+  /** The games_dedup_key index's key: see dedupKey (game-insert.ts). */
+  dedup_key: string;
 }
 
 export interface SettingsTable {

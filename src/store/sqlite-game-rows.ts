@@ -8,16 +8,14 @@
 //   text (opening books and engine lines have no event, date or players; most games lack FIDE ids).
 // Rows keep their order: each statement takes a run of consecutive rows with the same optional columns.
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
+import { dedupKey } from './dedup-key.ts';
 import { CONTENT_COLUMNS, pushContentValues } from './game-columns.ts';
 import type { GameRecord } from './types.ts';
 
 /**
- * Rows per statement: a run is written in statements of these sizes, largest first. Large ones also save
- * SQLite work: a statement that writes many rows keeps a statement journal (the dedup index's expressions
- * could fail midway), and each page it changes that an earlier statement of the transaction had already
- * changed is copied there once per statement. The dedup index's random keys make that about one page a row
- * with 64 rows a statement; with 1,024 the inserts took 27% less CPU (150k rows, measured). A 1,024-row
- * statement takes 6 ms to prepare and 2 MB of memory.
+ * Rows per statement: a run is written in statements of these sizes, largest first. A 1,024-row statement
+ * takes 6 ms to prepare and 2 MB of memory. (Statements are INSERT OR FAIL, and the games table's foreign
+ * keys deferred, so that SQLite keeps no statement journal for them: see migration 0004.)
  */
 const SIZES = [1024, 128, 16, 4, 1] as const;
 /** Statements are kept for at most so many shapes (sets of optional columns); rarer shapes bind them all. */
@@ -65,10 +63,10 @@ function insertSql(shape: number, rows: number): string {
   const values = CONTENT_COLUMNS.map((_, i) => (binds(shape, i) ? '?' : 'null')).join(', ');
   const tuples = Array.from(
     { length: rows },
-    (_, k) => `(?, $seq + ${k}, ${values}, $owner, $database, $now, $now, 0)`,
+    (_, k) => `(?, ?, $seq + ${k}, ${values}, $owner, $database, $now, $now, 0)`,
   );
-  const columns = ['id', 'seq', ...CONTENT_COLUMNS, 'owner_id', 'database_id', 'created_at', 'updated_at'];
-  return `insert into games (${columns.join(', ')}, deleted) values ${tuples.join(', ')}`;
+  const columns = ['id', 'dedup_key', 'seq', ...CONTENT_COLUMNS, 'owner_id', 'database_id', 'created_at'];
+  return `insert or fail into games (${columns.join(', ')}, updated_at, deleted) values ${tuples.join(', ')}`;
 }
 
 function statementFor(prepared: Prepared, handle: SqliteHandle, shape: number, rows: number) {
@@ -135,12 +133,12 @@ export function insertGameRows(handle: SqliteHandle, batch: RowBatch): void {
       if (rows > 0) writeRun();
       shape = rowShape;
       positions = prepared.shapes.get(shape) as number[];
-      width = 1 + positions.length;
+      width = 2 + positions.length;
       start = i;
       run = [];
       rows = 0;
     }
-    run.push(id);
+    run.push(id, dedupKey(batch.databaseId, game.contentHash));
     for (const position of positions) run.push(values[position]);
     rows++;
   }

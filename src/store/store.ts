@@ -1,6 +1,7 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { dedupKey, dedupKeySql } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
 import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
 import type { Dialect } from './migrations.ts';
@@ -593,7 +594,12 @@ export class Store {
       const { seqs, now } = await changes.take(1);
       await trx
         .updateTable('games')
-        .set({ ...contentColumns(game, id), seq: seqs[0], updated_at: now })
+        .set({
+          ...contentColumns(game, id),
+          dedup_key: dedupKey(current.database_id, game.contentHash),
+          seq: seqs[0],
+          updated_at: now,
+        })
         .where('id', '=', id)
         .execute();
       await touchDatabase(trx, current.database_id, now);
@@ -626,7 +632,7 @@ export class Store {
       const { seqs, now } = await changes.take(1);
       await trx
         .updateTable('games')
-        .set({ database_id: into.id, seq: seqs[0], updated_at: now })
+        .set({ database_id: into.id, dedup_key: dedupKeySql(into.id), seq: seqs[0], updated_at: now })
         .where('id', '=', id)
         .execute();
       await touchDatabase(trx, from, now);

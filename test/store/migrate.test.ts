@@ -33,7 +33,7 @@ for (const { dialect, skip } of DIALECTS) {
         );
         assert.deepEqual(
           applied.map((m) => m.name),
-          ['0001_initial', '0002_postgres_feed', '0003_dedup_prefix_index'],
+          ['0001_initial', '0002_postgres_feed', '0003_dedup_prefix_index', '0004_dedup_key_column'],
         );
       } finally {
         if (dialect === 'postgres') await dropTestDatabase(url);
