@@ -134,7 +134,10 @@ export function isAttacked(board: Board, square: number, by: Color, occupied: Sq
   return false;
 }
 
-/** Writes to `out` the squares of `color`'s pieces of `role` (bishop, rook or queen) that see `to` along a free line; returns how many. */
+/**
+ * Writes to `out` the squares of `color`'s pieces of `role` (bishop, rook or queen) that see `to` along a
+ * free line, and returns how many.
+ */
 export function slidersReaching(board: Board, color: Color, role: Role, to: number, out: Int8Array): number {
   let n = 0;
   const pieces = piecesOf(board, role);

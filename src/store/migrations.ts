@@ -176,7 +176,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       // import's main thread (measured: 0.3 of 1.2 s of CPU for SQLite's inserts). The constraint is the
       // same; a violation fails the COMMIT, and the write is rolled back (Store.write).
       async up(db: Kysely<unknown>) {
-        const key = sql`substr(database_id, 1, 8) || substr(content_hash, 1, 12)`;
+        const key = sql`substr(database_id, 1, 8) || substr(content_hash, 1, 12)`; // as dedupKey() makes it
         if (dialect === 'postgres') {
           await sql`alter table games add column dedup_key text`.execute(db);
           await sql`update games set dedup_key = ${key}`.execute(db);

@@ -310,6 +310,23 @@ for (const { dialect, skip } of DIALECTS) {
       assert.deepEqual(await store.findLiveGame(id), { id, ownerId: alice.id, databaseId: db.id });
     });
 
+    test('an updated or moved game is a duplicate where it now is, and no longer where it was', async () => {
+      const first = await store.addDatabase({ ownerId: alice.id, name: 'Dedup first' });
+      const second = await store.addDatabase({ ownerId: alice.id, name: 'Dedup second' });
+      const [kept, moving] = (await store.insertGames(first, [record(601), record(602)])).ids as [
+        string,
+        string,
+      ];
+      await store.updateGame(kept, record(611));
+      await store.moveGame(moving, second);
+      const duplicates = async (db: typeof first, n: number) =>
+        (await store.insertGames(db, [record(n)])).duplicates;
+      assert.equal(await duplicates(first, 611), 1, 'the new content is found');
+      assert.equal(await duplicates(second, 602), 1, 'the moved game is found in its new database');
+      assert.equal(await duplicates(first, 601), 0, 'the old content is gone');
+      assert.equal(await duplicates(first, 602), 0, 'the moved game is gone from its old database');
+    });
+
     test('update, move and delete: each a new change with a higher seq; tombstones stay in the feed only', async () => {
       const from = await store.addDatabase({ ownerId: alice.id, name: 'Writes' });
       const into = await store.addDatabase({ ownerId: alice.id, name: 'Target', maxGames: 1 });
