@@ -158,7 +158,8 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
       maybeGrow();
     }
     const items = await oldest.items;
-    for (const [i, item] of items.entries()) {
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as BatchItem;
       summary.games++;
       if (typeof item !== 'string') {
         const record = fromTuple(item);
@@ -191,10 +192,11 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     while (inFlight.length >= maxInFlight || inFlightChars >= IN_FLIGHT_CHARS) await settleOldest();
   };
 
-  const take = async (raw: RawGame) => {
+  /** Adds a game to the chunk; true when the chunk is full and is to be submitted. */
+  const take = (raw: RawGame): boolean => {
     chunk.push(raw);
     chunkChars += raw.text.length;
-    if (chunk.length >= CHUNK_GAMES || chunkChars >= CHUNK_CHARS) await submit();
+    return chunk.length >= CHUNK_GAMES || chunkChars >= CHUNK_CHARS;
   };
 
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
@@ -204,11 +206,12 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   const splitter = new PgnSplitter();
   try {
     for await (const text of decodePgnStream(input)) {
-      for (const raw of splitter.push(text)) await take(raw);
+      // An await per game would cost a turn of the microtask queue each: only a full chunk waits.
+      for (const raw of splitter.push(text)) if (take(raw)) await submit();
       options.onProgress?.({ file, games: summary.games, bytes: summary.bytes, totalBytes });
       if (summary.stoppedAtMaxGames) break;
     }
-    if (!summary.stoppedAtMaxGames) for (const raw of splitter.end()) await take(raw);
+    if (!summary.stoppedAtMaxGames) for (const raw of splitter.end()) if (take(raw)) await submit();
     await submit();
     while (inFlight.length > 0) await settleOldest();
     await flush();
