@@ -133,8 +133,9 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
 
   const flush = async () => {
     if (batch.length === 0) return;
+    await bulk?.ready();
     const outcome = await store.insertGames(database, batch, options.allowDuplicates);
-    await bulk?.committed();
+    bulk?.committed();
     summary.imported += outcome.inserted;
     summary.duplicates += outcome.duplicates;
     summary.overLimit += outcome.overLimit;

@@ -79,7 +79,7 @@ export class Store {
    */
   bulkWrites(): BulkWrites {
     const handle = sqliteHandleOf(this.db);
-    if (!handle || handle.memory) return { committed: async () => {}, end: async () => {} };
+    if (!handle || handle.memory) return { ready: async () => {}, committed: () => {}, end: async () => {} };
     return new BackgroundCheckpoints(handle);
   }
 

@@ -100,8 +100,10 @@ export interface Page {
 
 /** A long run of writes (an import): see Store.bulkWrites. */
 export interface BulkWrites {
+  /** Call before each write transaction of the run: it may have to wait. */
+  ready(): Promise<void>;
   /** Call after each write transaction of the run. */
-  committed(): Promise<void>;
+  committed(): void;
   /** Call once when the run ends, also after a failure. */
   end(): Promise<void>;
 }

@@ -39,8 +39,9 @@ test('during bulk writes the writer does not checkpoint; afterwards it does agai
   const bulk = t.store.bulkWrites();
   assert.equal(autocheckpoint(), 0);
   for (let n = 0; n < 10; n++) {
+    await bulk.ready();
     await batch(database, n);
-    await bulk.committed();
+    bulk.committed();
   }
   await bulk.end();
   assert.equal(autocheckpoint(), 2560);
@@ -60,17 +61,48 @@ test('the -wal file stays within the limit however fast the writer goes', async 
   const bulk = new BackgroundCheckpoints(handle, limit);
   let largest = 0;
   for (let n = 100; n < 140; n++) {
+    await bulk.ready();
     await batch(database, n);
-    await bulk.committed();
+    bulk.committed();
     largest = Math.max(largest, statSync(`${t.url}-wal`).size);
   }
   await bulk.end();
-  // Once past the limit the writer waits for a checkpoint of all it wrote, and the WAL then starts over:
-  // it overshoots by at most the batch that crossed the limit (about 0.6 MB with its index pages).
+  // Once past the limit the writer's next transaction waits for a checkpoint of all it wrote, and the WAL
+  // then starts over: it overshoots by at most the batch that crossed the limit (about 0.6 MB with its
+  // index pages).
   assert.ok(largest <= limit + (1 << 20), `the WAL reached ${largest} bytes`);
   const [row] = await queryStore<{ n: number }>(
     t.url,
     `select count(*) as n from games where database_id = '${database.id}'`,
   );
   assert.equal(row?.n, 4000);
+});
+
+test('once the WAL has started afresh, a commit does not wait, though the -wal file keeps its size', async () => {
+  const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Afresh' });
+  const handle = sqliteHandleOf(t.store.db);
+  assert.ok(handle);
+  const limit = 4 << 20; // three or four batches (a batch is about 1.3 MB of WAL with its index pages)
+  const bulk = new BackgroundCheckpoints(handle, limit);
+  try {
+    // Past the limit: the next transaction waits for a checkpoint of everything, then starts the WAL afresh.
+    let n = 200;
+    while (statSync(`${t.url}-wal`).size <= limit) {
+      await bulk.ready();
+      await batch(database, n++);
+      bulk.committed();
+    }
+    await bulk.ready();
+    await batch(database, n++);
+    bulk.committed();
+    // SQLite reuses the -wal file from its start without shrinking it; what is in use is one batch.
+    assert.ok(statSync(`${t.url}-wal`).size > limit);
+    const next = await Promise.race([
+      bulk.ready().then(() => 'ready'),
+      new Promise((resolve) => setImmediate(() => resolve('waiting for a checkpoint'))),
+    ]);
+    assert.equal(next, 'ready');
+  } finally {
+    await bulk.end();
+  }
 });
