@@ -214,10 +214,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
               deleted integer default 0 not null,
               dedup_key text not null
             )`.execute(db);
-          const columns = sql.raw(GAME_COLUMNS_0001.join(', '));
-          await sql`insert into games_new (${columns}, dedup_key) select ${columns}, ${key} from games`.execute(
-            db,
-          );
+          // games_new repeats 0001's columns in their order, with dedup_key after them.
+          await sql`insert into games_new select *, ${key} from games`.execute(db);
           // AUTOINCREMENT: the new table goes on from the old one's last pk even if that row is gone.
           await sql`
             insert into sqlite_sequence (name, seq)
@@ -238,36 +236,6 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     },
   };
 }
-
-/** The games table's columns as 0001 made them, in its order. */
-const GAME_COLUMNS_0001 = [
-  'pk',
-  'id',
-  'owner_id',
-  'database_id',
-  'slug',
-  'seq',
-  'event',
-  'date',
-  'result',
-  'eco',
-  'white_name',
-  'white_elo',
-  'white_fide_id',
-  'white_country',
-  'black_name',
-  'black_elo',
-  'black_fide_id',
-  'black_country',
-  'metadata',
-  'moves',
-  'fen',
-  'pgn',
-  'content_hash',
-  'created_at',
-  'updated_at',
-  'deleted',
-];
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return { getMigrations: async () => migrations(dialect) };
