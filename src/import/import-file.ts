@@ -7,7 +7,7 @@ import type { RawGame } from '../chess/types.ts';
 import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
 import { type BatchItem, fromTuple } from './normalize-batch.ts';
-import { defaultPoolSize, maxPoolSize, NormalizePool } from './normalize-pool.ts';
+import { defaultPoolSize, maxPoolSize, NormalizePool, SMALL_INPUT_BYTES } from './normalize-pool.ts';
 import { RejectsWriter } from './rejects.ts';
 
 // Per message to a worker, at most so many games and so much text: enough that messaging costs little, little
@@ -26,7 +26,6 @@ const IN_FLIGHT_CHUNKS_PER_WORKER = 32;
 const BATCH_GAMES = 5000;
 const BATCH_CHARS = 8 << 20;
 const MIN_BATCH = 2000;
-const SMALL_FILE = 1 << 20;
 // Another worker is started when, over half a second of the import, the main thread spent more than a
 // third of it waiting for results, and the rest of the file would still take this long at the speed so far:
 // its start-up and warm-up (~0.2 s of CPU) pay off only over a long run (measured on 2 cores: 100 MB of
@@ -80,6 +79,11 @@ export interface ImportOptions {
    * costs more than they save).
    */
   workers?: number;
+  /**
+   * Workers shared with the imports of other files (poolForFiles), used for this file whatever its size and
+   * left running for the caller to close; by default the import starts its own and stops them at its end.
+   */
+  pool?: NormalizePool;
   onProgress?: (progress: ImportProgress) => void;
 }
 
@@ -105,10 +109,12 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     seconds: 0,
   };
   // Small files are done before a checkpoint thread would have started.
-  const bulk = totalBytes < SMALL_FILE ? undefined : store.bulkWrites();
+  const bulk = totalBytes < SMALL_INPUT_BYTES ? undefined : store.bulkWrites();
   let batch: GameRecord[] = [];
   let batchChars = 0;
-  const pool = new NormalizePool(options.workers ?? (totalBytes < SMALL_FILE ? 0 : defaultPoolSize()));
+  const pool =
+    options.pool ??
+    new NormalizePool(options.workers ?? (totalBytes < SMALL_INPUT_BYTES ? 0 : defaultPoolSize()));
   const maxWorkers = options.workers ?? maxPoolSize();
   /** Text of the games taken back from the workers, and this thread's waits for them since windowStart. */
   let doneChars = 0;
@@ -218,7 +224,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     await flush();
   } finally {
     input.destroy();
-    await pool.close();
+    if (!options.pool) await pool.close();
     await bulk?.end();
     summary.rejectsFile = await rejects.close();
   }

@@ -6,8 +6,10 @@
 // worker's message queue. Handing out the next batch only when the main thread took the previous result
 // left the worker idle whenever the main thread was busy (splitting, writing to SQLite): measured, the two
 // then took turns instead of working at the same time.
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { workerUrl } from '../store/worker-bundle.ts';
 import { type BatchItem, normalizeBatch } from './normalize-batch.ts';
 
 type Pending = { resolve: (items: BatchItem[]) => void; reject: (error: Error) => void };
@@ -24,7 +26,10 @@ export class NormalizePool {
 
   /** Starts one more worker; it takes batches submitted from now on. */
   grow(): void {
-    const entry = { worker: new Worker(new URL('./normalize-worker.ts', import.meta.url)), outstanding: 0 };
+    const entry = {
+      worker: new Worker(workerUrl(new URL('./normalize-worker.ts', import.meta.url))),
+      outstanding: 0,
+    };
     entry.worker.on('message', (message: { id: number; items: BatchItem[] }) => {
       entry.outstanding--;
       this.pending.get(message.id)?.resolve(message.items);
@@ -70,4 +75,24 @@ export function defaultPoolSize(): number {
 /** One worker per core. */
 export function maxPoolSize(): number {
   return Math.max(1, availableParallelism());
+}
+
+/** Inputs below this size are normalised on the calling thread: starting a worker (~0.1 s) costs more. */
+export const SMALL_INPUT_BYTES = 1 << 20;
+
+/**
+ * A pool for importing `files`, started at once, or none when every file is small (a file that cannot be
+ * read counts as small: its import fails by itself). A caller that starts it before opening the store has
+ * the workers booting meanwhile, and imports of several files that share it find them warm.
+ */
+export async function poolForFiles(files: readonly string[]): Promise<NormalizePool | undefined> {
+  const sizes = await Promise.all(
+    files.map((file) =>
+      stat(file).then(
+        (s) => s.size,
+        () => 0,
+      ),
+    ),
+  );
+  return sizes.some((size) => size >= SMALL_INPUT_BYTES) ? new NormalizePool() : undefined;
 }

@@ -33,33 +33,42 @@ export function importCommand(program: Command): void {
         files: string[],
         opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
         cmd: Command,
-      ) =>
-        withStore(cmd, async (store) => {
-          const user = await requireUser(store, opts.user);
-          const database =
-            (await store.findDatabaseByName(user.id, opts.database)) ??
-            (await store.addDatabase({ ownerId: user.id, name: opts.database }));
-          const summaries: ImportSummary[] = [];
-          // One --rejects file collects the rejects of every input: emptied once here, then added to.
-          if (opts.rejects) rmSync(opts.rejects, { force: true });
-          for (const file of files) {
-            const progress = progressReporter();
-            const { importFile } = await import('../../import/index.ts'); // only this command parses PGN
-            const summary = await importFile({
-              store,
-              database,
-              file,
-              allowDuplicates: Boolean(opts.allowDuplicates),
-              ...(opts.rejects && { rejectsFile: opts.rejects, appendRejects: true }),
-              onProgress: (p) => progress.update(p),
-            });
-            progress.done();
-            summaries.push(summary);
-            if (!opts.json) process.stdout.write(`${describe(summary)}\n`);
-            if (summary.stoppedAtMaxGames) break;
-          }
-          if (opts.json)
-            emit(true, { database: { id: database.id, slug: database.slug }, files: summaries }, () => '');
-        }),
+      ) => {
+        // The workers boot while the store opens, and every file's import uses them (warm from the second).
+        const { poolForFiles } = await import('../../import/normalize-pool.ts');
+        const pool = await poolForFiles(files);
+        try {
+          await withStore(cmd, async (store) => {
+            const user = await requireUser(store, opts.user);
+            const database =
+              (await store.findDatabaseByName(user.id, opts.database)) ??
+              (await store.addDatabase({ ownerId: user.id, name: opts.database }));
+            const summaries: ImportSummary[] = [];
+            // One --rejects file collects the rejects of every input: emptied once here, then added to.
+            if (opts.rejects) rmSync(opts.rejects, { force: true });
+            for (const file of files) {
+              const progress = progressReporter();
+              const { importFile } = await import('../../import/index.ts'); // only this command parses PGN
+              const summary = await importFile({
+                store,
+                database,
+                file,
+                ...(pool && { pool }),
+                allowDuplicates: Boolean(opts.allowDuplicates),
+                ...(opts.rejects && { rejectsFile: opts.rejects, appendRejects: true }),
+                onProgress: (p) => progress.update(p),
+              });
+              progress.done();
+              summaries.push(summary);
+              if (!opts.json) process.stdout.write(`${describe(summary)}\n`);
+              if (summary.stoppedAtMaxGames) break;
+            }
+            if (opts.json)
+              emit(true, { database: { id: database.id, slug: database.slug }, files: summaries }, () => '');
+          });
+        } finally {
+          await pool?.close();
+        }
+      },
     );
 }
