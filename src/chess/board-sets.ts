@@ -6,6 +6,11 @@ import type { Board } from 'chessops/board';
 import type { SquareSet } from 'chessops/squareSet';
 import type { Color, Role } from 'chessops/types';
 
+/** The 8 bits of `set` on the back rank of `color`, a-file lowest (castling rights are rook squares there). */
+export function backrankBits(set: SquareSet, color: Color): number {
+  return color === 'white' ? set.lo & 0xff : set.hi >>> 24;
+}
+
 export function sideOf(board: Board, color: Color): SquareSet {
   return color === 'white' ? board.white : board.black;
 }

@@ -3,9 +3,9 @@
 import type { Board } from 'chessops/board';
 import type { Chess } from 'chessops/chess';
 import type { SquareSet } from 'chessops/squareSet';
-import { COLORS, type Color } from 'chessops/types';
+import { COLORS } from 'chessops/types';
 import { makeSquare } from 'chessops/util';
-import { sideOf } from './board-sets.ts';
+import { backrankBits, sideOf } from './board-sets.ts';
 import { exportResult, writeExportPgn } from './export-pgn.ts';
 import { parseGame } from './parse.ts';
 import { playLine } from './play.ts';
@@ -116,11 +116,6 @@ function boardFen(board: Board): string {
     if (rank > 0) out.push(47); // '/'
   }
   return String.fromCharCode.apply(null, out);
-}
-
-/** The 8 bits of `set` on the back rank of `color`, a-file lowest. */
-function backrankBits(set: SquareSet, color: Color): number {
-  return color === 'white' ? set.lo & 0xff : set.hi >>> 24;
 }
 
 /**

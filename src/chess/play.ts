@@ -17,10 +17,19 @@ import {
 } from 'chessops/attacks';
 import type { Chess, Context } from 'chessops/chess';
 import { SquareSet } from 'chessops/squareSet';
-import type { Color, NormalMove, Role } from 'chessops/types';
+import type { NormalMove, Role } from 'chessops/types';
 import { kingCastlesTo, rookCastlesTo } from 'chessops/util';
 import { checkersAndBlockers, isAttacked, pawnAttacksBy, slidersReaching } from './attacks.ts';
-import { piecesOf, roleAt, sanLetter, setPieces, setSide, sideOf, uciLetter } from './board-sets.ts';
+import {
+  backrankBits,
+  piecesOf,
+  roleAt,
+  sanLetter,
+  setPieces,
+  setSide,
+  sideOf,
+  uciLetter,
+} from './board-sets.ts';
 import type { MoveNode } from './tree.ts';
 
 const FILES = 'abcdefgh';
@@ -48,11 +57,6 @@ function squaresOf(lo: number, hi: number, out: Int8Array): number {
 }
 /** The squares found by reachingFrom (or squaresOf): read them before asking again. */
 const found = new Int8Array(64);
-
-/** The castling rights of `color`: the bits of its back rank (rights are rook squares there). */
-function castlingBits(rights: SquareSet, color: Color): number {
-  return color === 'white' ? rights.lo & 0xff : rights.hi >>> 24;
-}
 
 /** The only square of the set (lo, hi), or undefined when it has none or several. */
 function singleSquare(lo: number, hi: number): number | undefined {
@@ -342,7 +346,7 @@ function play(pos: Chess, move: NormalMove, role: Role): void {
     if (Math.abs(to - from) === 16 && from >= 8 && from <= 55) pos.epSquare = (from + to) >> 1;
   } else if (role === 'rook') pos.castles.discardRook(from);
   // Only while the side may still castle: discardColor reads keyed by color, slowly (see board-sets.ts).
-  else if (role === 'king' && castlingBits(pos.castles.castlingRights, turn) !== 0)
+  else if (role === 'king' && backrankBits(pos.castles.castlingRights, turn) !== 0)
     pos.castles.discardColor(turn);
   if (board.occupied.has(to)) {
     const captured = roleAt(board, to) as Role;
