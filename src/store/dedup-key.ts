@@ -1,4 +1,5 @@
-// The dedup key of a games row: what an import looks up to skip games the database already holds.
+// PostgreSQL: the dedup key of a games row, what an import looks up to skip games the database already holds
+// (SQLite logs its keys in game_keys instead: game-keys.ts).
 import { sql } from 'kysely';
 
 /** How much of the database id and of the content hash a game's dedup key keeps (migrations 0003, 0004). */

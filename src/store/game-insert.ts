@@ -5,7 +5,8 @@
 // INSERTs in sqlite-game-rows.ts): building Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup
 // query cost more CPU than SQLite's writes (measured: most of the main thread of an import). It still runs
 // inside Store.write()'s transaction: Kysely's SQLite dialect has one connection, and that handle is it.
-// PostgreSQL keeps the Kysely path.
+// Its dedup check looks games up by key in memory, from the game_keys log (game-keys.ts).
+// PostgreSQL keeps the Kysely path and its dedup index.
 
 import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
@@ -13,6 +14,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { dedupKey } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
+import { gameKey, knownKeys, logKeys } from './game-keys.ts';
 import type { DB, GamesTable } from './schema.ts';
 import { insertGameRows } from './sqlite-game-rows.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
@@ -59,11 +61,9 @@ function statementsOf(handle: SqliteHandle): SqliteStatements {
     statements = {
       existing: handle
         .prepare<[string, string], string>(
-          // One statement for the whole batch (keys as a JSON array): a third of the CPU of a lookup per
-          // game. Without INDEXED BY the planner picks games_database_list (database_id, deleted), and then
-          // every lookup scans the whole database: an import slows down quadratically.
-          `select content_hash from games indexed by games_dedup_key
-            where dedup_key in (select value from json_each(?)) and database_id = ? and deleted = 0`,
+          // The rows that the game keys found (pks as a JSON array), whichever are still the database's.
+          `select content_hash from games
+            where pk in (select value from json_each(?)) and database_id = ? and deleted = 0`,
         )
         .pluck(),
       count: handle
@@ -155,9 +155,13 @@ async function insertWithSqlite(
   let fresh = batch.games;
   let duplicates = 0;
   if (!batch.allowDuplicates) {
-    const keys = JSON.stringify(fresh.map((g) => dedupKey(database.id, g.contentHash)));
-    // The rows found share a dedup key with a game of the batch; the whole hash decides.
-    const existing = new Set(statements.existing.all(keys, database.id));
+    const known = knownKeys(handle, database.id);
+    const found: number[] = [];
+    for (const game of fresh) known.find(gameKey(game.contentHash), found);
+    // The rows found share a key with a game of the batch; the whole hash decides.
+    const existing = new Set(
+      found.length > 0 ? statements.existing.all(JSON.stringify(found), database.id) : [],
+    );
     ({ fresh, duplicates } = withoutDuplicates(fresh, (hash) => existing.has(hash)));
   }
   let overLimit = 0;
@@ -171,7 +175,7 @@ async function insertWithSqlite(
   const firstSeq = seqs[0] as number;
   // The row writer numbers the rows from the first seq (sqlite-game-rows.ts): take() gives consecutive ones.
   if (seqs.at(-1) !== firstSeq + fresh.length - 1) throw new Error('change sequence values not consecutive');
-  insertGameRows(handle, {
+  const lastPk = insertGameRows(handle, {
     games: fresh,
     ids,
     firstSeq,
@@ -179,6 +183,13 @@ async function insertWithSqlite(
     databaseId: database.id,
     now,
   });
+  // The rows took consecutive pks (AUTOINCREMENT, one writer at a time), the last one lastPk.
+  logKeys(
+    handle,
+    database.id,
+    lastPk - fresh.length + 1,
+    fresh.map((g) => g.contentHash),
+  );
   statements.touch.run(now, database.id);
   return { inserted: ids.length, duplicates, overLimit, ids };
 }

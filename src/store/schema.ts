@@ -74,8 +74,21 @@ export interface GamesTable {
   created_at: number;
   updated_at: number;
   deleted: number;
-  /** The games_dedup_key index's key: see dedupKey (game-insert.ts). */
+  /**
+   * PostgreSQL: the games_dedup_key index's key (dedupKey). SQLite keeps its keys in game_keys instead, and
+   * leaves it empty since migration 0005.
+   */
   dedup_key: string;
+}
+
+/** SQLite only (migration 0005): the log of game keys an import checks for duplicates (game-keys.ts). */
+export interface GameKeysTable {
+  id: Generated<number>;
+  database_id: string;
+  /** The games row of the first key; key i belongs to row first_pk + i. */
+  first_pk: number;
+  /** 6 bytes a game: the first 48 bits of its content hash. */
+  keys: Buffer;
 }
 
 export interface SettingsTable {
@@ -103,6 +116,7 @@ export interface DB {
   settings: SettingsTable;
   sequences: SequencesTable;
   feed_heads: FeedHeadsTable;
+  game_keys: GameKeysTable;
 }
 
 /** The columns behind the two player references of every game answer. */

@@ -4,11 +4,11 @@
 // - many rows per statement (one call, not one per row; see SIZES);
 // - the owner, database and change time once per statement, and the first seq: each row's is that plus its
 //   position (a batch's seqs are consecutive);
+// - no dedup key: SQLite keeps its keys in the game_keys log (game-keys.ts), the column stays empty;
 // - of the optional columns, only those with a value in the statement's rows: the others are NULL in its
 //   text (opening books and engine lines have no event, date or players; most games lack FIDE ids).
 // Rows keep their order: each statement takes a run of consecutive rows with the same optional columns.
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
-import { dedupKey } from './dedup-key.ts';
 import { CONTENT_COLUMNS, pushContentValues } from './game-columns.ts';
 import type { GameRecord } from './types.ts';
 
@@ -63,7 +63,7 @@ function insertSql(shape: number, rows: number): string {
   const values = CONTENT_COLUMNS.map((_, i) => (binds(shape, i) ? '?' : 'null')).join(', ');
   const tuples = Array.from(
     { length: rows },
-    (_, k) => `(?, ?, $seq + ${k}, ${values}, $owner, $database, $now, $now, 0)`,
+    (_, k) => `(?, '', $seq + ${k}, ${values}, $owner, $database, $now, $now, 0)`,
   );
   const columns = ['id', 'dedup_key', 'seq', ...CONTENT_COLUMNS, 'owner_id', 'database_id', 'created_at'];
   return `insert or fail into games (${columns.join(', ')}, updated_at, deleted) values ${tuples.join(', ')}`;
@@ -96,8 +96,8 @@ function shapeOf(prepared: Prepared, values: unknown[]): number {
   return shape;
 }
 
-/** Inserts the batch's games, in order, with the given ids. */
-export function insertGameRows(handle: SqliteHandle, batch: RowBatch): void {
+/** Inserts the batch's games, in order, with the given ids; returns the last row's pk. */
+export function insertGameRows(handle: SqliteHandle, batch: RowBatch): number {
   const prepared = preparedOf(handle);
   const { ids, firstSeq } = batch;
   const values: unknown[] = []; // one row's content values, reused
@@ -109,17 +109,19 @@ export function insertGameRows(handle: SqliteHandle, batch: RowBatch): void {
   let shape = -1;
   let start = 0;
 
+  let lastPk = 0;
   const writeRun = () => {
     let at = 0;
     for (const size of SIZES) {
       for (; rows - at >= size; at += size) {
         const params = size === rows ? run : run.slice(at * width, (at + size) * width);
-        statementFor(prepared, handle, shape, size).run(params, {
+        const info = statementFor(prepared, handle, shape, size).run(params, {
           seq: firstSeq + start + at,
           owner: batch.ownerId,
           database: batch.databaseId,
           now: batch.now,
         });
+        lastPk = Number(info.lastInsertRowid);
       }
     }
   };
@@ -133,14 +135,15 @@ export function insertGameRows(handle: SqliteHandle, batch: RowBatch): void {
       if (rows > 0) writeRun();
       shape = rowShape;
       positions = prepared.shapes.get(shape) as number[];
-      width = 2 + positions.length;
+      width = 1 + positions.length;
       start = i;
       run = [];
       rows = 0;
     }
-    run.push(id, dedupKey(batch.databaseId, game.contentHash));
+    run.push(id);
     for (const position of positions) run.push(values[position]);
     rows++;
   }
   if (rows > 0) writeRun();
+  return lastPk;
 }

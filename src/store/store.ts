@@ -4,6 +4,7 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { dedupKey, dedupKeySql } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
 import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
+import { logKeys } from './game-keys.ts';
 import type { Dialect } from './migrations.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
@@ -596,12 +597,13 @@ export class Store {
         .updateTable('games')
         .set({
           ...contentColumns(game, id),
-          dedup_key: dedupKey(current.database_id, game.contentHash),
+          ...(this.dialect === 'postgres' && { dedup_key: dedupKey(current.database_id, game.contentHash) }),
           seq: seqs[0],
           updated_at: now,
         })
         .where('id', '=', id)
         .execute();
+      this.logGameKey(current.database_id, current.pk, game.contentHash);
       await touchDatabase(trx, current.database_id, now);
       return changeOf(trx, id);
     });
@@ -632,13 +634,25 @@ export class Store {
       const { seqs, now } = await changes.take(1);
       await trx
         .updateTable('games')
-        .set({ database_id: into.id, dedup_key: dedupKeySql(into.id), seq: seqs[0], updated_at: now })
+        .set({
+          database_id: into.id,
+          ...(this.dialect === 'postgres' && { dedup_key: dedupKeySql(into.id) }),
+          seq: seqs[0],
+          updated_at: now,
+        })
         .where('id', '=', id)
         .execute();
+      this.logGameKey(into.id, current.pk, current.content_hash);
       await touchDatabase(trx, from, now);
       await touchDatabase(trx, into.id, now);
       return { change: await changeOf(trx, id), fromDatabaseId: from, moved: true };
     });
+  }
+
+  /** SQLite: logs a game's key for its database, within the write transaction (game-keys.ts). */
+  private logGameKey(databaseId: string, pk: number, contentHash: string): void {
+    const handle = sqliteHandleOf(this.db);
+    if (handle) logKeys(handle, databaseId, pk, [contentHash]);
   }
 
   /** Turns a live game into a tombstone (DESIGN.md 22). Undefined when there is no such game. */
@@ -690,6 +704,9 @@ export class Store {
         .set({ deleted_at: now, updated_at: now })
         .where('id', '=', database.id)
         .execute();
+      // SQLite: its game keys find only tombstones now (the log's ids are AUTOINCREMENT, never reused).
+      if (this.dialect === 'sqlite')
+        await trx.deleteFrom('game_keys').where('database_id', '=', database.id).execute();
       return { tombstoned: count, deletedAt: now };
     });
   }
@@ -847,15 +864,17 @@ function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): GameChang
 const TOMBSTONE = { deleted: 1, pgn: '', moves: '', fen: '', metadata: '{}' } as const;
 
 interface LiveGame {
+  pk: number;
   id: string;
   owner_id: string;
   database_id: string;
+  content_hash: string;
 }
 
 function liveGame(db: Executor, id: string): Promise<LiveGame | undefined> {
   return db
     .selectFrom('games')
-    .select(['id', 'owner_id', 'database_id'])
+    .select(['pk', 'id', 'owner_id', 'database_id', 'content_hash'])
     .where('id', '=', id)
     .where('deleted', '=', 0)
     .executeTakeFirst();

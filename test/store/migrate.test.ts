@@ -33,7 +33,13 @@ for (const { dialect, skip } of DIALECTS) {
         );
         assert.deepEqual(
           applied.map((m) => m.name),
-          ['0001_initial', '0002_postgres_feed', '0003_dedup_prefix_index', '0004_dedup_key_column'],
+          [
+            '0001_initial',
+            '0002_postgres_feed',
+            '0003_dedup_prefix_index',
+            '0004_dedup_key_column',
+            '0005_sqlite_game_keys',
+          ],
         );
       } finally {
         if (dialect === 'postgres') await dropTestDatabase(url);

@@ -190,16 +190,37 @@ for (const { dialect, skip } of DIALECTS) {
       assert.equal(await store.countGames(db.id), 2);
     });
 
-    test('the dedup lookup searches the dedup key index', async () => {
-      const lookup = `select content_hash from games where dedup_key in ('abcdefgh0123456789ab', 'abcdefgh0123456789ac')
-        and database_id = 'x' and deleted = 0`;
+    test('the dedup lookup searches an index, never a whole database', async () => {
       if (dialect === 'sqlite') {
-        // As game-insert.ts: without INDEXED BY SQLite would walk the whole database (games_database_list).
-        const forced = lookup.replace('from games', 'from games indexed by games_dedup_key');
-        const plan = await queryStore<{ detail: string }>(t.url, `explain query plan ${forced}`);
-        assert.match(plan.map((p) => p.detail).join('\n'), /USING INDEX games_dedup_key \(dedup_key=\?\)/);
+        // As game-keys.ts and game-insert.ts: the log rows of one database since the last read, then the
+        // rows the keys found, by pk.
+        const plans = [
+          `select id, first_pk, keys from game_keys where database_id = 'x' and id > 5 order by id`,
+          `select content_hash from games where pk in (select value from json_each('[1, 2]'))
+            and database_id = 'x' and deleted = 0`,
+        ];
+        const [log, rows] = await Promise.all(
+          plans.map(async (q) =>
+            (await queryStore<{ detail: string }>(t.url, `explain query plan ${q}`))
+              .map((p) => p.detail)
+              .join('\n'),
+          ),
+        );
+        assert.match(
+          log as string,
+          /SEARCH game_keys USING INDEX game_keys_database \(database_id=\? AND id>\?\)/,
+        );
+        assert.doesNotMatch(log as string, /TEMP B-TREE/);
+        // A point lookup per pk: on the table itself or on (database_id, deleted, pk).
+        assert.match(
+          rows as string,
+          /SEARCH games USING (INTEGER PRIMARY KEY \(rowid=\?\)|INDEX \w+ \(.*pk=\?\))/,
+        );
+        assert.doesNotMatch(rows as string, /SCAN games/);
         return;
       }
+      const lookup = `select content_hash from games where dedup_key in ('abcdefgh0123456789ab', 'abcdefgh0123456789ac')
+        and database_id = 'x' and deleted = 0`;
       // PostgreSQL picks by its statistics: a database of many games, analysed, where the lookup's few keys
       // are the narrower condition (as in an import into a large database; with few games any plan is cheap).
       const db = await store.addDatabase({ ownerId: alice.id, name: 'Dedup plan' });
