@@ -1,5 +1,6 @@
 // The in-memory key table of the SQLite dedup check (key-table.ts): every entry is found after the table
-// has grown many times, a key may have several pks, and keys at both ends of the 48-bit range work.
+// has grown many times, a key may have several pks, keys at both ends of the 48-bit range work, and a pk
+// that does not fit is refused rather than cut.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KeyTable } from '../../src/store/key-table.ts';
@@ -32,4 +33,5 @@ test('a key keeps all its pks; keys 0 and 2^48 - 1 are keys like any other', () 
   assert.deepEqual(found(table, 2 ** 48 - 1), [6]);
   assert.deepEqual(found(table, 42), [7, 9]);
   assert.deepEqual(found(table, 43), []);
+  assert.throws(() => table.add(1, 2 ** 32), RangeError, 'a pk must fit in 32 bits');
 });
