@@ -10,6 +10,8 @@
 // comes from a second core rather than from doing less work. "Ratio to unhindered pgn-extract" takes
 // pgn-extract's CPU time as its wall time (the least it can be on one thread): the ratio that other load on
 // the machine cannot flatter.
+// Last, one file is imported several times into one database, to show whether imports slow down as the
+// database grows (BENCH_IMPORT_GROWTH imports, default 5; 0 skips it).
 // Usage: node bench/import.ts; BENCH_IMPORT_FILES=a.pgn,b.pgn (names in ../shared/pgn/large, or paths).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -56,25 +58,69 @@ function childCpu(): number {
   }
 }
 
-function chessport(file: string): Timed {
-  const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-'));
+/** `chessport import` of the file into the store at dir (its user `bench` made already), timed. */
+function importInto(dir: string, file: string, extra: string[] = []): Timed {
   const env = { ...process.env, DATABASE_URL: join(dir, 'bench.sqlite') };
+  const args = ['import', file, '--user', 'bench', '--database', 'bench', '--json', ...extra];
+  const cpu = childCpu();
+  const started = performance.now();
+  const out = execFileSync(process.execPath, [BIN, ...args, '--rejects', join(dir, 'r.pgn')], {
+    env,
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const summary = JSON.parse(out.toString()) as { files: { games: number }[] };
+  return { games: summary.files[0]?.games ?? 0, seconds, cpu: childCpu() - cpu };
+}
+
+/** A fresh store with the user `bench`, in a temporary folder removed after fn. */
+function withFreshStore<T>(fn: (dir: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-'));
   try {
-    execFileSync(process.execPath, [BIN, 'users', 'add', 'bench'], { env });
-    const args = ['import', file, '--user', 'bench', '--database', 'bench', '--json'];
-    const cpu = childCpu();
-    const started = performance.now();
-    const out = execFileSync(process.execPath, [BIN, ...args, '--rejects', join(dir, 'r.pgn')], {
-      env,
-      maxBuffer: 1 << 30,
-      stdio: ['ignore', 'pipe', 'ignore'],
+    execFileSync(process.execPath, [BIN, 'users', 'add', 'bench'], {
+      env: { ...process.env, DATABASE_URL: join(dir, 'bench.sqlite') },
     });
-    const seconds = (performance.now() - started) / 1000;
-    const summary = JSON.parse(out.toString()) as { files: { games: number }[] };
-    return { games: summary.files[0]?.games ?? 0, seconds, cpu: childCpu() - cpu };
+    return fn(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function chessport(file: string): Timed {
+  return withFreshStore((dir) => importInto(dir, file));
+}
+
+const GROWTH_FILE = 'stockfish-books__bjbraams_chessdb_198350_lines.pgn';
+const GROWTH_IMPORTS = Number(process.env.BENCH_IMPORT_GROWTH ?? 5);
+
+/**
+ * The same file imported again and again into one database (--allow-duplicates: every game is added): does
+ * an import slow down as its database grows? With SQLite's former dedup index the fifth of five took 2.8
+ * times as long as the first (see game-keys.ts).
+ */
+export function benchGrowth(): string[][] {
+  const rows = [['import', 'games in the database before', 'seconds', 'games/s', 'time / first import']];
+  const file = resolve(PGN, GROWTH_FILE);
+  if (GROWTH_IMPORTS <= 0) return rows;
+  if (!existsSync(file)) return [...rows, [`skipped: ${GROWTH_FILE} not found (../shared/pgn absent?)`]];
+  withFreshStore((dir) => {
+    let before = 0;
+    let first = 0;
+    for (let i = 1; i <= GROWTH_IMPORTS; i++) {
+      const t = importInto(dir, file, ['--allow-duplicates']);
+      first ||= t.seconds;
+      rows.push([
+        String(i),
+        String(before),
+        t.seconds.toFixed(2),
+        rate(t).toFixed(0),
+        (t.seconds / first).toFixed(2),
+      ]);
+      before += t.games;
+    }
+  });
+  return rows;
 }
 
 function pgnExtract(path: string, file: string): Timed {
@@ -187,5 +233,9 @@ if (import.meta.main) {
       .map((l) => l.toFixed(1))
       .join(' ')})`,
     summary,
+  );
+  printTable(
+    `import into a growing database: ${GROWTH_FILE} ${GROWTH_IMPORTS} times into one`,
+    benchGrowth(),
   );
 }

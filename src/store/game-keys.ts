@@ -81,8 +81,9 @@ function logOf(handle: SqliteHandle): Log {
 
 /**
  * The keys of the database's games, up to date with the log. Call it inside the write transaction that
- * checks for duplicates: it holds the store's write lock, so no other process adds to the log before its
- * commit. The table only ever takes committed log rows, so a transaction rolled back leaves nothing in it.
+ * checks for duplicates, before that transaction logs keys of its own: the transaction holds the store's
+ * write lock, so no other process adds to the log before its commit, and the table takes only log rows
+ * that are committed (a transaction rolled back leaves nothing in it).
  */
 export function knownKeys(handle: SqliteHandle, databaseId: string): KeyTable {
   const log = logOf(handle);
