@@ -1,7 +1,10 @@
 // An import killed with SIGKILL and run again leaves every game present exactly once: each batch commits in
-// one transaction, and the second run skips what the first one committed.
+// one transaction, and the second run skips what the first one committed. Two imports of one file at once
+// into one database also leave each game once: their batches take turns, and each sees what the other
+// committed before it (on SQLite through the game_keys log, which each process reads on from where it was).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -71,6 +74,38 @@ test('SIGKILL during an import, then the same import again: every game exactly o
     ]);
     assert.equal(again.files[0]?.duplicates, partial.games, 'what the first run committed is skipped');
     assert.equal((again.files[0]?.imported ?? 0) + partial.games, GAMES);
+    assert.deepEqual(await counts(env.databaseUrl), { games: GAMES, uniq: GAMES });
+  } finally {
+    env.cleanup();
+  }
+});
+
+test('two imports of the same file into one database at once: every game exactly once', async () => {
+  const env = tempEnv();
+  try {
+    const file = join(env.dir, 'many.pgn');
+    writeGames(file);
+    await cliJson(env, ['users', 'add', 'kim']);
+    await cliJson(env, ['databases', 'add', 'Many', '--user', 'kim']);
+    const run = () => {
+      const child = spawn(
+        process.execPath,
+        [BIN, 'import', file, '--user', 'kim', '--database', 'many', '--json'],
+        { env: env.env, stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      return once(child, 'exit').then(([code]) => {
+        assert.equal(code, 0);
+        return (JSON.parse(out) as { files: { imported: number; duplicates: number }[] }).files[0];
+      });
+    };
+    const [a, b] = await Promise.all([run(), run()]);
+    assert.ok(a && b);
+    assert.equal(a.imported + b.imported, GAMES, 'each game imported by one of the two');
+    assert.equal(a.duplicates + b.duplicates, GAMES, 'and skipped by the other');
     assert.deepEqual(await counts(env.databaseUrl), { games: GAMES, uniq: GAMES });
   } finally {
     env.cleanup();
