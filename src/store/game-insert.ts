@@ -33,8 +33,40 @@ export interface GameBatch {
   take: (n: number) => Promise<{ seqs: number[]; now: number }>;
 }
 
-// Rows per multi-row INSERT on the Kysely path: well under the bound-parameter limits with 27 columns.
-const INSERT_CHUNK = 200;
+/**
+ * PostgreSQL: the type of each column an import writes. A batch is inserted by one statement that binds one
+ * array per column (INSERT ... SELECT FROM unnest): a multi-row VALUES list of 200 rows binds 5,200 values,
+ * and the server parsed each such statement anew (198k short games: 14 s -> 11.3 s).
+ */
+const PG_TYPES: Record<keyof GameInsertRow, string> = {
+  id: 'text',
+  owner_id: 'text',
+  database_id: 'text',
+  slug: 'text',
+  seq: 'int8',
+  event: 'text',
+  date: 'text',
+  result: 'text',
+  eco: 'text',
+  white_name: 'text',
+  white_elo: 'int4',
+  white_fide_id: 'text',
+  white_country: 'text',
+  black_name: 'text',
+  black_elo: 'int4',
+  black_fide_id: 'text',
+  black_country: 'text',
+  metadata: 'text',
+  moves: 'text',
+  fen: 'text',
+  pgn: 'text',
+  content_hash: 'text',
+  dedup_key: 'text',
+  created_at: 'int8',
+  updated_at: 'int8',
+  deleted: 'int4',
+};
+const PG_COLUMNS = Object.keys(PG_TYPES) as (keyof GameInsertRow)[];
 
 interface SqliteStatements {
   existing: Statement<[string, string], string>;
@@ -258,12 +290,12 @@ async function insertWithKysely(batch: GameBatch): Promise<InsertOutcome> {
   }
   if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
   const { rows, now } = await rowsOf(batch, fresh);
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    await trx
-      .insertInto('games')
-      .values(rows.slice(i, i + INSERT_CHUNK))
-      .execute();
-  }
+  const arrays = PG_COLUMNS.map(
+    (column) => sql`${rows.map((row) => row[column])}::${sql.raw(PG_TYPES[column])}[]`,
+  );
+  // unnest() gives the rows in array order, and the insert takes them in that order (pk rises with seq).
+  await sql`insert into games (${sql.join(PG_COLUMNS.map((column) => sql.ref(column)))})
+    select * from unnest(${sql.join(arrays)})`.execute(trx);
   await trx.updateTable('databases').set({ updated_at: now }).where('id', '=', database.id).execute();
   return { inserted: rows.length, duplicates, overLimit, ids: rows.map((r) => r.id) };
 }
