@@ -6,20 +6,20 @@
 // query cost more CPU than SQLite's writes (measured: most of the main thread of an import). It still runs
 // inside Store.write()'s transaction: Kysely's SQLite dialect has one connection, and that handle is it.
 // Its dedup check looks games up by key in memory, from the game_keys log (game-keys.ts).
-// PostgreSQL keeps the Kysely path and its dedup index.
+// PostgreSQL looks games up on its dedup index through Kysely, and writes the rows with one statement
+// (postgres-game-rows.ts).
 
 import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { dedupKey } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
 import { gameKey, knownKeys, logKeys } from './game-keys.ts';
-import type { DB, GamesTable } from './schema.ts';
+import { analyzeWhenStale, insertPostgresRows } from './postgres-game-rows.ts';
+import type { DB, GameInsertRow } from './schema.ts';
 import { insertGameRows } from './sqlite-game-rows.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
-
-export type GameInsertRow = Omit<Selectable<GamesTable>, 'pk'>;
 
 export interface GameBatch {
   /** The store's Kysely instance (finds the SQLite handle registered for it). */
@@ -32,41 +32,6 @@ export interface GameBatch {
   /** n change sequence values and the change time, from the transaction. */
   take: (n: number) => Promise<{ seqs: number[]; now: number }>;
 }
-
-/**
- * PostgreSQL: the type of each column an import writes. A batch is inserted by one statement that binds one
- * array per column (INSERT ... SELECT FROM unnest): a multi-row VALUES list of 200 rows binds 5,200 values,
- * and the server parsed each such statement anew (198k short games: 14 s -> 11.3 s).
- */
-const PG_TYPES: Record<keyof GameInsertRow, string> = {
-  id: 'text',
-  owner_id: 'text',
-  database_id: 'text',
-  slug: 'text',
-  seq: 'int8',
-  event: 'text',
-  date: 'text',
-  result: 'text',
-  eco: 'text',
-  white_name: 'text',
-  white_elo: 'int4',
-  white_fide_id: 'text',
-  white_country: 'text',
-  black_name: 'text',
-  black_elo: 'int4',
-  black_fide_id: 'text',
-  black_country: 'text',
-  metadata: 'text',
-  moves: 'text',
-  fen: 'text',
-  pgn: 'text',
-  content_hash: 'text',
-  dedup_key: 'text',
-  created_at: 'int8',
-  updated_at: 'int8',
-  deleted: 'int4',
-};
-const PG_COLUMNS = Object.keys(PG_TYPES) as (keyof GameInsertRow)[];
 
 interface SqliteStatements {
   existing: Statement<[string, string], string>;
@@ -226,27 +191,6 @@ async function insertWithSqlite(
   return { inserted: ids.length, duplicates, overLimit, ids };
 }
 
-/** Games added or changed since the last ANALYZE, beyond which an import analyses the games table. */
-const ANALYZE_AFTER_CHANGES = 10_000;
-
-/**
- * PostgreSQL: analyses the games table when it has more than doubled since its statistics were taken (and
- * by more than ANALYZE_AFTER_CHANGES games). Without statistics the planner guesses: for the dedup lookup
- * of 500 keys it chose to read the whole table (128 ms a lookup after 198k games), and an import slowed
- * down quadratically. Autovacuum would analyse it too, but only after its naptime (a minute), and a large
- * import into an empty table is mostly over by then. ANALYZE reads a sample of 30,000 rows at most.
- */
-async function analyzeWhenStale(trx: Kysely<DB>): Promise<void> {
-  const { rows } = await sql<{ reltuples: number; changes: number }>`
-    select c.reltuples::float8 as reltuples, s.n_mod_since_analyze::float8 as changes
-    from pg_class c join pg_stat_user_tables s on s.relid = c.oid
-    where c.oid = 'games'::regclass`.execute(trx);
-  const stats = rows[0];
-  if (stats && stats.changes > ANALYZE_AFTER_CHANGES && stats.changes > stats.reltuples) {
-    await sql`analyze games`.execute(trx);
-  }
-}
-
 async function insertWithKysely(batch: GameBatch): Promise<InsertOutcome> {
   const { trx, database } = batch;
   let fresh = batch.games;
@@ -290,12 +234,7 @@ async function insertWithKysely(batch: GameBatch): Promise<InsertOutcome> {
   }
   if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
   const { rows, now } = await rowsOf(batch, fresh);
-  const arrays = PG_COLUMNS.map(
-    (column) => sql`${rows.map((row) => row[column])}::${sql.raw(PG_TYPES[column])}[]`,
-  );
-  // unnest() gives the rows in array order, and the insert takes them in that order (pk rises with seq).
-  await sql`insert into games (${sql.join(PG_COLUMNS.map((column) => sql.ref(column)))})
-    select * from unnest(${sql.join(arrays)})`.execute(trx);
+  await insertPostgresRows(trx, rows);
   await trx.updateTable('databases').set({ updated_at: now }).where('id', '=', database.id).execute();
   return { inserted: rows.length, duplicates, overLimit, ids: rows.map((r) => r.id) };
 }

@@ -1,5 +1,5 @@
 // Table types of the store, shared by both dialects. Times are integer milliseconds since the epoch (UTC).
-import type { Generated } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 export interface UsersTable {
   id: string;
@@ -80,6 +80,9 @@ export interface GamesTable {
    */
   dedup_key: string;
 }
+
+/** A games row as an import writes it (the pk comes from the table). */
+export type GameInsertRow = Omit<Selectable<GamesTable>, 'pk'>;
 
 /** SQLite only (migration 0005): the log of game keys an import checks for duplicates (game-keys.ts). */
 export interface GameKeysTable {
