@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BIN, cliJson, tempEnv } from '../helpers/harness.ts';
+import { BIN, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { CLASSICS_PGN } from '../http/world.ts';
 
@@ -26,6 +26,15 @@ function writeGames(file: string): void {
   writeFileSync(file, `${out.join('\n\n')}\n`);
 }
 
+/** The user kim, her empty database Many, and a file of GAMES games to import into it. */
+async function kimWithManyGames(env: Env): Promise<string> {
+  const file = join(env.dir, 'many.pgn');
+  writeGames(file);
+  await cliJson(env, ['users', 'add', 'kim']);
+  await cliJson(env, ['databases', 'add', 'Many', '--user', 'kim']);
+  return file;
+}
+
 async function counts(databaseUrl: string): Promise<{ games: number; uniq: number }> {
   const [row] = await queryStore<{ games: number; uniq: number }>(
     databaseUrl,
@@ -37,10 +46,7 @@ async function counts(databaseUrl: string): Promise<{ games: number; uniq: numbe
 test('SIGKILL during an import, then the same import again: every game exactly once', async () => {
   const env = tempEnv();
   try {
-    const file = join(env.dir, 'many.pgn');
-    writeGames(file);
-    await cliJson(env, ['users', 'add', 'kim']);
-    await cliJson(env, ['databases', 'add', 'Many', '--user', 'kim']);
+    const file = await kimWithManyGames(env);
     const child = spawn(process.execPath, [BIN, 'import', file, '--user', 'kim', '--database', 'many'], {
       env: env.env,
       stdio: 'ignore',
@@ -83,10 +89,7 @@ test('SIGKILL during an import, then the same import again: every game exactly o
 test('two imports of the same file into one database at once: every game exactly once', async () => {
   const env = tempEnv();
   try {
-    const file = join(env.dir, 'many.pgn');
-    writeGames(file);
-    await cliJson(env, ['users', 'add', 'kim']);
-    await cliJson(env, ['databases', 'add', 'Many', '--user', 'kim']);
+    const file = await kimWithManyGames(env);
     const run = () => {
       const child = spawn(
         process.execPath,

@@ -3,8 +3,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'node:test';
 import { openStore, type Store } from '../../src/store/index.ts';
-import type { GameRecord } from '../../src/store/types.ts';
+import type { GameRecord, User } from '../../src/store/types.ts';
 import {
   createTestDatabase,
   dropTestDatabase,
@@ -77,4 +78,20 @@ export function record(n: number, overrides: Partial<GameRecord> = {}): GameReco
     contentHash: `hash-${n}`,
     ...overrides,
   };
+}
+
+/**
+ * A fresh SQLite store with the user alice for each test of the file (registers beforeEach and afterEach):
+ * for suites whose tests look at the store's files or rows as a whole.
+ */
+export function sqliteStorePerTest(): { t: TestStore; alice: User } {
+  const fresh = {} as { t: TestStore; alice: User };
+  beforeEach(async () => {
+    fresh.t = await openTestStore('sqlite');
+    fresh.alice = await fresh.t.store.addUser({ login: 'alice' });
+  });
+  afterEach(async () => {
+    await fresh.t?.close();
+  });
+  return fresh;
 }

@@ -2,23 +2,14 @@
 // written for, whatever statements the batch took; another connection's imports are seen at the next
 // write; a deleted database leaves no keys; the log is only read from where this connection left it.
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, test } from 'node:test';
+import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { gameKey } from '../../src/store/game-keys.ts';
-import type { GameRecord, User } from '../../src/store/types.ts';
+import type { GameRecord } from '../../src/store/types.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { openTestStore, record, type TestStore } from './dialects.ts';
+import { record, sqliteStorePerTest } from './dialects.ts';
 
-let t: TestStore;
-let alice: User;
-
-beforeEach(async () => {
-  t = await openTestStore('sqlite');
-  alice = await t.store.addUser({ login: 'alice' });
-});
-afterEach(async () => {
-  await t?.close();
-});
+const fresh = sqliteStorePerTest();
 
 const hex = (n: number) => n.toString(16).padStart(64, '0');
 
@@ -44,7 +35,7 @@ function loggedKeys(url: string): { databaseId: string; pk: number; key: number 
 }
 
 test('each logged key points to the row of its game, across statements of every size and shape', async () => {
-  const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Keys' });
+  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Keys' });
   // 1,300 games in runs with and without players (separate statements of 1,024, 128, 16 and 4 rows).
   const games: GameRecord[] = Array.from({ length: 1300 }, (_, i) =>
     record(i, {
@@ -52,13 +43,13 @@ test('each logged key points to the row of its game, across statements of every 
       ...(i % 300 < 150 && { white: { name: null, elo: null, fideId: null, country: null } }),
     }),
   );
-  await t.store.insertGames(database, games);
+  await fresh.t.store.insertGames(database, games);
   const rows = await queryStore<{ pk: number; content_hash: string }>(
-    t.url,
+    fresh.t.url,
     'select pk, content_hash from games order by pk',
   );
   const hashOf = new Map(rows.map((r) => [Number(r.pk), r.content_hash]));
-  const logged = loggedKeys(t.url);
+  const logged = loggedKeys(fresh.t.url);
   assert.equal(logged.length, 1300);
   for (const { databaseId, pk, key } of logged) {
     assert.equal(databaseId, database.id);
@@ -67,39 +58,42 @@ test('each logged key points to the row of its game, across statements of every 
 });
 
 test('another connection sees the games this one added at its next write, and this one its games', async () => {
-  const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Shared' });
-  const other = await t.reopen();
+  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Shared' });
+  const other = await fresh.t.reopen();
   const [a, b, c] = [1, 2, 3].map((n) => record(n, { contentHash: hex(n) })) as [
     GameRecord,
     GameRecord,
     GameRecord,
   ];
-  assert.equal((await t.store.insertGames(database, [a])).inserted, 1);
+  assert.equal((await fresh.t.store.insertGames(database, [a])).inserted, 1);
   const second = await other.insertGames(database, [a, b]);
   assert.deepEqual([second.inserted, second.duplicates], [1, 1]);
   // This connection read the log before: it reads on from there and finds b.
-  const third = await t.store.insertGames(database, [b, c]);
+  const third = await fresh.t.store.insertGames(database, [b, c]);
   assert.deepEqual([third.inserted, third.duplicates], [1, 1]);
-  assert.equal(await t.store.countGames(database.id), 3);
+  assert.equal(await fresh.t.store.countGames(database.id), 3);
 });
 
 test('a deleted database leaves no keys in the log; a game stays findable in the others', async () => {
-  const kept = await t.store.addDatabase({ ownerId: alice.id, name: 'Kept' });
-  const gone = await t.store.addDatabase({ ownerId: alice.id, name: 'Gone' });
-  await t.store.insertGames(kept, [record(1, { contentHash: hex(1) })]);
-  await t.store.insertGames(gone, [record(1, { contentHash: hex(1) }), record(2, { contentHash: hex(2) })]);
-  await t.store.deleteDatabase(gone);
+  const kept = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Kept' });
+  const gone = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Gone' });
+  await fresh.t.store.insertGames(kept, [record(1, { contentHash: hex(1) })]);
+  await fresh.t.store.insertGames(gone, [
+    record(1, { contentHash: hex(1) }),
+    record(2, { contentHash: hex(2) }),
+  ]);
+  await fresh.t.store.deleteDatabase(gone);
   assert.deepEqual(
-    loggedKeys(t.url).map((k) => k.databaseId),
+    loggedKeys(fresh.t.url).map((k) => k.databaseId),
     [kept.id],
   );
-  assert.equal((await t.store.insertGames(kept, [record(1, { contentHash: hex(1) })])).duplicates, 1);
+  assert.equal((await fresh.t.store.insertGames(kept, [record(1, { contentHash: hex(1) })])).duplicates, 1);
 });
 
 test('keys of hashes that are not hex still find their games', async () => {
-  const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Odd hashes' });
+  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Odd hashes' });
   const odd = ['hash-1', 'zzzzzzzzzzzzzzzz', ''].map((contentHash, n) => record(n, { contentHash }));
-  assert.equal((await t.store.insertGames(database, odd)).inserted, 3);
-  assert.equal((await t.store.insertGames(database, odd)).duplicates, 3);
+  assert.equal((await fresh.t.store.insertGames(database, odd)).inserted, 3);
+  assert.equal((await fresh.t.store.insertGames(database, odd)).duplicates, 3);
   assert.notEqual(gameKey('hash-1'), gameKey('hash-2'));
 });

@@ -2,23 +2,14 @@
 // (sqlite-game-rows.ts): every game still comes back with exactly its own values, in order, with consecutive
 // seqs, whatever mix of missing tags the batch has.
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, test } from 'node:test';
+import { test } from 'node:test';
 import type { Selectable } from 'kysely';
 import type { GamesTable } from '../../src/store/schema.ts';
-import type { GameRecord, User } from '../../src/store/types.ts';
+import type { GameRecord } from '../../src/store/types.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { openTestStore, record, type TestStore } from './dialects.ts';
+import { record, sqliteStorePerTest } from './dialects.ts';
 
-let t: TestStore;
-let alice: User;
-
-beforeEach(async () => {
-  t = await openTestStore('sqlite');
-  alice = await t.store.addUser({ login: 'alice' });
-});
-afterEach(async () => {
-  await t?.close();
-});
+const fresh = sqliteStorePerTest();
 
 /** Game n with the optional values that the bits of `shape` pick; the others are null. */
 function shaped(n: number, shape: number): GameRecord {
@@ -50,7 +41,7 @@ function shaped(n: number, shape: number): GameRecord {
 type Row = Selectable<GamesTable>;
 
 test('runs of every length and 50 sets of missing tags: each game keeps its own values, in order', async () => {
-  const database = await t.store.addDatabase({ ownerId: alice.id, name: 'Mixed' });
+  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Mixed' });
   // Runs of 1 to 1,301 games of one shape (statements of 1,024, 128, 16, 4 and 1 rows), 50 shapes (more than
   // the writer keeps statements for), no player data at all, and every tag present.
   const games: GameRecord[] = [];
@@ -60,10 +51,10 @@ test('runs of every length and 50 sets of missing tags: each game keeps its own 
     const length = lengths[shape % lengths.length] as number;
     for (let i = 0; i < length; i++) games.push(shaped(games.length, bits));
   }
-  const outcome = await t.store.insertGames(database, games);
+  const outcome = await fresh.t.store.insertGames(database, games);
   assert.equal(outcome.inserted, games.length);
 
-  const rows = await queryStore<Row>(t.url, 'select * from games order by pk');
+  const rows = await queryStore<Row>(fresh.t.url, 'select * from games order by pk');
   assert.equal(rows.length, games.length);
   for (const [i, row] of rows.entries()) {
     const game = games[i] as GameRecord;
@@ -85,7 +76,7 @@ test('runs of every length and 50 sets of missing tags: each game keeps its own 
         black_country: game.black.country,
         content_hash: game.contentHash,
         pgn: game.pgn,
-        owner_id: alice.id,
+        owner_id: fresh.alice.id,
         database_id: database.id,
       },
       `game ${i}`,
