@@ -6,7 +6,7 @@ import { PgnSplitter } from '../chess/index.ts';
 import type { RawGame } from '../chess/types.ts';
 import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
-import { type BatchItem, fromTuple } from './normalize-batch.ts';
+import type { BatchItem } from './normalize-batch.ts';
 import { defaultPoolSize, maxPoolSize, NormalizePool, SMALL_INPUT_BYTES } from './normalize-pool.ts';
 import { RejectsWriter } from './rejects.ts';
 
@@ -169,7 +169,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
       const item = items[i] as BatchItem;
       summary.games++;
       if (typeof item !== 'string') {
-        const record = fromTuple(item);
+        const record = item;
         batch.push(record);
         batchChars += record.pgn.length;
         if (batch.length >= batchSize || batchChars >= BATCH_CHARS) await flush();

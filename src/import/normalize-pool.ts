@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerUrl } from '../store/worker-bundle.ts';
-import { type BatchItem, normalizeBatch } from './normalize-batch.ts';
+import { type BatchItem, normalizeBatch, unpackBatch } from './normalize-batch.ts';
 
 type Pending = { resolve: (items: BatchItem[]) => void; reject: (error: Error) => void };
 
@@ -30,9 +30,9 @@ export class NormalizePool {
       worker: new Worker(workerUrl(new URL('./normalize-worker.ts', import.meta.url))),
       outstanding: 0,
     };
-    entry.worker.on('message', (message: { id: number; items: BatchItem[] }) => {
+    entry.worker.on('message', (message: { id: number; packed: string }) => {
       entry.outstanding--;
-      this.pending.get(message.id)?.resolve(message.items);
+      this.pending.get(message.id)?.resolve(unpackBatch(message.packed));
       this.pending.delete(message.id);
     });
     entry.worker.on('error', (error: Error) => {
@@ -47,7 +47,7 @@ export class NormalizePool {
   }
 
   run(texts: string[]): Promise<BatchItem[]> {
-    if (this.workers.length === 0) return Promise.resolve(normalizeBatch(texts));
+    if (this.workers.length === 0) return Promise.resolve(unpackBatch(normalizeBatch(texts)));
     const id = this.nextId++;
     const result = new Promise<BatchItem[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     let target = this.workers[0] as { worker: Worker; outstanding: number };

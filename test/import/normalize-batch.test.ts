@@ -1,0 +1,71 @@
+// A batch's results cross from the worker to the main thread packed into one string (normalize-batch.ts):
+// what comes out must be the records and reasons that normalising gave, value for value.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { normalizeGame } from '../../src/chess/index.ts';
+import { normalizeBatch, unpackBatch } from '../../src/import/normalize-batch.ts';
+import { NormalizePool } from '../../src/import/normalize-pool.ts';
+import { toGameRecord } from '../../src/import/record.ts';
+
+const FULL = `[Event "Café \\"Open\\" ½"]
+[Site "Zürich"]
+[Date "2001.02.03"]
+[Round "1"]
+[White "Anand, Viswanathan"]
+[Black "Ørsted"]
+[Result "1-0"]
+[WhiteElo "2799"]
+[BlackElo "0"]
+[WhiteFideId "5000017"]
+[WhiteFed "IND"]
+[BlackCountry "Denmark"]
+[ECO "C20"]
+[Annotator "\u0001 control, emoji 🎉, tab\t"]
+
+1. e4 {a comment} e5 (1... c5 $1) 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
+`;
+const BARE = '1. d4 d5 *\n';
+const BAD = '[Event "x"]\n\n1. e4 e4 *\n';
+const NUL = '[Event "x\u0000"]\n\n1. e4 *\n';
+
+function expected(text: string) {
+  const result = normalizeGame(text);
+  return result.ok ? toGameRecord(result.game) : result.reason;
+}
+
+test('a packed batch unpacks to the records and reasons of its games, in order', () => {
+  const texts = [FULL, BAD, BARE, NUL, FULL];
+  const items = unpackBatch(normalizeBatch(texts));
+  assert.deepEqual(items, texts.map(expected));
+  const full = items[0];
+  assert.ok(typeof full === 'object');
+  // Every optional value present, of its own type; and all absent in the bare game.
+  assert.equal(full.white.elo, 2799);
+  assert.equal(full.black.elo, null);
+  assert.equal(full.white.country, 'IND');
+  assert.equal(full.metadata.Annotator, '\u0001 control, emoji 🎉, tab\t');
+  const bare = items[2];
+  assert.ok(typeof bare === 'object');
+  assert.deepEqual(
+    [bare.event, bare.date, bare.eco, bare.white, bare.black],
+    [
+      null,
+      null,
+      null,
+      { name: null, elo: null, fideId: null, country: null },
+      { name: null, elo: null, fideId: null, country: null },
+    ],
+  );
+  assert.match(items[3] as string, /NUL/);
+});
+
+test('an empty batch, and a batch through a worker thread, give the same as on the spot', async () => {
+  assert.deepEqual(unpackBatch(normalizeBatch([])), []);
+  const pool = new NormalizePool(1);
+  try {
+    const texts = [BARE, FULL, BAD];
+    assert.deepEqual(await pool.run(texts), texts.map(expected));
+  } finally {
+    await pool.close();
+  }
+});
