@@ -1,14 +1,14 @@
 // The CPU-heavy step of an import, for one batch of raw games: parse, check every move, derive the record.
 // Runs inside worker threads (normalize-worker.ts) or inline when there are none.
 //
-// A batch's results cross threads packed into one string (packBatch), not as an array of records or tuples:
+// A batch's results cross threads packed into one string (normalizeBatch), not as records or tuples:
 // structured clone builds every string and array of the copy one by one on the receiving main thread, the
 // import's critical path (198k short games: ~0.2-0.3 s there, against ~30 ms to split one string). The
 // fields are joined with U+0000, which no field can hold: a game with a NUL character is rejected (its
 // reason, the one field of ours, names it without quoting it).
 import { normalizeGame } from '../chess/index.ts';
 import type { GameRecord } from '../store/index.ts';
-import { toGameRecord } from './record.ts';
+import { contentHashOf, recordFields } from './record.ts';
 
 /** Per game of the batch: its record, or the reason it was rejected. */
 export type BatchItem = GameRecord | string;
@@ -21,7 +21,7 @@ export function normalizeBatch(texts: string[]): string {
   const fields: string[] = [];
   for (const text of texts) {
     const result = normalizeGame(text);
-    if (result.ok) pushRecord(fields, toGameRecord(result.game));
+    if (result.ok) pushRecord(fields, recordFields(result.game));
     else {
       fields.push(REJECTED, result.reason);
     }
@@ -31,9 +31,10 @@ export function normalizeBatch(texts: string[]): string {
 
 /**
  * The record's fields: a flags field (bit i set when the i-th nullable value is present), the values present
- * (elos as decimal text), then the six that are never null. Most games lack most optional values.
+ * (elos as decimal text), then the five that are never null. Most games lack most optional values. The
+ * content hash is not sent: the main thread, which otherwise waits for the workers, computes it (unpackBatch).
  */
-function pushRecord(out: string[], r: GameRecord): void {
+function pushRecord(out: string[], r: Omit<GameRecord, 'contentHash'>): void {
   const { white: w, black: b } = r;
   const nullable = [
     r.event,
@@ -58,7 +59,7 @@ function pushRecord(out: string[], r: GameRecord): void {
     out.push(String(value));
   }
   out[flagsAt] = String(flags);
-  out.push(r.result, JSON.stringify(r.metadata), r.moves, r.fen, r.pgn, r.contentHash);
+  out.push(r.result, JSON.stringify(r.metadata), r.moves, r.fen, r.pgn);
 }
 
 /** The items of a packed batch, in order. */
@@ -78,7 +79,7 @@ export function unpackBatch(packed: string): BatchItem[] {
     const text = (i: number) => ((bits >> i) & 1 ? next() : null);
     const int = (i: number) => ((bits >> i) & 1 ? Number(next()) : null);
     // Object literals evaluate in source order: the fields are read in pushRecord's order.
-    items.push({
+    const fields = {
       event: text(0),
       date: text(1),
       eco: text(2),
@@ -89,8 +90,8 @@ export function unpackBatch(packed: string): BatchItem[] {
       moves: next(),
       fen: next(),
       pgn: next(),
-      contentHash: next(),
-    });
+    };
+    items.push({ ...fields, contentHash: contentHashOf(fields.pgn) });
   }
   return items;
 }

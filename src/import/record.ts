@@ -94,7 +94,17 @@ function player(tags: Map<string, string>, names: PlayerTags, country: string | 
   };
 }
 
+/** Identical export PGN means an identical game: tags, moves, comments and variations. */
+export function contentHashOf(pgn: string): string {
+  return hash('sha256', pgn, 'hex');
+}
+
 export function toGameRecord(game: NormalizedGame): GameRecord {
+  return { ...recordFields(game), contentHash: contentHashOf(game.pgn) };
+}
+
+/** The record but its content hash (the import hashes on the main thread: see normalize-batch.ts). */
+export function recordFields(game: NormalizedGame): Omit<GameRecord, 'contentHash'> {
   const { tags } = game;
   const whiteCountry = countryTag(tags, WHITE);
   const blackCountry = countryTag(tags, BLACK);
@@ -118,7 +128,5 @@ export function toGameRecord(game: NormalizedGame): GameRecord {
     moves: game.moves,
     fen: game.fen,
     pgn: game.pgn,
-    // Identical export PGN means an identical game: tags, moves, comments and variations.
-    contentHash: hash('sha256', game.pgn, 'hex'),
   };
 }
