@@ -215,11 +215,23 @@ export function writeExportPgn(tags: Map<string, string>, tree: MoveTree, result
   return w.finish(writeTags(tags, result)); // the tag lines end with a line break: a blank line follows
 }
 
+/**
+ * The tag lines of a game with no tags but Result (opening books, engine test positions: every tag "?"), per
+ * export result: they are the same for all such games.
+ */
+const BARE_TAGS = new Map<string, string>();
+
 /** The tag lines of the export, each ending with a newline: no list of pairs is made. */
 function writeTags(tags: Map<string, string>, result: string): string {
+  const bare = tags.size === 0 || (tags.size === 1 && tags.has('Result'));
+  if (bare) {
+    const known = BARE_TAGS.get(result);
+    if (known !== undefined) return known;
+  }
   let text = '';
   eachExportTag(tags, result, (name, value) => {
     text += `[${name} "${escapeTagValue(value)}"]\n`;
   });
+  if (bare) BARE_TAGS.set(result, text);
   return text;
 }
