@@ -36,30 +36,30 @@ export function normalizeBatch(texts: string[]): string {
  */
 function pushRecord(out: string[], r: Omit<GameRecord, 'contentHash'>): void {
   const { white: w, black: b } = r;
-  const nullable = [
-    r.event,
-    r.date,
-    r.eco,
-    w.name,
-    w.elo,
-    w.fideId,
-    w.country,
-    b.name,
-    b.elo,
-    b.fideId,
-    b.country,
-  ];
   const flagsAt = out.length;
   out.push('');
-  let flags = 0;
-  for (let i = 0; i < nullable.length; i++) {
-    const value = nullable[i];
-    if (value === null || value === undefined) continue;
-    flags |= 1 << i;
-    out.push(String(value));
-  }
+  // Operands of | are evaluated left to right: the values go out in bit order.
+  const flags =
+    present(out, r.event) |
+    (present(out, r.date) << 1) |
+    (present(out, r.eco) << 2) |
+    (present(out, w.name) << 3) |
+    (present(out, w.elo) << 4) |
+    (present(out, w.fideId) << 5) |
+    (present(out, w.country) << 6) |
+    (present(out, b.name) << 7) |
+    (present(out, b.elo) << 8) |
+    (present(out, b.fideId) << 9) |
+    (present(out, b.country) << 10);
   out[flagsAt] = String(flags);
   out.push(r.result, JSON.stringify(r.metadata), r.moves, r.fen, r.pgn);
+}
+
+/** Adds the value, when there is one, and says whether it did (1) or not (0). */
+function present(out: string[], value: string | number | null): number {
+  if (value === null) return 0;
+  out.push(typeof value === 'string' ? value : String(value));
+  return 1;
 }
 
 /** The items of a packed batch, in order. */
