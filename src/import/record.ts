@@ -94,17 +94,8 @@ function player(tags: Map<string, string>, names: PlayerTags, country: string | 
   };
 }
 
-/** Identical export PGN means an identical game: tags, moves, comments and variations. */
-export function contentHashOf(pgn: string): string {
-  return hash('sha256', pgn, 'hex');
-}
-
-export function toGameRecord(game: NormalizedGame): GameRecord {
-  return { ...recordFields(game), contentHash: contentHashOf(game.pgn) };
-}
-
-/** The record but its content hash (the import hashes on the main thread: see normalize-batch.ts). */
-export function recordFields(game: NormalizedGame): Omit<GameRecord, 'contentHash'> {
+/** The record of a normalised game (of which it reads only the tags, moves, FEN and PGN). */
+export function toGameRecord(game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn'>): GameRecord {
   const { tags } = game;
   const whiteCountry = countryTag(tags, WHITE);
   const blackCountry = countryTag(tags, BLACK);
@@ -128,5 +119,7 @@ export function recordFields(game: NormalizedGame): Omit<GameRecord, 'contentHas
     moves: game.moves,
     fen: game.fen,
     pgn: game.pgn,
+    // Identical export PGN means an identical game: tags, moves, comments and variations.
+    contentHash: hash('sha256', game.pgn, 'hex'),
   };
 }
