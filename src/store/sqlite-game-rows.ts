@@ -6,8 +6,10 @@
 //   position (a batch's seqs are consecutive);
 // - no dedup key: SQLite keeps its keys in the game_keys log (game-keys.ts), the column stays empty;
 // - of the optional columns, only those with a value in the statement's rows: the others are NULL in its
-//   text (opening books and engine lines have no event, date or players; most games lack FIDE ids).
-// Rows keep their order: each statement takes a run of consecutive rows with the same optional columns.
+//   text (opening books and engine lines have no event, date or players; most games lack FIDE ids); and
+//   the metadata only when the rows have tags beyond their own fields: else it is '{}' in the text.
+// Rows keep their order: each statement takes a run of consecutive rows of the same shape (the columns
+// bound).
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import { CONTENT_COLUMNS, pushContentValues } from './game-columns.ts';
 import type { GameRecord } from './types.ts';
@@ -21,11 +23,22 @@ const SIZES = [1024, 128, 16, 4, 1] as const;
 /** Statements are kept for at most so many shapes (sets of optional columns); rarer shapes bind them all. */
 const MAX_SHAPES = 16;
 
-const REQUIRED = new Set<string>(['slug', 'result', 'metadata', 'moves', 'fen', 'pgn', 'content_hash']);
-/** Positions in CONTENT_COLUMNS of the columns that may be null. */
-const OPTIONAL = CONTENT_COLUMNS.flatMap((column, i) => (REQUIRED.has(column) ? [] : [i]));
-/** The shape with every optional column bound. */
-const ALL = (1 << OPTIONAL.length) - 1;
+/**
+ * The columns whose usual value is written into a statement's text rather than bound: NULL for the optional
+ * ones, and no tags beyond the game's own fields for metadata. A shape's bit is set when its rows have another
+ * value in that column.
+ */
+const USUAL = new Map<string, string | null>([
+  ...CONTENT_COLUMNS.filter(
+    (c) => !['slug', 'result', 'metadata', 'moves', 'fen', 'pgn', 'content_hash'].includes(c),
+  ).map((c): [string, null] => [c, null]),
+  ['metadata', '{}'],
+]);
+/** Positions in CONTENT_COLUMNS of the columns in USUAL, and their usual values. */
+const INLINED = CONTENT_COLUMNS.flatMap((column, i) => (USUAL.has(column) ? [i] : []));
+const USUAL_VALUES = INLINED.map((i) => USUAL.get(CONTENT_COLUMNS[i] as string) as string | null);
+/** The shape with every column bound. */
+const ALL = (1 << INLINED.length) - 1;
 
 export interface RowBatch {
   games: GameRecord[];
@@ -55,12 +68,16 @@ function preparedOf(handle: SqliteHandle): Prepared {
 
 /** Whether the content value at position i is bound in statements of this shape (else it is NULL). */
 function binds(shape: number, i: number): boolean {
-  const bit = OPTIONAL.indexOf(i);
+  const bit = INLINED.indexOf(i);
   return bit === -1 || (shape & (1 << bit)) !== 0;
 }
 
 function insertSql(shape: number, rows: number): string {
-  const values = CONTENT_COLUMNS.map((_, i) => (binds(shape, i) ? '?' : 'null')).join(', ');
+  const values = CONTENT_COLUMNS.map((_, i) => {
+    if (binds(shape, i)) return '?';
+    const usual = USUAL_VALUES[INLINED.indexOf(i)];
+    return usual === null ? 'null' : `'${usual}'`; // our own constants: no quote inside
+  }).join(', ');
   const tuples = Array.from(
     { length: rows },
     (_, k) => `(?, '', $seq + ${k}, ${values}, $owner, $database, $now, $now, 0)`,
@@ -79,11 +96,11 @@ function statementFor(prepared: Prepared, handle: SqliteHandle, shape: number, r
   return statement;
 }
 
-/** The row's shape: the optional columns with a value, as bits of OPTIONAL; ALL once there are many shapes. */
+/** The row's shape: the inlined columns with another value than their usual one, as bits of INLINED; ALL once there are many shapes. */
 function shapeOf(prepared: Prepared, values: unknown[]): number {
   let shape = 0;
-  for (let bit = 0; bit < OPTIONAL.length; bit++) {
-    if (values[OPTIONAL[bit] as number] !== null) shape |= 1 << bit;
+  for (let bit = 0; bit < INLINED.length; bit++) {
+    if (values[INLINED[bit] as number] !== USUAL_VALUES[bit]) shape |= 1 << bit;
   }
   if (prepared.shapes.has(shape)) return shape;
   if (prepared.shapes.size >= MAX_SHAPES) shape = ALL;

@@ -1,4 +1,4 @@
-// SQLite's import INSERTs bind only the optional columns that have values, many rows per statement
+// SQLite's import INSERTs bind only the optional columns that have values (and metadata when not empty), many rows per statement
 // (sqlite-game-rows.ts): every game still comes back with exactly its own values, in order, with consecutive
 // seqs, whatever mix of missing tags the batch has.
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { record, sqliteStorePerTest } from './dialects.ts';
 
 const fresh = sqliteStorePerTest();
 
-/** Game n with the optional values that the bits of `shape` pick; the others are null. */
+/** Game n with the optional values that the bits of `shape` pick (the others null), and metadata with bit 11. */
 function shaped(n: number, shape: number): GameRecord {
   const full = record(n, {
     white: { name: `White ${n}`, elo: 2000 + n, fideId: `${100 + n}`, country: 'NOR' },
@@ -20,6 +20,7 @@ function shaped(n: number, shape: number): GameRecord {
   const pick = <T>(bit: number, value: T) => (shape & (1 << bit) ? value : null);
   return {
     ...full,
+    metadata: pick(11, full.metadata) ?? {},
     event: pick(0, full.event),
     date: pick(1, full.date),
     eco: pick(2, full.eco),
@@ -40,14 +41,14 @@ function shaped(n: number, shape: number): GameRecord {
 
 type Row = Selectable<GamesTable>;
 
-test('runs of every length and 50 sets of missing tags: each game keeps its own values, in order', async () => {
+test('runs of every length and 50 sets of missing tags and metadata: each game keeps its own values, in order', async () => {
   const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Mixed' });
   // Runs of 1 to 1,301 games of one shape (statements of 1,024, 128, 16, 4 and 1 rows), 50 shapes (more than
   // the writer keeps statements for), no player data at all, and every tag present.
   const games: GameRecord[] = [];
   const lengths = [1, 3, 1301, 2, 70, 17, 5, 150, 1, 21];
   for (let shape = 0; shape < 50; shape++) {
-    const bits = shape === 0 ? 0 : shape === 1 ? 0x7ff : (shape * 2654435761) & 0x7ff;
+    const bits = shape === 0 ? 0 : shape === 1 ? 0xfff : (shape * 2654435761) & 0xfff;
     const length = lengths[shape % lengths.length] as number;
     for (let i = 0; i < length; i++) games.push(shaped(games.length, bits));
   }
@@ -75,6 +76,7 @@ test('runs of every length and 50 sets of missing tags: each game keeps its own 
         black_fide_id: game.black.fideId,
         black_country: game.black.country,
         content_hash: game.contentHash,
+        metadata: JSON.stringify(game.metadata),
         pgn: game.pgn,
         owner_id: fresh.alice.id,
         database_id: database.id,
