@@ -169,9 +169,8 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
       const item = items[i] as BatchItem;
       summary.games++;
       if (typeof item !== 'string') {
-        const record = item;
-        batch.push(record);
-        batchChars += record.pgn.length;
+        batch.push(item);
+        batchChars += item.pgn.length;
         if (batch.length >= batchSize || batchChars >= BATCH_CHARS) await flush();
         continue;
       }

@@ -3,8 +3,8 @@
 // that receives the results derives the records from them (unpackBatch).
 //
 // A batch's results cross threads packed into one string (normalizeBatch), not as records or tuples:
-// structured clone builds every string and array of the copy one by one on the receiving main thread, the
-// import's critical path (198k short games: ~0.2-0.3 s there, against ~30 ms to split one string). The
+// structured clone builds every string and array of the copy one by one on the receiving thread (198k short
+// games: ~0.2-0.3 s of the main thread, against ~30 ms to split one string). The
 // fields are joined with U+0000, which no field can hold: a game with a NUL character is rejected (its
 // reason, the one field of ours, names it without quoting it).
 //

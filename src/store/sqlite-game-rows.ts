@@ -20,23 +20,18 @@ import type { GameRecord } from './types.ts';
  * keys deferred, so that SQLite keeps no statement journal for them: see migration 0004.)
  */
 const SIZES = [1024, 128, 16, 4, 1] as const;
-/** Statements are kept for at most so many shapes (sets of optional columns); rarer shapes bind them all. */
+/** Statements are kept for at most so many shapes (sets of columns bound); rarer shapes bind them all. */
 const MAX_SHAPES = 16;
 
+/** The columns in which every game has a value of its own: always bound. */
+const OWN = new Set<string>(['slug', 'result', 'moves', 'fen', 'pgn', 'content_hash']);
 /**
- * The columns whose usual value is written into a statement's text rather than bound: NULL for the optional
- * ones, and no tags beyond the game's own fields for metadata. A shape's bit is set when its rows have another
- * value in that column.
+ * Positions in CONTENT_COLUMNS of the other columns, and their usual values: NULL for the optional ones, and
+ * no tags beyond the game's own fields for metadata. A statement has the usual value in its text where its
+ * rows have it; a row's shape has bit i set when it has another value in the column INLINED[i].
  */
-const USUAL = new Map<string, string | null>([
-  ...CONTENT_COLUMNS.filter(
-    (c) => !['slug', 'result', 'metadata', 'moves', 'fen', 'pgn', 'content_hash'].includes(c),
-  ).map((c): [string, null] => [c, null]),
-  ['metadata', '{}'],
-]);
-/** Positions in CONTENT_COLUMNS of the columns in USUAL, and their usual values. */
-const INLINED = CONTENT_COLUMNS.flatMap((column, i) => (USUAL.has(column) ? [i] : []));
-const USUAL_VALUES = INLINED.map((i) => USUAL.get(CONTENT_COLUMNS[i] as string) as string | null);
+const INLINED = CONTENT_COLUMNS.flatMap((column, i) => (OWN.has(column) ? [] : [i]));
+const USUAL_VALUES = INLINED.map((i) => (CONTENT_COLUMNS[i] === 'metadata' ? '{}' : null));
 /** The shape with every column bound. */
 const ALL = (1 << INLINED.length) - 1;
 
@@ -66,7 +61,7 @@ function preparedOf(handle: SqliteHandle): Prepared {
   return prepared;
 }
 
-/** Whether the content value at position i is bound in statements of this shape (else it is NULL). */
+/** Whether the content value at position i is bound in statements of this shape (else its usual value is in the text). */
 function binds(shape: number, i: number): boolean {
   const bit = INLINED.indexOf(i);
   return bit === -1 || (shape & (1 << bit)) !== 0;
@@ -96,7 +91,7 @@ function statementFor(prepared: Prepared, handle: SqliteHandle, shape: number, r
   return statement;
 }
 
-/** The row's shape: the inlined columns with another value than their usual one, as bits of INLINED; ALL once there are many shapes. */
+/** The row's shape (see INLINED); ALL once there are many shapes. */
 function shapeOf(prepared: Prepared, values: unknown[]): number {
   let shape = 0;
   for (let bit = 0; bit < INLINED.length; bit++) {
