@@ -1,7 +1,9 @@
 // SQLite's dedup check reads the game_keys log (game-keys.ts): the log's keys point to the rows they were
 // written for, whatever statements the batch took; another connection's imports are seen at the next
-// write; a deleted database leaves no keys; the log is only read from where this connection left it.
+// write; a deleted database leaves no keys; the log is only read from where this connection left it; the keys
+// are the numbers the log has always held.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { gameKey } from '../../src/store/game-keys.ts';
@@ -96,4 +98,28 @@ test('keys of hashes that are not hex still find their games', async () => {
   assert.equal((await fresh.t.store.insertGames(database, odd)).inserted, 3);
   assert.equal((await fresh.t.store.insertGames(database, odd)).duplicates, 3);
   assert.notEqual(gameKey('hash-1'), gameKey('hash-2'));
+});
+
+test('a key is the first 48 bits of a hex hash, as the log has always held them', () => {
+  // The key as migration 0005 and earlier imports wrote it to the log: a hex hash's first 12 digits read by
+  // Number(); other text through SHA-256. Keys read digit by digit must be the same numbers.
+  const asLogged = (hash: string) => {
+    const key = hash.length >= 12 ? Number(`0x${hash.slice(0, 12)}`) : Number.NaN;
+    return Number.isNaN(key) ? createHash('sha256').update(hash).digest().readUIntBE(0, 6) : key;
+  };
+  const hashes = [
+    createHash('sha256').update('game').digest('hex'),
+    'ffffffffffff',
+    '000000000000',
+    'ABCDEFabcdef0123',
+    'abcdefabcde',
+    'abcdefabcdeg',
+    ' abcdefabcde',
+    'abcdefabcde ',
+    'abcdefabcd\u0661e',
+    'hash-1',
+    '',
+  ];
+  for (const hash of hashes) assert.equal(gameKey(hash), asLogged(hash), JSON.stringify(hash));
+  assert.equal(gameKey('ffffffffffff'), 2 ** 48 - 1);
 });
