@@ -18,7 +18,7 @@ import { fileHash, WORKER_BUNDLE_DIR, type WorkerBundleManifest } from '../src/s
 const ROOT = resolve(import.meta.dirname, '..');
 // Packages of many ES module files that every command loads. (chessops, 27 files, loads in ~10 ms; commander
 // is one CommonJS file.)
-const PACKAGES = ['kysely', 'uuid'];
+const PACKAGES = ['kysely'];
 // Worker entries, with the packages left out of their bundle: better-sqlite3 loads a native addon.
 const WORKERS: { entry: string; external: string[] }[] = [
   { entry: 'src/import/normalize-worker.ts', external: [] },

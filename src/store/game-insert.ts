@@ -12,7 +12,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { v7 as uuidv7 } from 'uuid';
 import { dedupKey } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
 import { gameKey, knownKeys, logKeys } from './game-keys.ts';
@@ -99,25 +98,42 @@ function withinLimit(games: GameRecord[], maxGames: number, count: number) {
   return { fresh: games.slice(0, room), overLimit: Math.max(0, games.length - room) };
 }
 
-// Random bytes for game ids, drawn 1,024 ids at a time: uuid's own source asks the system for each id,
-// which took 8% of an import's main thread on short games.
+// Random bytes for game ids, drawn 1,024 ids at a time: asking the system for each id took 8% of an import's
+// main thread on short games.
 const ID_POOL_BYTES = 16 * 1024;
 let idPool = new Uint8Array(0);
 let idPoolAt = 0;
+/** Two hex digits per byte value. */
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+/** The ids' first 15 characters (the millisecond, and the version) while the clock shows lastMs. */
+let lastMs = -1;
+let idPrefix = '';
 
 /**
- * A new game's UUID, time-ordered (RFC 9562 version 7): the id index grows at its end, where a random UUID
- * would dirty a page anywhere in it for each new game and every commit would write all those pages again
- * (bjbraams, 198k games: 8.1 -> 7.3 s).
+ * A new game's UUID, time-ordered (RFC 9562 version 7: 48 bits of Unix milliseconds, version 7, 74 random
+ * bits, variant 10): the id index grows at its end, where a random UUID would dirty a page anywhere in it
+ * for each new game and every commit would write all those pages again (bjbraams, 198k games: 8.1 -> 7.3 s).
+ * Written here rather than with the uuid package's v7(): that one took 0.6 us an id (its options, a copy
+ * of the bytes, a string of 36 concatenations made lower case), 5% of an import's main thread; this one a
+ * fifth of that. The ids of one millisecond are in random order, as v7() with given random bytes makes them.
  */
-function gameId(): string {
+export function gameId(): string {
   if (idPoolAt === idPool.length) {
     idPool = randomBytes(ID_POOL_BYTES);
     idPoolAt = 0;
   }
-  const random = idPool.subarray(idPoolAt, idPoolAt + 16);
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    const time = ms.toString(16).padStart(12, '0');
+    idPrefix = `${time.slice(0, 8)}-${time.slice(8)}-7`;
+  }
+  const r = idPool;
+  const i = idPoolAt;
   idPoolAt += 16;
-  return uuidv7({ random });
+  const byte = (k: number) => HEX[r[i + k] as number] as string;
+  const variant = HEX[((r[i + 2] as number) & 0x3f) | 0x80] as string;
+  return `${idPrefix}${byte(0)[1]}${byte(1)}-${variant}${byte(3)}-${byte(4)}${byte(5)}${byte(6)}${byte(7)}${byte(8)}${byte(9)}`;
 }
 
 async function rowsOf(

@@ -1,4 +1,4 @@
-// The command's start-up loads Kysely and uuid from the bundles `npm install` made (src/cli/vendored.ts):
+// The command's start-up loads Kysely from the bundles `npm install` made (src/cli/vendored.ts):
 // they must be there, match the installed versions, and be what the command's own modules get.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -26,7 +26,7 @@ const absent = esbuildInstalled
 test('every bundle exists and matches the installed version of its package', { skip: absent }, () => {
   assert.ok(existsSync(MANIFEST), `${MANIFEST} is missing: run \`npm install\` (its postinstall bundles)`);
   const manifest = JSON.parse(readFileSync(MANIFEST, 'utf8')) as VendorManifest;
-  assert.deepEqual(Object.keys(manifest).sort(), ['kysely', 'uuid']);
+  assert.deepEqual(Object.keys(manifest).sort(), ['kysely']);
   for (const [pkg, { version, entries }] of Object.entries(manifest)) {
     assert.equal(version, installedVersion(pkg), pkg);
     for (const file of Object.values(entries)) assert.ok(existsSync(join(VENDOR_DIR, file)), file);
@@ -50,8 +50,8 @@ test('only the project’s own imports go to a bundle', () => {
   assert.equal(from(join(ROOT, 'src/store/connect.ts')), 'file:///bundle/kysely.js');
   assert.equal(from(join(ROOT, 'node_modules/other/index.js')), 'file:///node_modules/kysely');
   assert.equal(
-    hook('uuid', { conditions: [], importAttributes: {}, parentURL: undefined }, next).url,
-    'file:///node_modules/uuid',
+    hook('kysely', { conditions: [], importAttributes: {}, parentURL: undefined }, next).url,
+    'file:///node_modules/kysely',
   );
 });
 
