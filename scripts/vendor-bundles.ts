@@ -1,6 +1,7 @@
 // Run after `npm install` (postinstall): bundles the dependencies whose ES modules come as hundreds of small
-// files into one file each, which bin/chessport.js loads in their place (src/cli/vendored.ts), and each
-// worker thread's code into one JavaScript file, which it starts from (src/store/worker-bundle.ts).
+// files into one file each, which bin/chessport.js loads in their place (src/cli/vendored.ts), each
+// worker thread's code into one JavaScript file, which it starts from (src/store/worker-bundle.ts), and the
+// command's own modules, which bin/chessport.js starts from (bin/cli-bundle.js).
 //
 // Why: Node resolves, reads and links every module file of a package on each start, and the compile cache
 // does not help with that. Kysely is 304 files: loading it took 80 ms of the 160 ms a CLI command needed
@@ -10,8 +11,10 @@
 // of the package's modules (Kysely's `kysely` and `kysely/migration` both need the same classes). Without
 // esbuild (a production install without dev dependencies) nothing is bundled and the packages load as usual.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Plugin } from 'esbuild';
+import { CLI_BUNDLE_DIR, type CliBundleManifest } from '../bin/cli-bundle.js';
 import { installedVersion, VENDOR_DIR, type VendorManifest } from '../src/cli/vendored.ts';
 import { fileHash, WORKER_BUNDLE_DIR, type WorkerBundleManifest } from '../src/store/worker-bundle.ts';
 
@@ -74,6 +77,7 @@ async function main(): Promise<void> {
   mkdirSync(VENDOR_DIR, { recursive: true });
   writeFileSync(join(VENDOR_DIR, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   await bundleWorkers(esbuild);
+  await bundleCli(esbuild);
 }
 
 /** Each worker's code in one ES module (.mjs: no package.json above it says "module"), and what it holds. */
@@ -99,6 +103,63 @@ async function bundleWorkers(esbuild: typeof import('esbuild')): Promise<void> {
     manifest[entry] = { bundle, inputs };
   }
   writeFileSync(join(WORKER_BUNDLE_DIR, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/**
+ * The project's modules refer to files next to them through import.meta (the import's workers, the demo's
+ * games, the project root): in a bundle, import.meta is the bundle's. Each source file gets its own values
+ * written in instead.
+ */
+const ownImportMeta: Plugin = {
+  name: 'own-import-meta',
+  setup(build) {
+    build.onLoad({ filter: /\/src\/.*\.ts$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8')
+        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+        .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path))),
+      loader: 'ts',
+    }));
+  },
+};
+
+/** Packages bundled into the command with its own modules: every command loads them (Kysely: 304 files). */
+const CLI_INLINE = ['kysely', 'commander', 'chessops'];
+
+/**
+ * The `chessport` command's own modules in one bundle (bin/cli-bundle.js), with the packages every command
+ * needs; what it imports only for some commands (the server, the import) in chunks loaded when asked for, and
+ * the other packages left to Node (better-sqlite3 loads a native addon, Fastify's plugins read files beside
+ * them).
+ */
+async function bundleCli(esbuild: typeof import('esbuild')): Promise<void> {
+  rmSync(CLI_BUNDLE_DIR, { recursive: true, force: true });
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const result = await esbuild.build({
+    entryPoints: { main: join(ROOT, 'src/cli/main.ts') },
+    outdir: CLI_BUNDLE_DIR,
+    outExtension: { '.js': '.mjs' }, // no package.json above the folder says "module"
+    absWorkingDir: ROOT,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    external: Object.keys(pkg.dependencies).filter((name) => !CLI_INLINE.includes(name)),
+    plugins: [ownImportMeta],
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const inputs: Record<string, string> = {};
+  const packages: Record<string, string> = {};
+  for (const file of Object.keys(result.metafile.inputs)) {
+    const inPackage = /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file);
+    if (!inPackage) inputs[file] = fileHash(join(ROOT, file));
+    else packages[inPackage[1] as string] = installedVersion(inPackage[1] as string) ?? '';
+  }
+  const manifest: CliBundleManifest = { bundle: 'main.mjs', inputs, packages };
+  writeFileSync(join(CLI_BUNDLE_DIR, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 await main();
