@@ -22,13 +22,26 @@ export type BatchItem = GameRecord | string;
 const SEP = '\u0000';
 /** In place of a game's tag count: the game was rejected, and its reason is the next field. */
 const REJECTED = 'r';
+/**
+ * PGN at least this long travels on its own, not in the joined string: joining copied the 44 MB of TCEC's
+ * engine comments once more on the worker (~10% of its time there); a long string costs structured clone
+ * no more than its bytes. Its field in the joined string is left empty (no game's PGN is).
+ */
+const LONG_PGN = 8192;
+
+/** A batch's results as they cross threads: the joined fields, and the long PGNs in order. */
+export interface PackedBatch {
+  packed: string;
+  long: string[];
+}
 
 /**
  * Per game: its number of tags, their names and values in source order, then its moves, FEN and PGN; or
  * REJECTED and the reason.
  */
-export function normalizeBatch(texts: string[]): string {
+export function normalizeBatch(texts: string[]): PackedBatch {
   const fields: string[] = [];
+  const long: string[] = [];
   for (const text of texts) {
     const result = normalizeGame(text);
     if (!result.ok) {
@@ -38,17 +51,22 @@ export function normalizeBatch(texts: string[]): string {
     const { tags, moves, fen, pgn } = result.game;
     fields.push(String(tags.size));
     for (const [name, value] of tags) fields.push(name, value);
-    fields.push(moves, fen, pgn);
+    if (pgn.length < LONG_PGN) fields.push(moves, fen, pgn);
+    else {
+      fields.push(moves, fen, '');
+      long.push(pgn);
+    }
   }
-  return fields.join(SEP);
+  return { packed: fields.join(SEP), long };
 }
 
 /** The items of a packed batch, in order. */
-export function unpackBatch(packed: string): BatchItem[] {
+export function unpackBatch({ packed, long }: PackedBatch): BatchItem[] {
   const items: BatchItem[] = [];
   if (packed === '') return items; // an empty batch (''.split gives one empty field)
   const f = packed.split(SEP);
   let at = 0;
+  let longAt = 0;
   while (at < f.length) {
     const count = f[at++] as string;
     if (count === REJECTED) {
@@ -59,7 +77,7 @@ export function unpackBatch(packed: string): BatchItem[] {
     for (let n = Number(count); n > 0; n--, at += 2) tags.set(f[at] as string, f[at + 1] as string);
     const moves = f[at++] as string;
     const fen = f[at++] as string;
-    const pgn = f[at++] as string;
+    const pgn = (f[at++] as string) || (long[longAt++] as string);
     // The record takes only these of a normalised game.
     const game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn'> = { tags, moves, fen, pgn };
     items.push(toGameRecord(game));

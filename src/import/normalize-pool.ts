@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerUrl } from '../store/worker-bundle.ts';
-import { type BatchItem, normalizeBatch, unpackBatch } from './normalize-batch.ts';
+import { type BatchItem, normalizeBatch, type PackedBatch, unpackBatch } from './normalize-batch.ts';
 
 type Pending = { resolve: (items: BatchItem[]) => void; reject: (error: Error) => void };
 
@@ -30,9 +30,9 @@ export class NormalizePool {
       worker: new Worker(workerUrl(new URL('./normalize-worker.ts', import.meta.url))),
       outstanding: 0,
     };
-    entry.worker.on('message', (message: { id: number; packed: string }) => {
+    entry.worker.on('message', (message: { id: number; batch: PackedBatch }) => {
       entry.outstanding--;
-      this.pending.get(message.id)?.resolve(unpackBatch(message.packed));
+      this.pending.get(message.id)?.resolve(unpackBatch(message.batch));
       this.pending.delete(message.id);
     });
     entry.worker.on('error', (error: Error) => {

@@ -3,5 +3,5 @@ import { parentPort } from 'node:worker_threads';
 import { normalizeBatch } from './normalize-batch.ts';
 
 parentPort?.on('message', (message: { id: number; texts: string[] }) => {
-  parentPort?.postMessage({ id: message.id, packed: normalizeBatch(message.texts) });
+  parentPort?.postMessage({ id: message.id, batch: normalizeBatch(message.texts) });
 });

@@ -25,6 +25,14 @@ const FULL = `[Event "Café \\"Open\\" ½"]
 1. e4 {a comment} e5 (1... c5 $1) 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
 `;
 const BARE = '1. d4 d5 *\n';
+// Engine output on every move: PGN longer than the joined string takes (LONG_PGN), sent on its own.
+const long = (event: string) =>
+  `[Event "${event}"]\n\n${Array.from({ length: 60 }, (_, i) => {
+    const [w, b] = i % 2 === 0 ? ['Nf3', 'Nf6'] : ['Ng1', 'Ng8'];
+    return `${i + 1}. ${w} {d=30 pv=${'e2e4 '.repeat(30)}} ${b} {d=31}`;
+  }).join(' ')} *\n`;
+const LONG = long('Engines');
+const LONGER = long('More engines');
 const BAD = '[Event "x"]\n\n1. e4 e4 *\n';
 const NUL = '[Event "x\u0000"]\n\n1. e4 *\n';
 
@@ -34,7 +42,7 @@ function expected(text: string) {
 }
 
 test('a packed batch unpacks to the records and reasons of its games, in order', () => {
-  const texts = [FULL, BAD, BARE, NUL, FULL];
+  const texts = [FULL, LONG, BAD, BARE, LONGER, NUL, FULL];
   const items = unpackBatch(normalizeBatch(texts));
   assert.deepEqual(items, texts.map(expected));
   const full = items[0];
@@ -44,7 +52,7 @@ test('a packed batch unpacks to the records and reasons of its games, in order',
   assert.equal(full.black.elo, null);
   assert.equal(full.white.country, 'IND');
   assert.equal(full.metadata.Annotator, '\u0001 control, emoji 🎉, tab\t');
-  const bare = items[2];
+  const bare = items[3];
   assert.ok(typeof bare === 'object');
   assert.deepEqual(
     [bare.event, bare.date, bare.eco, bare.white, bare.black],
@@ -56,14 +64,16 @@ test('a packed batch unpacks to the records and reasons of its games, in order',
       { name: null, elo: null, fideId: null, country: null },
     ],
   );
-  assert.match(items[3] as string, /NUL/);
+  assert.match(items[5] as string, /NUL/);
+  const long = items[1];
+  assert.ok(long && typeof long === 'object' && long.pgn.length > 8192, 'the long game and its whole PGN');
 });
 
 test('an empty batch, and a batch through a worker thread, give the same as on the spot', async () => {
   assert.deepEqual(unpackBatch(normalizeBatch([])), []);
   const pool = new NormalizePool(1);
   try {
-    const texts = [BARE, FULL, BAD];
+    const texts = [BARE, LONG, FULL, BAD, LONGER];
     assert.deepEqual(await pool.run(texts), texts.map(expected));
   } finally {
     await pool.close();
