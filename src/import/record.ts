@@ -35,7 +35,8 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * A year below 100 is no game's date (and JavaScript's Date would read it as 19xx).
  */
 export function isoDate(value: string | undefined): string | null {
-  const m = /^(\d{4})[.-](\d{2})[.-](\d{2})$/.exec(value?.trim() ?? '');
+  if (value === undefined) return null; // most often (no Date tag): no expression to run
+  const m = /^(\d{4})[.-](\d{2})[.-](\d{2})$/.exec(value.trim());
   if (!m) return null;
   const [, y = '', mo = '', d = ''] = m;
   const year = Number(y);
@@ -84,12 +85,13 @@ function countryTag(tags: Map<string, string>, names: PlayerTags): string | unde
 }
 
 function player(tags: Map<string, string>, names: PlayerTags, country: string | undefined): Player {
+  // Absent tags (most often) are not given to the expressions: calling them took most of this function.
   const elo = tags.get(names.elo)?.trim() ?? '';
   const fideId = tags.get(names.fideId)?.trim() ?? '';
   return {
     name: known(tags.get(names.name)),
-    elo: /^[0-9]{1,4}$/.test(elo) && Number(elo) > 0 ? Number(elo) : null,
-    fideId: /^[0-9]{1,12}$/.test(fideId) ? fideId : null,
+    elo: elo !== '' && /^[0-9]{1,4}$/.test(elo) && Number(elo) > 0 ? Number(elo) : null,
+    fideId: fideId !== '' && /^[0-9]{1,12}$/.test(fideId) ? fideId : null,
     country: country === undefined ? null : (tags.get(country) as string).trim().toUpperCase(),
   };
 }
@@ -112,7 +114,7 @@ export function toGameRecord(game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen'
     event: known(tags.get('Event')),
     date: isoDate(tags.get('Date')),
     result: RESULTS.has(result) ? result : '*',
-    eco: /^[A-E][0-9]{2}$/.test(eco) ? eco : null,
+    eco: eco !== '' && /^[A-E][0-9]{2}$/.test(eco) ? eco : null,
     white: player(tags, WHITE, whiteCountry),
     black: player(tags, BLACK, blackCountry),
     metadata,
