@@ -24,7 +24,7 @@ const SEP = '\u0000';
 const REJECTED = 'r';
 /**
  * PGN at least this long travels on its own, not in the joined string: joining copied the 44 MB of TCEC's
- * engine comments once more on the worker (~10% of its time there); a long string costs structured clone
+ * engine comments once more on the worker (~8% of its time there); a long string costs structured clone
  * no more than its bytes. Its field in the joined string is left empty (no game's PGN is).
  */
 const LONG_PGN = 8192;
