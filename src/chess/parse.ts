@@ -210,22 +210,13 @@ class Parser {
         this.fail(`tag pair after the movetext at line ${this.line} (two games in one text?)`);
       } else {
         let end = this.pos + 1;
-        while (end < t.length) {
-          const d = t.charCodeAt(end);
-          if (
-            d === 32 ||
-            d === 10 ||
-            d === 13 ||
-            d === 9 ||
-            d === 123 ||
-            d === 125 ||
-            d === 40 ||
-            d === 41 ||
-            d === 59 ||
-            d === 36
-          )
-            break;
-          end++;
+        while (end < t.length && !endsWord(t.charCodeAt(end))) end++;
+        if (c >= 48 && c <= 57 && isMoveNumber(t, this.pos, end)) {
+          // A third of the words: skipped without a string of their own (handleWord's first case).
+          if (this.terminator !== undefined && this.stack.length === 1)
+            this.checkNotAfterResult(t.slice(this.pos, end));
+          this.pos = end;
+          continue;
         }
         const word = t.slice(this.pos, end);
         this.pos = end;
@@ -378,6 +369,30 @@ function isTerminator(word: string): boolean {
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
+}
+
+/** Whether the character ends a movetext word: blanks, braces, parentheses, ';' and '$'. */
+function endsWord(d: number): boolean {
+  return (
+    d === 32 ||
+    d === 10 ||
+    d === 13 ||
+    d === 9 ||
+    d === 123 ||
+    d === 125 ||
+    d === 40 ||
+    d === 41 ||
+    d === 59 ||
+    d === 36
+  );
+}
+
+/** Whether text[start, end) is a move number alone: digits, then any dots ("12", "12.", "12..."). */
+function isMoveNumber(text: string, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && isDigit(text.charCodeAt(i))) i++;
+  while (i < end && (text.charCodeAt(i) === 46 || text.charCodeAt(i) === 0x2026)) i++;
+  return i === end;
 }
 
 /** Appends to an optional list, creating it on first use. */
