@@ -37,6 +37,33 @@ const SQUARES: string[] = Array.from({ length: 64 }, (_, sq) => `${FILES[sq & 7]
 /** UCI of every move from * 64 + to, made once rather than per move. */
 const UCI: string[] = Array.from({ length: 64 * 64 }, (_, i) => `${SQUARES[i >> 6]}${SQUARES[i & 63]}`);
 const BACKRANKS = SquareSet.backranks();
+/** The SAN pieces' letters, in the order of pieceSanIndex. */
+const PIECE_LETTERS = ['N', 'B', 'R', 'Q', 'K'];
+/**
+ * SAN without disambiguation, promotion or suffix, made once: a piece's move by letter, capture and target
+ * (PIECE_SAN[(piece * 2 + capture) * 64 + to]), a pawn's capture by file and target (PAWN_CAPTURE_SAN[file *
+ * 64 + to]). Writing them per move made a string or two for nearly every move.
+ */
+const PIECE_SAN: string[] = PIECE_LETTERS.flatMap((letter) =>
+  ['', 'x'].flatMap((x) => SQUARES.map((square) => `${letter}${x}${square}`)),
+);
+const PAWN_CAPTURE_SAN: string[] = [...FILES].flatMap((file) => SQUARES.map((square) => `${file}x${square}`));
+
+/** The index of a piece (not a pawn) in PIECE_LETTERS. */
+function pieceSanIndex(role: Role): number {
+  switch (role) {
+    case 'knight':
+      return 0;
+    case 'bishop':
+      return 1;
+    case 'rook':
+      return 2;
+    case 'queen':
+      return 3;
+    default:
+      return 4;
+  }
+}
 
 /**
  * Writes the squares of the set (lo, hi) to `out`, lowest first, and returns how many (chessops' iterator is
@@ -266,6 +293,12 @@ function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role
   const { from, to } = move;
   if (role === 'king' && sideOf(pos.board, pos.turn).has(to)) return to > from ? 'O-O' : 'O-O-O';
   const capture = pos.board.occupied.has(to) || (role === 'pawn' && (from & 7) !== (to & 7));
+  if (!move.promotion) {
+    if (role === 'pawn')
+      return capture ? (PAWN_CAPTURE_SAN[(from & 7) * 64 + to] as string) : (SQUARES[to] as string);
+    if (othersKnown && othersLo === 0 && othersHi === 0)
+      return PIECE_SAN[(pieceSanIndex(role) * 2 + (capture ? 1 : 0)) * 64 + to] as string;
+  }
   let san = sanLetter(role);
   if (role === 'pawn') {
     if (capture) san = FILES[from & 7] as string;
