@@ -175,6 +175,10 @@ function writeComment(w: Wrapper, text: string): void {
   w.words(`{${text}}`);
 }
 
+/** "12. " and "12... ", made once for the first thousand moves (a number made a string per move). */
+const WHITE_NUMBERS = Array.from({ length: 1000 }, (_, n) => `${n}. `);
+const BLACK_NUMBERS = Array.from({ length: 1000 }, (_, n) => `${n}... `);
+
 function writeLine(w: Wrapper, nodes: MoveNode[]): void {
   // A black move is numbered at the start of a line and after a comment, NAG or variation.
   let numberBlack = true;
@@ -183,8 +187,9 @@ function writeLine(w: Wrapper, nodes: MoveNode[]): void {
       for (const c of node.startComments) writeComment(w, c);
       numberBlack = true;
     }
-    if (node.white) w.token(`${node.moveNumber}. ${node.san}`);
-    else if (numberBlack) w.token(`${node.moveNumber}... ${node.san}`);
+    const n = node.moveNumber;
+    if (node.white) w.token((WHITE_NUMBERS[n] ?? `${n}. `) + node.san);
+    else if (numberBlack) w.token((BLACK_NUMBERS[n] ?? `${n}... `) + node.san);
     else w.token(node.san);
     numberBlack = false;
     if (node.nags) {
