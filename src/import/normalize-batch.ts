@@ -4,9 +4,9 @@
 //
 // A batch's results cross threads packed into one string (normalizeBatch), not as records or tuples:
 // structured clone builds every string and array of the copy one by one on the receiving thread (198k short
-// games: ~0.2-0.3 s of the main thread, against ~30 ms to split one string). The
-// fields are joined with U+0000, which no field can hold: a game with a NUL character is rejected (its
-// reason, the one field of ours, names it without quoting it).
+// games: ~0.2-0.3 s of the main thread, against ~30 ms to split one string). The fields are joined with
+// U+0000, which no field can hold: a game with a NUL character is rejected (its reason, the one field of
+// ours, names it without quoting it).
 //
 // The record's fields from the tags (players, date, metadata) and the content hash are left to the main
 // thread: with one worker on two cores the worker is the slower of the two (bjbraams: the main thread waited
