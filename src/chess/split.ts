@@ -2,7 +2,8 @@
 //
 // It only tracks what decides where a game ends (tag lines, brace comments, parenthesis
 // depth, result terminators); parsing and checking moves is normalize.ts's job. Memory is
-// bounded by the current game plus one partial line.
+// bounded by the chunk being read plus the current game (a game's text is a view of its chunk,
+// which stays in memory as long as any of its games does).
 //
 // Rules, in order of precedence (each one is backed by a corpus file, see test/chess):
 // - A line starting with '%' is an escape line; a line whose first non-blank character is
@@ -44,32 +45,69 @@ const CH_PERCENT = 37;
 const TAG_LINE = /^\s*\[[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+"(?:[^"\\]|\\.)*"\]\s*$/;
 /** A movetext line that starts with move number 1 ("1.", "1...", "1. e4"). */
 const FIRST_MOVE_LINE = /^\s*1\s*\./;
-/** What scanMovetext must look at: comments, variations, ';' comments. */
-const MOVETEXT_SPECIALS = /[{}();]/;
-/** A result terminator as a token of its own (between the blanks of isSpace). */
-const TERMINATOR_TOKEN = /(?:^|[\t\n\v\f\r ])(?:1-0|0-1|1\/2-1\/2|\*)(?=[\t\n\v\f\r ]|$)/;
+/** A result terminator as a token of its own (between the blanks of isSpace), where it starts. */
+const TERMINATOR_AT = /(?<=^|[\t\n\v\f\r ])(?:1-0|0-1|1\/2-1\/2|\*)(?=[\t\n\v\f\r ]|$)/g;
 
 function isSpace(c: number): boolean {
   return c === CH_SPACE || c === CH_TAB || c === CH_CR || c === 10 || c === 11 || c === 12;
 }
 
-function isBlank(line: string): boolean {
-  for (let i = 0; i < line.length; i++) {
-    if (!isSpace(line.charCodeAt(i))) return false;
-  }
-  return true;
-}
-
-function isTerminator(line: string, start: number, end: number): boolean {
+/** Whether text[start, end) is a result terminator. */
+function isTerminator(text: string, start: number, end: number): boolean {
   const len = end - start;
-  if (len === 1) return line.charCodeAt(start) === 42; // '*'
+  if (len === 1) return text.charCodeAt(start) === 42; // '*'
   if (len === 3) {
-    const t = line.slice(start, end);
-    return t === '1-0' || t === '0-1';
+    // "1-0" or "0-1", by character: a token of three is most often a move ("Nf3"), not worth a string.
+    const a = text.charCodeAt(start);
+    const b = text.charCodeAt(start + 2);
+    return text.charCodeAt(start + 1) === 45 && ((a === 49 && b === 48) || (a === 48 && b === 49));
   }
-  return len === 7 && line.slice(start, end) === '1/2-1/2';
+  return len === 7 && text.startsWith('1/2-1/2', start);
 }
 
+/**
+ * Where a regular expression (global) next matches in a text, remembered: asked with rising positions, the
+ * text is searched once from end to end, not once per line (a line without a match would otherwise have the
+ * search run on through the lines after it).
+ */
+class NextMatch {
+  /** The last search: from where, and where it matched (the text's length for no match). */
+  private searched = -1;
+  private at = -1;
+
+  private readonly re: RegExp;
+
+  constructor(re: RegExp) {
+    this.re = re;
+  }
+
+  /** Forgets the last search: a new text is being read. */
+  reset(): void {
+    this.searched = -1;
+    this.at = -1;
+  }
+
+  /** Where the first match at or after `from` starts, or text.length when there is none. */
+  from(text: string, from: number): number {
+    if (this.searched !== -1 && this.searched <= from && from <= this.at) return this.at;
+    this.re.lastIndex = from;
+    const m = this.re.exec(text);
+    this.searched = from;
+    this.at = m ? m.index : text.length;
+    return this.at;
+  }
+}
+
+/**
+ * Cuts text into the original texts of single games, chunk by chunk.
+ *
+ * A game's text is a range of the input: from its first line (an escape or comment line before its tags
+ * belongs to it) to the end of its last line of content. So each chunk is read in place, line by line as
+ * positions, and a game's text is one slice of it (V8 makes that a view of the chunk, not a copy); only the
+ * part of a game read in earlier chunks is kept as a string (carry). Slicing every line and joining them
+ * per game took about half of the splitter's time and made most of its garbage (measured in 1 MB chunks on
+ * one thread: bjbraams' 198k short games 130-220 -> 70-120 ms, pgnmentor's 100 MB 520-650 -> 350-490 ms).
+ */
 export class PgnSplitter {
   /** Incomplete last line of the input so far. */
   private partial = '';
@@ -78,8 +116,16 @@ export class PgnSplitter {
   private started = false;
   private index = 0;
 
-  // The current game.
-  private lines: string[] = [];
+  /** The text being read, and the position in the whole input of its first character. */
+  private buf = '';
+  private bufAt = 0;
+  /** Input read before buf that is still needed (the current game's start onwards), from position carryAt. */
+  private carry = '';
+  private carryAt = 0;
+
+  // The current game: its text runs from gameAt to contentEnd (positions in the whole input).
+  private gameAt = 0;
+  private contentEnd = 0;
   private startLine = 0;
   private hasGame = false;
   private hasMovetext = false;
@@ -88,11 +134,18 @@ export class PgnSplitter {
   private ended = false;
   private inBrace = false;
   private depth = 0;
-  /** Blank, escape and comment lines after the current game's last content line. */
-  private pending: string[] = [];
-  private pendingStart = 0;
+  /**
+   * Of the blank, escape and comment lines after the current game's last content line, the first that is
+   * not blank (escape or comment line): its position and line number, or -1.
+   */
+  private keptAt = -1;
+  private keptLine = 0;
   /** Whether a blank line precedes the line being handled. */
   private afterBlank = false;
+
+  private readonly specials = /[^{}();\n]*/y;
+  private readonly terminators = new NextMatch(TERMINATOR_AT);
+  private readonly closes = new NextMatch(/\}/g);
 
   private out: RawGame[] = [];
 
@@ -101,31 +154,55 @@ export class PgnSplitter {
       this.started = true;
       if (chunk.startsWith(BOM)) chunk = chunk.slice(1);
     }
+    // An incomplete line from the last chunk is read with the rest of it (decodePgnStream's chunks end at
+    // line ends, so only other callers pay for this copy).
+    this.setBuf(this.partial.length > 0 ? this.partial + chunk : chunk, this.bufAt);
+    const buf = this.buf;
     let pos = 0;
-    let nl = chunk.indexOf('\n');
-    if (nl !== -1 && this.partial.length > 0) {
-      this.handleLine(this.partial + chunk.slice(0, nl + 1));
-      this.partial = '';
-      pos = nl + 1;
-      nl = chunk.indexOf('\n', pos);
-    }
+    let nl = buf.indexOf('\n');
     while (nl !== -1) {
-      this.handleLine(chunk.slice(pos, nl + 1));
+      this.handleLine(pos, nl + 1);
       pos = nl + 1;
-      nl = chunk.indexOf('\n', pos);
+      nl = buf.indexOf('\n', pos);
     }
-    if (pos < chunk.length) this.partial += chunk.slice(pos);
+    this.partial = buf.slice(pos);
+    // What is still needed of buf becomes carry; the next buf starts with the incomplete line.
+    this.keep(this.bufAt + pos);
+    this.setBuf('', this.bufAt + pos);
     return this.take();
   }
 
   end(): RawGame[] {
     if (this.partial.length > 0) {
-      this.handleLine(this.partial);
+      this.setBuf(this.partial, this.bufAt);
       this.partial = '';
+      this.handleLine(0, this.buf.length);
     }
     this.finishGame();
-    this.pending = [];
+    this.keptAt = -1;
     return this.take();
+  }
+
+  private setBuf(text: string, at: number): void {
+    this.buf = text;
+    this.bufAt = at;
+    this.terminators.reset();
+    this.closes.reset();
+  }
+
+  /** Keeps, as carry, the input still needed once buf is gone: from the current game's start to `upTo`. */
+  private keep(upTo: number): void {
+    const from = this.hasGame ? this.gameAt : this.keptAt !== -1 ? this.keptAt : upTo;
+    this.carry = this.text(from, upTo);
+    this.carryAt = from;
+  }
+
+  /** The input from `from` to `to` (positions in the whole input, from carryAt on). */
+  private text(from: number, to: number): string {
+    const { buf, bufAt, carry, carryAt } = this;
+    if (from >= bufAt) return buf.slice(from - bufAt, to - bufAt);
+    if (to <= bufAt) return carry.slice(from - carryAt, to - carryAt);
+    return carry.slice(from - carryAt) + buf.slice(0, to - bufAt);
   }
 
   private take(): RawGame[] {
@@ -135,91 +212,110 @@ export class PgnSplitter {
     return out;
   }
 
-  /** `raw` is one line including its line ending, if any. */
-  private handleLine(raw: string): void {
+  private isBlank(start: number, end: number): boolean {
+    const buf = this.buf;
+    for (let i = start; i < end; i++) {
+      if (!isSpace(buf.charCodeAt(i))) return false;
+    }
+    return true;
+  }
+
+  /** The line buf[start, end), with its line ending if any. */
+  private handleLine(start: number, end: number): void {
     this.lineNo++;
-    // The line ending stays on: every test below reads "\r\n" as the blank space it is, and not cutting it
-    // off saves a string per line.
-    const line = raw;
+    // The line ending stays on: every test below reads "\r\n" as the blank space it is.
+    const buf = this.buf;
 
     if (this.inBrace) {
-      if (isBlank(line)) {
-        this.addContent(raw);
+      if (this.isBlank(start, end)) {
+        this.addContent(end);
         this.afterBlank = true;
         return;
       }
-      if (this.afterBlank && TAG_LINE.test(line)) {
+      if (this.afterBlank && TAG_LINE.test(buf.slice(start, end))) {
         // Runaway comment: a tag pair after a blank line starts the next game.
         this.inBrace = false;
-        this.startGame(raw);
-        this.scanTags(line);
+        this.startGame(start, end);
+        this.scanTags(start, end);
       } else {
-        this.addContent(raw);
-        this.scanMovetext(line, 0);
+        this.addContent(end);
+        this.scanMovetext(start, end);
       }
       this.afterBlank = false;
       return;
     }
 
-    if (line.length > 0 && line.charCodeAt(0) === CH_PERCENT) {
-      this.addPending(raw);
+    if (end > start && buf.charCodeAt(start) === CH_PERCENT) {
+      this.addPending(start, false);
       return;
     }
-    let i = 0;
-    while (i < line.length && isSpace(line.charCodeAt(i))) i++;
-    if (i === line.length) {
-      this.addPending(raw);
+    let i = start;
+    while (i < end && isSpace(buf.charCodeAt(i))) i++;
+    if (i === end) {
+      this.addPending(start, true);
       this.afterBlank = true;
       return;
     }
-    const c = line.charCodeAt(i);
+    const c = buf.charCodeAt(i);
     if (c === CH_SEMI && (!this.hasGame || this.ended)) {
-      this.addPending(raw);
+      this.addPending(start, false);
       return;
     }
 
     if (c === CH_LBRACKET) {
-      if (!this.hasGame || this.hasMovetext || (this.afterBlank && this.repeatsTag(line, i)))
-        this.startGame(raw);
-      else this.addContent(raw);
-      this.scanTags(line);
+      if (
+        !this.hasGame ||
+        this.hasMovetext ||
+        (this.afterBlank && this.repeatsTag(buf.slice(start, end), i - start))
+      )
+        this.startGame(start, end);
+      else this.addContent(end);
+      this.scanTags(start, end);
     } else {
       if (
         !this.hasGame ||
         this.ended ||
-        (this.afterBlank && this.hasTokens && this.depth === 0 && FIRST_MOVE_LINE.test(line))
+        (this.afterBlank && this.hasTokens && this.depth === 0 && FIRST_MOVE_LINE.test(buf.slice(start, end)))
       ) {
-        this.startGame(raw);
+        this.startGame(start, end);
       } else {
-        this.addContent(raw);
+        this.addContent(end);
       }
-      if (!this.inBrace && !MOVETEXT_SPECIALS.test(line)) {
+      if (!this.inBrace && !this.hasSpecials(i, end)) {
         // Most movetext lines hold only moves, numbers and maybe the result: two native scans instead of a
         // loop over every character (what scanMovetext concludes for such a line).
         this.hasMovetext = true;
         this.hasTokens = true;
-        if (this.depth === 0 && TERMINATOR_TOKEN.test(line)) this.ended = true;
+        if (this.depth === 0 && this.terminators.from(buf, start) < end) this.ended = true;
       } else {
-        this.scanMovetext(line, i);
+        this.scanMovetext(i, end);
       }
     }
     this.afterBlank = false;
   }
 
-  private addPending(raw: string): void {
-    if (this.pending.length === 0) this.pendingStart = this.lineNo;
-    this.pending.push(raw);
+  /** Whether buf[start, end) holds a character scanMovetext must see: a brace, a parenthesis or ';'. */
+  private hasSpecials(start: number, end: number): boolean {
+    this.specials.lastIndex = start;
+    this.specials.test(this.buf);
+    const stop = this.specials.lastIndex; // the first special or line feed, or the end of buf
+    return stop < end && this.buf.charCodeAt(stop) !== 10;
   }
 
-  private addContent(raw: string): void {
-    if (this.pending.length > 0) {
-      for (const p of this.pending) this.lines.push(p);
-      this.pending = [];
+  private addPending(start: number, blank: boolean): void {
+    if (!blank && this.keptAt === -1) {
+      this.keptAt = this.bufAt + start;
+      this.keptLine = this.lineNo;
     }
-    this.lines.push(raw);
   }
 
-  private startGame(raw: string): void {
+  /** A line of the current game ending at buf[end]: the lines pending before it are the game's too. */
+  private addContent(end: number): void {
+    this.keptAt = -1;
+    this.contentEnd = this.bufAt + end;
+  }
+
+  private startGame(start: number, end: number): void {
     this.finishGame();
     this.hasGame = true;
     this.hasMovetext = false;
@@ -227,36 +323,34 @@ export class PgnSplitter {
     this.ended = false;
     this.inBrace = false;
     this.depth = 0;
-    // Escape and comment lines just before the game belong to it; blank lines do not.
-    let first = 0;
-    while (first < this.pending.length && isBlank(this.pending[first] as string)) first++;
-    if (first < this.pending.length) {
-      this.startLine = this.pendingStart + first;
-      for (let k = first; k < this.pending.length; k++) this.lines.push(this.pending[k] as string);
+    // Escape and comment lines just before the game belong to it; blank lines before them do not.
+    if (this.keptAt !== -1) {
+      this.gameAt = this.keptAt;
+      this.startLine = this.keptLine;
     } else {
+      this.gameAt = this.bufAt + start;
       this.startLine = this.lineNo;
     }
-    this.pending = [];
-    this.lines.push(raw);
+    this.keptAt = -1;
+    this.contentEnd = this.bufAt + end;
   }
 
   private finishGame(): void {
     if (!this.hasGame) return;
     this.index++;
-    this.out.push({ text: this.lines.join(''), line: this.startLine, index: this.index });
-    this.lines = [];
+    this.out.push({ text: this.text(this.gameAt, this.contentEnd), line: this.startLine, index: this.index });
     this.hasGame = false;
   }
 
   /**
-   * Whether the tag line starting at `i` names a tag the current game already has. Only
-   * asked after a blank line in a tag section, so the current game's lines are re-read
-   * rather than every tag name being recorded for every game.
+   * Whether the tag line (tags from `i`) names a tag the current game already has. Only asked after a
+   * blank line in a tag section, so the current game's lines are re-read rather than every tag name being
+   * recorded for every game.
    */
   private repeatsTag(line: string, i: number): boolean {
     const names = tagNamesOf(line, i);
     if (names.length === 0) return false;
-    for (const previous of this.lines) {
+    for (const previous of this.text(this.gameAt, this.contentEnd).split(/(?<=\n)/)) {
       const start = previous.search(/\S/);
       if (start === -1 || previous.charCodeAt(start) !== CH_LBRACKET) continue;
       for (const name of tagNamesOf(previous, start)) if (names.includes(name)) return true;
@@ -264,10 +358,10 @@ export class PgnSplitter {
     return false;
   }
 
-  /** Skips the tag pairs of a tag line; anything after them is movetext. */
-  private scanTags(line: string): void {
-    let i = 0;
-    const n = line.length;
+  /** Skips the tag pairs of the tag line buf[start, n); anything after them is movetext. */
+  private scanTags(start: number, n: number): void {
+    const line = this.buf;
+    let i = start;
     for (;;) {
       while (i < n && isSpace(line.charCodeAt(i))) i++;
       if (i >= n || line.charCodeAt(i) !== CH_LBRACKET) break;
@@ -282,16 +376,16 @@ export class PgnSplitter {
       if (i >= n) return; // Malformed or unterminated tag: the rest of the line is its text.
       i++;
     }
-    if (i < n) this.scanMovetext(line, i);
+    if (i < n) this.scanMovetext(i, n);
   }
 
-  /** Tracks braces, parentheses and result terminators from `start` to the end of `line`. */
-  private scanMovetext(line: string, start: number): void {
-    const n = line.length;
+  /** Tracks braces, parentheses and result terminators in buf[start, n). */
+  private scanMovetext(start: number, n: number): void {
+    const line = this.buf;
     let i = start;
     if (this.inBrace) {
-      const close = line.indexOf('}', i);
-      if (close === -1) return;
+      const close = this.closes.from(line, i);
+      if (close >= n) return;
       this.inBrace = false;
       i = close + 1;
     }
@@ -304,8 +398,8 @@ export class PgnSplitter {
       if (c === CH_SEMI) return;
       this.hasMovetext = true;
       if (c === CH_LBRACE) {
-        const close = line.indexOf('}', i + 1);
-        if (close === -1) {
+        const close = this.closes.from(line, i + 1);
+        if (close >= n) {
           this.inBrace = true;
           return;
         }
