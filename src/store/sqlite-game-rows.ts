@@ -118,17 +118,23 @@ function pushBound(run: unknown[], id: string, values: unknown[], positions: num
   for (const position of positions) run.push(values[position]);
 }
 
+/** Consecutive rows of a batch with the same shape, to be written together. */
+interface Run {
+  /** The rows' bound values, one row after the other: `width` values a row. */
+  values: unknown[];
+  rows: number;
+  width: number;
+  shape: number;
+  /** The batch's row the run starts at. */
+  start: number;
+}
+
 /**
- * Writes the run's rows (`width` bound values each), the first of them the batch's row `start`, in
- * statements of SIZES; returns the last row's pk. A function of the module rather than a closure made per
- * batch: V8 tied the optimised insertGameRows to the closure it saw, and dropped it for the next batch's.
+ * Writes the run's rows in statements of SIZES; returns the last row's pk. A function of the module rather
+ * than a closure made per batch: V8 tied the optimised insertGameRows to the closure it saw, and dropped it
+ * for the next batch's.
  */
-function writeRun(
-  prepared: Prepared,
-  handle: SqliteHandle,
-  batch: RowBatch,
-  run: { values: unknown[]; rows: number; width: number; shape: number; start: number },
-): number {
+function writeRun(prepared: Prepared, handle: SqliteHandle, batch: RowBatch, run: Run): number {
   const { values, rows, width, shape, start } = run;
   let lastPk = 0;
   let at = 0;
@@ -152,8 +158,7 @@ export function insertGameRows(handle: SqliteHandle, batch: RowBatch): number {
   const prepared = preparedOf(handle);
   const { ids, games } = batch;
   const values: unknown[] = []; // one row's content values, reused
-  /** The bound values of the run's rows, one after the other: each row has `width` of them. */
-  const run = { values: [] as unknown[], rows: 0, width: 0, shape: -1, start: 0 };
+  const run: Run = { values: [], rows: 0, width: 0, shape: -1, start: 0 };
   let positions: number[] = [];
   let lastPk = 0;
   for (let i = 0; i < games.length; i++) {
