@@ -100,6 +100,39 @@ test('chunk boundaries do not matter: 1-byte, 7-byte and random chunks', () => {
   }
 });
 
+test('a cut anywhere, even inside the lines before a game, gives the same games', () => {
+  // Escape and comment lines before a game belong to it and blank lines do not: the text of a game starts at
+  // its first such line, which may have arrived a chunk earlier than its tags.
+  const text = [
+    '% escape before the first game',
+    '[Event "a"]',
+    '',
+    '1. e4 { a comment',
+    'over two lines } e5 1-0',
+    '',
+    '',
+    '; a comment line',
+    '% an escape line',
+    '',
+    '[Event "b"]',
+    '1. d4 d5 (1... Nf6) *',
+    '',
+    '1. c4 0-1',
+  ].join('\n');
+  const whole = splitPgn(text);
+  assert.equal(whole.length, 3);
+  assert.ok(whole[1]?.text.startsWith('; a comment line\n% an escape line\n\n[Event "b"]'));
+  for (let cut = 0; cut <= text.length; cut++) {
+    const splitter = new PgnSplitter();
+    const games = [
+      ...splitter.push(text.slice(0, cut)),
+      ...splitter.push(text.slice(cut)),
+      ...splitter.end(),
+    ];
+    assert.deepEqual(games, whole, `cut at ${cut}`);
+  }
+});
+
 test('a BOM is dropped, also when it arrives in a chunk of its own', () => {
   const splitter = new PgnSplitter();
   const out = [
