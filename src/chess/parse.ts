@@ -211,8 +211,8 @@ class Parser {
       } else {
         let end = this.pos + 1;
         while (end < t.length && !endsWord(t.charCodeAt(end))) end++;
-        if (c >= 48 && c <= 57 && isMoveNumber(t, this.pos, end)) {
-          // A third of the words: skipped without a string of their own (handleWord's first case).
+        if (c >= 48 && c <= 57 && moveNumberEnd(t, this.pos, end) === end) {
+          // A move number alone ("12", "12.", "12..."): a third of the words, skipped without a string.
           if (this.terminator !== undefined && this.stack.length === 1)
             this.checkNotAfterResult(t.slice(this.pos, end));
           this.pos = end;
@@ -261,16 +261,11 @@ class Parser {
         return;
       }
       if (c >= 48 /* '0' */) {
-        // Move number: "12", "12.", "12...", or glued to the move: "12.e4", "12...e5".
-        let i = 1;
-        while (i < word.length && isDigit(word.charCodeAt(i))) i++;
-        let j = i;
-        while (j < word.length && (word.charCodeAt(j) === 46 || word.charCodeAt(j) === 0x2026)) j++;
-        if (j === word.length) {
-          this.checkNotAfterResult(word);
-          return;
-        }
-        if (j > i) word = word.slice(j);
+        // A move number glued to the move: "12.e4", "12...e5" (one alone never gets here: parseMovetext
+        // skips it).
+        const j = moveNumberEnd(word, 0, word.length);
+        const last = word.charCodeAt(j - 1);
+        if (last === 46 || last === 0x2026) word = word.slice(j);
       } else if (c === 46 && /^[.\u2026]+$/.test(word)) {
         return; // "..." of "1. ... e5"
       }
@@ -387,12 +382,12 @@ function endsWord(d: number): boolean {
   );
 }
 
-/** Whether text[start, end) is a move number alone: digits, then any dots ("12", "12.", "12..."). */
-function isMoveNumber(text: string, start: number, end: number): boolean {
+/** Where the move number at text[start] ends, before `end`: after its digits and any dots ("12.", "12..."). */
+function moveNumberEnd(text: string, start: number, end: number): number {
   let i = start;
   while (i < end && isDigit(text.charCodeAt(i))) i++;
   while (i < end && (text.charCodeAt(i) === 46 || text.charCodeAt(i) === 0x2026)) i++;
-  return i === end;
+  return i;
 }
 
 /** Appends to an optional list, creating it on first use. */

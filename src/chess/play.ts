@@ -37,19 +37,19 @@ const SQUARES: string[] = Array.from({ length: 64 }, (_, sq) => `${FILES[sq & 7]
 /** UCI of every move from * 64 + to, made once rather than per move. */
 const UCI: string[] = Array.from({ length: 64 * 64 }, (_, i) => `${SQUARES[i >> 6]}${SQUARES[i & 63]}`);
 const BACKRANKS = SquareSet.backranks();
-/** The SAN pieces' letters, in the order of pieceSanIndex. */
-const PIECE_LETTERS = ['N', 'B', 'R', 'Q', 'K'];
+/** The pieces (not pawns) in the order of pieceSanIndex. */
+const SAN_PIECES: Role[] = ['knight', 'bishop', 'rook', 'queen', 'king'];
 /**
  * SAN without disambiguation, promotion or suffix, made once: a piece's move by letter, capture and target
  * (PIECE_SAN[(piece * 2 + capture) * 64 + to]), a pawn's capture by file and target (PAWN_CAPTURE_SAN[file *
  * 64 + to]). Writing them per move made a string or two for nearly every move.
  */
-const PIECE_SAN: string[] = PIECE_LETTERS.flatMap((letter) =>
-  ['', 'x'].flatMap((x) => SQUARES.map((square) => `${letter}${x}${square}`)),
+const PIECE_SAN: string[] = SAN_PIECES.flatMap((role) =>
+  ['', 'x'].flatMap((x) => SQUARES.map((square) => `${sanLetter(role)}${x}${square}`)),
 );
 const PAWN_CAPTURE_SAN: string[] = [...FILES].flatMap((file) => SQUARES.map((square) => `${file}x${square}`));
 
-/** The index of a piece (not a pawn) in PIECE_LETTERS. */
+/** The index of a piece (not a pawn) in SAN_PIECES. */
 function pieceSanIndex(role: Role): number {
   switch (role) {
     case 'knight':
