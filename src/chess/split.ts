@@ -158,6 +158,20 @@ export class PgnSplitter {
     // line ends, so only other callers pay for this copy).
     this.setBuf(this.partial.length > 0 ? this.partial + chunk : chunk, this.bufAt);
     const buf = this.buf;
+    const pos = this.handleLines(buf);
+    this.partial = buf.slice(pos);
+    // What is still needed of buf becomes carry; the next buf starts with the incomplete line.
+    this.keep(this.bufAt + pos);
+    this.setBuf('', this.bufAt + pos);
+    return this.take();
+  }
+
+  /**
+   * Handles the complete lines of buf; returns where the incomplete last line starts. The loop is a function
+   * of its own: inside push, V8 compiled it on its own (on-stack replacement) before push had ever got past
+   * it, and left that code at the loop's end, once per chunk (23 times in 44 MB).
+   */
+  private handleLines(buf: string): number {
     let pos = 0;
     let nl = buf.indexOf('\n');
     while (nl !== -1) {
@@ -165,11 +179,7 @@ export class PgnSplitter {
       pos = nl + 1;
       nl = buf.indexOf('\n', pos);
     }
-    this.partial = buf.slice(pos);
-    // What is still needed of buf becomes carry; the next buf starts with the incomplete line.
-    this.keep(this.bufAt + pos);
-    this.setBuf('', this.bufAt + pos);
-    return this.take();
+    return pos;
   }
 
   end(): RawGame[] {

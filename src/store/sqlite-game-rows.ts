@@ -110,7 +110,7 @@ function shapeOf(prepared: Prepared, values: unknown[]): number {
 
 /**
  * Appends a row's bound values to the run: its id, then its content values at `positions`. A function of its
- * own so that insertGameRows has no inner loop: V8 compiled that loop on its own (on-stack replacement) and
+ * own so that collectRun's loop has no inner loop: V8 compiled that loop on its own (on-stack replacement) and
  * left the compiled code at its end, once per game (7,300 deoptimisations an import of 198k games).
  */
 function pushBound(run: unknown[], id: string, values: unknown[], positions: number[]): void {
@@ -153,31 +153,39 @@ function writeRun(prepared: Prepared, handle: SqliteHandle, batch: RowBatch, run
   return lastPk;
 }
 
+/**
+ * The run of rows from `start`: the rows after it of the same shape, at most SIZES[0]. `values` is scratch for
+ * one row's content values. The loop ends where a run does, in a function of its own: as one loop over the
+ * whole batch, V8 compiled it on its own (on-stack replacement) before any run had been written, and left that
+ * code at each run's end, 17 times an import of 198k games, compiling insertGameRows anew in between.
+ */
+function collectRun(prepared: Prepared, batch: RowBatch, start: number, values: unknown[]): Run {
+  const { ids, games } = batch;
+  values.length = 0;
+  pushContentValues(values, games[start] as GameRecord, ids[start] as string);
+  const shape = shapeOf(prepared, values);
+  const positions = prepared.shapes.get(shape) as number[];
+  const run: Run = { values: [], rows: 0, width: 1 + positions.length, shape, start };
+  for (;;) {
+    const i = start + run.rows;
+    pushBound(run.values, ids[i] as string, values, positions);
+    run.rows++;
+    if (i + 1 === games.length || run.rows === SIZES[0]) return run;
+    values.length = 0;
+    pushContentValues(values, games[i + 1] as GameRecord, ids[i + 1] as string);
+    if (shapeOf(prepared, values) !== shape) return run; // the next run starts with that row
+  }
+}
+
 /** Inserts the batch's games, in order, with the given ids; returns the last row's pk. */
 export function insertGameRows(handle: SqliteHandle, batch: RowBatch): number {
   const prepared = preparedOf(handle);
-  const { ids, games } = batch;
   const values: unknown[] = []; // one row's content values, reused
-  const run: Run = { values: [], rows: 0, width: 0, shape: -1, start: 0 };
-  let positions: number[] = [];
   let lastPk = 0;
-  for (let i = 0; i < games.length; i++) {
-    const id = ids[i] as string;
-    values.length = 0;
-    pushContentValues(values, games[i] as GameRecord, id);
-    const rowShape = shapeOf(prepared, values);
-    if (rowShape !== run.shape || run.rows === SIZES[0]) {
-      if (run.rows > 0) lastPk = writeRun(prepared, handle, batch, run);
-      positions = prepared.shapes.get(rowShape) as number[];
-      run.values = [];
-      run.rows = 0;
-      run.width = 1 + positions.length;
-      run.shape = rowShape;
-      run.start = i;
-    }
-    pushBound(run.values, id, values, positions);
-    run.rows++;
+  for (let start = 0; start < batch.games.length; ) {
+    const run = collectRun(prepared, batch, start, values);
+    lastPk = writeRun(prepared, handle, batch, run);
+    start += run.rows;
   }
-  if (run.rows > 0) lastPk = writeRun(prepared, handle, batch, run);
   return lastPk;
 }
