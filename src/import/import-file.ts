@@ -7,7 +7,7 @@ import type { RawGame } from '../chess/types.ts';
 import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
 import type { BatchItem } from './normalize-batch.ts';
-import { defaultPoolSize, maxPoolSize, NormalizePool, SMALL_INPUT_BYTES } from './normalize-pool.ts';
+import { defaultPoolSize, maxPoolSize, NormalizePool, worthWorkers } from './normalize-pool.ts';
 import { RejectsWriter } from './rejects.ts';
 
 // Per message to a worker, at most so many games and so much text: enough that messaging costs little, little
@@ -26,6 +26,12 @@ const IN_FLIGHT_CHUNKS_PER_WORKER = 32;
 const BATCH_GAMES = 5000;
 const BATCH_CHARS = 8 << 20;
 const MIN_BATCH = 2000;
+// Inputs from this size on are written with checkpoints on a thread of their own (store.bulkWrites). Below
+// it, that thread's start-up and its repeated copies of the same index pages cost more than the writer's
+// own checkpoints, which smaller imports seldom reach (measured on 2 cores, alternating runs: a 4 MB TCEC
+// event 0.20 -> 0.18 s without it, a TWIC issue 0.33 -> 0.31 s, 8 MB of short games 0.70 and 0.72 s; 44 MB
+// of TCEC games 0.59 -> 0.53 s with it).
+const BULK_WRITES_BYTES = 8 << 20;
 // Another worker is started when, over half a second of the import, the main thread spent more than a
 // third of it waiting for results, and the rest of the file would still take this long at the speed so far:
 // its start-up and warm-up (~0.2 s of CPU) pay off only over a long run (measured on 2 cores: 100 MB of
@@ -75,8 +81,8 @@ export interface ImportOptions {
   /** Most games per store transaction (default 5,000). */
   batchSize?: number;
   /**
-   * Worker threads that normalise games; default one per core but one, none for small files (their start-up
-   * costs more than they save).
+   * Worker threads that normalise games; default one per core but one, none for files small or quick to check
+   * (worthWorkers: their start-up costs more than they save).
    */
   workers?: number;
   /**
@@ -108,13 +114,12 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     bytes: 0,
     seconds: 0,
   };
-  // Small files are done before a checkpoint thread would have started.
-  const bulk = totalBytes < SMALL_INPUT_BYTES ? undefined : store.bulkWrites();
+  const bulk = totalBytes < BULK_WRITES_BYTES ? undefined : store.bulkWrites();
   let batch: GameRecord[] = [];
   let batchChars = 0;
   const pool =
     options.pool ??
-    new NormalizePool(options.workers ?? (totalBytes < SMALL_INPUT_BYTES ? 0 : defaultPoolSize()));
+    new NormalizePool(options.workers ?? ((await worthWorkers([file])) ? defaultPoolSize() : 0));
   const maxWorkers = options.workers ?? maxPoolSize();
   /** Text of the games taken back from the workers, and this thread's waits for them since windowStart. */
   let doneChars = 0;

@@ -6,17 +6,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { importFile } from '../../src/import/index.ts';
-import { NormalizePool, poolForFiles, SMALL_INPUT_BYTES } from '../../src/import/normalize-pool.ts';
+import {
+  NormalizePool,
+  poolForFiles,
+  SMALL_INPUT_BYTES,
+  worthWorkers,
+} from '../../src/import/normalize-pool.ts';
 import { CLASSICS_PGN } from '../http/world.ts';
 import { openTestStore } from '../store/dialects.ts';
 
-test('no pool for small or missing files; one for a large file', async () => {
+test('no pool for small, missing or quickly checked files; one for many games', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-pool-'));
   try {
-    const large = join(dir, 'large.pgn');
-    writeFileSync(large, `{${' '.repeat(SMALL_INPUT_BYTES)}}\n`);
+    // 1.5 MB holding one game (a long comment): over the small size, but little to check.
+    const oneGame = join(dir, 'one-game.pgn');
+    writeFileSync(oneGame, `[Result "*"]\n\n{${' '.repeat(1.5 * SMALL_INPUT_BYTES)}} *\n`);
+    // 1.1 MB of 12,000 short games, as in an opening book.
+    const manyGames = join(dir, 'many-games.pgn');
+    const line =
+      '[Result "*"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 *\n\n';
+    writeFileSync(manyGames, line.repeat(12_000));
     assert.equal(await poolForFiles([CLASSICS_PGN, join(dir, 'missing.pgn')]), undefined);
-    const pool = await poolForFiles([CLASSICS_PGN, large]);
+    assert.equal(await poolForFiles([CLASSICS_PGN, oneGame]), undefined);
+    assert.equal(await worthWorkers([oneGame]), false);
+    assert.equal(await worthWorkers([manyGames]), true);
+    const pool = await poolForFiles([CLASSICS_PGN, manyGames]);
     assert.ok(pool);
     assert.equal(pool.size, 1);
     await pool.close();
