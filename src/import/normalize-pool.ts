@@ -7,7 +7,7 @@
 // left the worker idle whenever the main thread was busy (splitting, writing to SQLite): measured, the two
 // then took turns instead of working at the same time.
 import { Buffer } from 'node:buffer';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerUrl } from '../store/worker-bundle.ts';
@@ -20,7 +20,7 @@ export class NormalizePool {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
-  /** size 0 normalises inline on the calling thread (small inputs, tests). */
+  /** size 0 normalises inline on the calling thread (imports with little to check, tests). */
   constructor(size = defaultPoolSize()) {
     for (let i = 0; i < size; i++) this.grow();
   }
@@ -78,65 +78,58 @@ export function maxPoolSize(): number {
   return Math.max(1, availableParallelism());
 }
 
-/** Inputs below this size are normalised on the calling thread: starting a worker (~0.1 s) costs more. */
-export const SMALL_INPUT_BYTES = 1 << 20;
-
-/** How much of a larger input is read to estimate its number of games. */
+/** How much of an input is read to estimate its number of games. */
 const SAMPLE_BYTES = 1 << 20;
 /** About as much checking as a short game takes, in bytes of input (comments, long games): warm, ~5.5 us. */
 const BYTES_PER_GAME = 800;
 /**
- * Inputs of less checking than this many short games (estimated: games, plus bytes / BYTES_PER_GAME) are
- * normalised on the calling thread too. A worker's start-up and warm-up took longer than it saved on them
+ * Imports of less checking than this many short games (estimated: games, plus bytes / BYTES_PER_GAME) are
+ * normalised on the calling thread. A worker's start-up and warm-up took longer than it saved on them
  * (measured, 2 cores, alternating runs): a TWIC issue (1.9 MB, 2,245 games; estimate 4,600) 0.38 -> 0.35 s,
  * a TCEC event (4.1 MB, 112 games with engine comments; 5,200) 0.21 -> 0.17 s, 2.3 MB of 4,798 lichess
- * games (7,700) the same either way, while 4 MB of 6,000 master games (11,000) took 5% longer, 4 MB of
- * 17,000 opening lines 12% longer.
+ * games (7,700) and 1 MB of 12,600 opening lines (13,900) the same either way, while 4 MB of 6,000 master
+ * games (11,000) took 5% longer, 4 MB of 17,000 opening lines 12% longer.
  */
 const INLINE_GAMES = 7000;
 
-/** A file's size and the games in its first SAMPLE_BYTES (tag sections with a Result tag), or none. */
-async function sampleOf(file: string): Promise<{ size: number; games: number; sampled: number } | undefined> {
-  let handle: FileHandle;
+/**
+ * The estimated checking work of a file, in short games (see INLINE_GAMES). 0 for what is not a regular file
+ * (opening a named pipe would wait for its writer, and reading it take text from the import) and for what
+ * cannot be read (its import fails by itself).
+ */
+async function workOf(file: string): Promise<number> {
+  let handle: FileHandle | undefined;
   try {
+    const stats = await stat(file);
+    if (!stats.isFile()) return 0;
+    const { size } = stats;
     handle = await open(file);
-  } catch {
-    return undefined; // its import fails by itself
-  }
-  try {
-    const size = (await handle.stat()).size;
-    if (size < SMALL_INPUT_BYTES) return { size, games: 0, sampled: size };
-    const buffer = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    // An estimate: a game without a Result tag is missed, a tag quoted in a comment counted.
+    const sample = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
+    const { bytesRead } = await handle.read(sample, 0, sample.length, 0);
+    // Games are counted by their Result tags: one without is missed, one quoted in a comment counted.
     let games = 0;
     for (
-      let at = buffer.indexOf('[Result ');
+      let at = sample.indexOf(RESULT_TAG);
       at !== -1 && at < bytesRead;
-      at = buffer.indexOf('[Result ', at + 8)
+      at = sample.indexOf(RESULT_TAG, at + 1)
     )
       games++;
-    return { size, games, sampled: bytesRead };
+    return (games * size) / Math.max(1, bytesRead) + size / BYTES_PER_GAME;
+  } catch {
+    return 0;
   } finally {
-    await handle.close();
+    await handle?.close();
   }
 }
+const RESULT_TAG = '[Result ';
 
 /**
- * Whether importing `files` is worth workers: some file is not small, and checking them all is estimated at
- * INLINE_GAMES short games or more (each file's games extrapolated from its first megabyte). A file that
- * cannot be read counts for nothing: its import fails by itself.
+ * Whether importing `files` is worth workers: checking them all is estimated at INLINE_GAMES short games or
+ * more (each file's games extrapolated from its first megabyte).
  */
 export async function worthWorkers(files: readonly string[]): Promise<boolean> {
-  const samples = await Promise.all(files.map(sampleOf));
-  let large = false;
-  let work = 0;
-  for (const sample of samples) {
-    if (!sample) continue;
-    large ||= sample.size >= SMALL_INPUT_BYTES;
-    work += (sample.games * sample.size) / Math.max(1, sample.sampled) + sample.size / BYTES_PER_GAME;
-  }
-  return large && work >= INLINE_GAMES;
+  const works = await Promise.all(files.map(workOf));
+  return works.reduce((sum, work) => sum + work, 0) >= INLINE_GAMES;
 }
 
 /**

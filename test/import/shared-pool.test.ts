@@ -1,26 +1,22 @@
 // The CLI starts one pool of workers for all the files of an import command (poolForFiles), before it opens
 // the store; each file's import uses it and leaves it running.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { importFile } from '../../src/import/index.ts';
-import {
-  NormalizePool,
-  poolForFiles,
-  SMALL_INPUT_BYTES,
-  worthWorkers,
-} from '../../src/import/normalize-pool.ts';
+import { NormalizePool, poolForFiles, worthWorkers } from '../../src/import/normalize-pool.ts';
 import { CLASSICS_PGN } from '../http/world.ts';
 import { openTestStore } from '../store/dialects.ts';
 
-test('no pool for small, missing or quickly checked files; one for many games', async () => {
+test('a pool only for imports with enough to check: many games, in one file or several', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-pool-'));
   try {
-    // 1.5 MB holding one game (a long comment): over the small size, but little to check.
+    // 1.5 MB holding one game (a long comment): large, but little to check.
     const oneGame = join(dir, 'one-game.pgn');
-    writeFileSync(oneGame, `[Result "*"]\n\n{${' '.repeat(1.5 * SMALL_INPUT_BYTES)}} *\n`);
+    writeFileSync(oneGame, `[Result "*"]\n\n{${' '.repeat(1.5 << 20)}} *\n`);
     // 1.1 MB of 12,000 short games, as in an opening book.
     const manyGames = join(dir, 'many-games.pgn');
     const line =
@@ -30,6 +26,15 @@ test('no pool for small, missing or quickly checked files; one for many games', 
     assert.equal(await poolForFiles([CLASSICS_PGN, oneGame]), undefined);
     assert.equal(await worthWorkers([oneGame]), false);
     assert.equal(await worthWorkers([manyGames]), true);
+    // 4,000 such games check quickly on this thread; three files of them together are worth workers.
+    const someGames = join(dir, 'some-games.pgn');
+    writeFileSync(someGames, line.repeat(4_000));
+    assert.equal(await worthWorkers([someGames]), false);
+    assert.equal(await worthWorkers([someGames, someGames, someGames]), true);
+    // A named pipe is not opened (that would wait for its writer) nor read (that would take its games).
+    const pipe = join(dir, 'pipe.pgn');
+    execFileSync('mkfifo', [pipe]);
+    assert.equal(await worthWorkers([pipe, dir]), false);
     const pool = await poolForFiles([CLASSICS_PGN, manyGames]);
     assert.ok(pool);
     assert.equal(pool.size, 1);
