@@ -154,8 +154,8 @@ function writeRun(prepared: Prepared, handle: SqliteHandle, batch: RowBatch, run
 }
 
 /**
- * The run of rows from `start`: the rows after it of the same shape, at most SIZES[0]. `values` is scratch for
- * one row's content values. The loop ends where a run does, in a function of its own: as one loop over the
+ * The run that starts at row `start`: that row and the rows after it of its shape, at most SIZES[0] in all.
+ * `values` is scratch for one row's content values. The loop ends where a run does, in a function of its own: as one loop over the
  * whole batch, V8 compiled it on its own (on-stack replacement) before any run had been written, and left that
  * code at each run's end, 17 times an import of 198k games, compiling insertGameRows anew in between.
  */
