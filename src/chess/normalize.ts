@@ -61,6 +61,7 @@ export function normalizeGame(raw: string): NormalizeResult {
     fen: fenOf(pos),
     plies: nodes.length,
     pgn,
+    result,
     chess960,
   };
   if (warnings.length > 0) normalized.warnings = warnings;

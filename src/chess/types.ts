@@ -22,6 +22,8 @@ export interface NormalizedGame {
   plies: number;
   /** The game in the PGN standard's export format, ending with a newline. */
   pgn: string;
+  /** The result in the export's Result tag and terminator (exportResult): the tag's, else the terminator's. */
+  result: string;
   /** Chess960 rules (Variant tag, or a FEN with Chess960 castling rights): castling in `moves` is king-takes-rook. */
   chess960: boolean;
   /** Non-fatal problems, e.g. a variation cut at an illegal move; absent when there are none. */

@@ -36,7 +36,7 @@ export interface PackedBatch {
 }
 
 /**
- * Per game: its number of tags, their names and values in source order, then its moves, FEN and PGN; or
+ * Per game: its number of tags, their names and values in source order, then its result, moves, FEN and PGN; or
  * REJECTED and the reason.
  */
 export function normalizeBatch(texts: string[]): PackedBatch {
@@ -51,9 +51,9 @@ export function normalizeBatch(texts: string[]): PackedBatch {
     const { tags, moves, fen, pgn } = result.game;
     fields.push(String(tags.size));
     for (const [name, value] of tags) fields.push(name, value);
-    if (pgn.length < LONG_PGN) fields.push(moves, fen, pgn);
+    if (pgn.length < LONG_PGN) fields.push(result.game.result, moves, fen, pgn);
     else {
-      fields.push(moves, fen, '');
+      fields.push(result.game.result, moves, fen, '');
       long.push(pgn);
     }
   }
@@ -75,11 +75,18 @@ export function unpackBatch({ packed, long }: PackedBatch): BatchItem[] {
     }
     const tags = new Map<string, string>();
     for (let n = Number(count); n > 0; n--, at += 2) tags.set(f[at] as string, f[at + 1] as string);
+    const result = f[at++] as string;
     const moves = f[at++] as string;
     const fen = f[at++] as string;
     const pgn = (f[at++] as string) || (long[longAt++] as string);
     // The record takes only these of a normalised game.
-    const game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn'> = { tags, moves, fen, pgn };
+    const game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn' | 'result'> = {
+      tags,
+      moves,
+      fen,
+      pgn,
+      result,
+    };
     items.push(toGameRecord(game));
   }
   return items;

@@ -3,8 +3,6 @@ import { hash } from 'node:crypto';
 import type { NormalizedGame } from '../chess/types.ts';
 import type { GameRecord, Player } from '../store/index.ts';
 
-const RESULTS = new Set(['1-0', '0-1', '1/2-1/2', '*']);
-
 // Tags with a field of their own never repeat in metadata. WhiteCountry/BlackCountry join them only when
 // they supplied the country (a name such as "Germany" is not a code and stays in metadata).
 const OWN_FIELD_TAGS = new Set([
@@ -96,8 +94,10 @@ function player(tags: Map<string, string>, names: PlayerTags, country: string | 
   };
 }
 
-/** The record of a normalised game (of which it reads only the tags, moves, FEN and PGN). */
-export function toGameRecord(game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn'>): GameRecord {
+/** The record of a normalised game (of which it reads only the tags, moves, FEN, PGN and result). */
+export function toGameRecord(
+  game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn' | 'result'>,
+): GameRecord {
   const { tags } = game;
   const whiteCountry = countryTag(tags, WHITE);
   const blackCountry = countryTag(tags, BLACK);
@@ -109,11 +109,11 @@ export function toGameRecord(game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen'
       OWN_FIELD_TAGS.has(name) || name === ecoTag || name === whiteCountry || name === blackCountry;
     if (!ownField) metadata[name] = value;
   }
-  const result = tags.get('Result')?.trim() ?? '*';
   return {
     event: known(tags.get('Event')),
     date: isoDate(tags.get('Date')),
-    result: RESULTS.has(result) ? result : '*',
+    // The export's: a game without a valid Result tag takes its terminator's, as its PGN does.
+    result: game.result,
     eco: eco !== '' && /^[A-E][0-9]{2}$/.test(eco) ? eco : null,
     white: player(tags, WHITE, whiteCountry),
     black: player(tags, BLACK, blackCountry),

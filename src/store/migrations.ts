@@ -255,7 +255,75 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await sql`drop index games_dedup_key`.execute(db);
       },
     },
+    '0006_export_result': {
+      // A game without a valid Result tag was stored with the result "*", while its export PGN (Result tag
+      // and terminator) took the result of its movetext's terminator: the API showed "*" next to a PGN that
+      // says "0-1". This sets such games' result to their export's, as a change (a new seq and updatedAt),
+      // so that feed readers get the corrected game too.
+      async up(db: Kysely<unknown>) {
+        await correctResults(db, dialect);
+      },
+    },
   };
+}
+
+/** The export's result (its first tag line `[Result "..."]`), when it is a game's result other than "*". */
+const EXPORT_RESULT = /^\[Result "(1-0|0-1|1\/2-1\/2)"\]$/m;
+
+/** Migration 0006: games stored with "*" whose export PGN has another result take it, as a new change. */
+async function correctResults(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+  let sqliteTime: number | undefined; // one change time for all on SQLite: one transaction
+  for (let after = 0; ; ) {
+    const { rows } = await sql<{ pk: number; owner_id: string; pgn: string }>`
+      select pk, owner_id, pgn from games where pk > ${after} and result = '*' order by pk limit 10000`.execute(
+      db,
+    );
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      // The tag section comes first, and a tag value cannot hold a line break: the first match is the tag.
+      const result = EXPORT_RESULT.exec(row.pgn)?.[1];
+      if (result === undefined) continue;
+      let change: { seq: number; now: number };
+      if (dialect === 'postgres') change = await takePostgresChange(db, row.owner_id);
+      else {
+        sqliteTime ??= await takeSqliteChangeTime(db);
+        change = { seq: await takeSqliteSeq(db), now: sqliteTime };
+      }
+      await sql`update games set result = ${result}, seq = ${change.seq}, updated_at = ${change.now}
+        where pk = ${row.pk}`.execute(db);
+    }
+    after = Number((rows.at(-1) as { pk: number }).pk);
+  }
+}
+
+// A change sequence value and change time, as Store.write takes them for a write of the owner's: the seqs
+// rise, and the time never goes backwards.
+
+async function takePostgresChange(
+  db: Kysely<unknown>,
+  ownerId: string,
+): Promise<{ seq: number; now: number }> {
+  const head = await sql<{ change_time: number }>`
+    insert into feed_heads (user_id, change_time) values (${ownerId}, ${Date.now()})
+    on conflict (user_id) do update set change_time = greatest(feed_heads.change_time, excluded.change_time)
+    returning change_time`.execute(db);
+  const next = await sql<{ seq: number }>`select nextval('change_seq') as seq`.execute(db);
+  return { seq: Number(next.rows[0]?.seq), now: Number(head.rows[0]?.change_time) };
+}
+
+async function takeSqliteSeq(db: Kysely<unknown>): Promise<number> {
+  const next = await sql<{ value: number }>`
+    update sequences set value = value + 1 where name = 'change' returning value`.execute(db);
+  return Number(next.rows[0]?.value);
+}
+
+async function takeSqliteChangeTime(db: Kysely<unknown>): Promise<number> {
+  const latest = await sql<{ t: number | null }>`select max(updated_at) as t from games`.execute(db);
+  const time = await sql<{ value: number }>`
+    insert into sequences (name, value) values ('change_time', ${Math.max(Date.now(), Number(latest.rows[0]?.t ?? 0))})
+    on conflict (name) do update set value = max(value, excluded.value)
+    returning value`.execute(db);
+  return Number(time.rows[0]?.value);
 }
 
 /** Games per game_keys row that migration 0005 writes for the games already stored. */

@@ -79,3 +79,21 @@ test('an empty batch, and a batch through a worker thread, give the same as on t
     await pool.close();
   }
 });
+
+test("a game's result is its export's: the Result tag, else its terminator when the tag is missing or invalid", () => {
+  const texts = [
+    '[Event "x"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n', // no Result tag
+    '[Event "x"]\n[Result "3/2"]\n\n1. e4 e5 1-0\n', // an invalid one
+    '[Event "x"]\n[Result "1/2-1/2"]\n\n1. e4 e5 *\n', // the tag wins over the terminator
+    '1. d4 d5\n', // neither
+  ];
+  const items = unpackBatch(normalizeBatch(texts));
+  assert.deepEqual(
+    items.map((item) => (typeof item === 'string' ? item : item.result)),
+    ['0-1', '1-0', '1/2-1/2', '*'],
+  );
+  for (const item of items) {
+    assert.ok(typeof item === 'object');
+    assert.ok(item.pgn.includes(`\n[Result "${item.result}"]\n`), item.pgn);
+  }
+});

@@ -39,6 +39,7 @@ for (const { dialect, skip } of DIALECTS) {
             '0003_dedup_prefix_index',
             '0004_dedup_key_column',
             '0005_sqlite_game_keys',
+            '0006_export_result',
           ],
         );
       } finally {
