@@ -164,6 +164,25 @@ test('tag-only games split when a tag name repeats', () => {
   );
 });
 
+test('a tag section of many tags with blank lines between them is read in linear time', {
+  timeout: 20_000,
+}, () => {
+  // 40,000 distinct tags, each after a blank line: each tag line asks whether the game already has the tag.
+  // Reading the game's lines again for each (as before) took minutes; chunks as the import reads them.
+  const tags = Array.from({ length: 40_000 }, (_, n) => `[T${n} "v"]\n`).join('\n');
+  const text = `[Event "x"]\n\n${tags}\n1. e4 *\n\n[Event "y"]\n\n[T1 "w"]\n\n[Event "z"]\n1. d4 *\n`;
+  const splitter = new PgnSplitter();
+  const games: RawGame[] = [];
+  for (let at = 0; at < text.length; at += 1 << 16)
+    games.push(...splitter.push(text.slice(at, at + (1 << 16))));
+  games.push(...splitter.end());
+  // The third game starts where its Event tag repeats the second's.
+  assert.deepEqual(
+    games.map((g) => g.line),
+    [1, 80_005, 80_009],
+  );
+});
+
 test('empty and blank input yield no games', () => {
   assert.deepEqual(splitPgn(''), []);
   assert.deepEqual(splitPgn('\n\n  \r\n'), []);
