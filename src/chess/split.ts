@@ -43,8 +43,12 @@ const CH_PERCENT = 37;
 
 /** A complete tag pair on a line of its own; used to end a runaway brace comment. */
 const TAG_LINE = /^\s*\[[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+"(?:[^"\\]|\\.)*"\]\s*$/;
-/** A movetext line that starts with move number 1 ("1.", "1...", "1. e4"). */
-const FIRST_MOVE_LINE = /^\s*1\s*\./;
+/**
+ * A movetext line that starts with White's first move ("1.", "1. e4", "1.e4"): after a blank line, the start
+ * of a game without tags. Not "1..." or "1. ...": Black's first move continues a game (a headless game cannot
+ * start with it, as it has no FEN), typically after a comment and a blank line.
+ */
+const FIRST_MOVE_LINE = /^\s*1\s*\.(?!\s*[.\u2026])/;
 /** A result terminator as a token of its own (between the blanks of isSpace), where it starts. */
 const TERMINATOR_AT = /(?<=^|[\t\n\v\f\r ])(?:1-0|0-1|1\/2-1\/2|\*)(?=[\t\n\v\f\r ]|$)/g;
 

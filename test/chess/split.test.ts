@@ -183,6 +183,18 @@ test('a tag section of many tags with blank lines between them is read in linear
   );
 });
 
+test("a blank line before Black's first move does not start a game; before White's, it does", () => {
+  const text =
+    '[Event "a"]\n\n1. e4 {The most popular first move.}\n\n1... e5 2. Nf3\n\n1. ... Nc6 *\n\n' +
+    '1. d4 {no tags}\n\n1.c4 *\n';
+  const games = splitPgn(text);
+  assert.deepEqual(
+    games.map((g) => g.line),
+    [1, 9, 11],
+  );
+  assert.ok(normalizeGame(games[0]?.text ?? '').ok);
+});
+
 test('empty and blank input yield no games', () => {
   assert.deepEqual(splitPgn(''), []);
   assert.deepEqual(splitPgn('\n\n  \r\n'), []);
