@@ -1,0 +1,61 @@
+// PGN bytes to text (decode.ts): encodings decided per line, line ends, BOMs; the same text however the
+// bytes arrive in chunks.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { splitPgn } from '../../src/chess/index.ts';
+import { decodePgnStream } from '../../src/import/decode.ts';
+
+/** The text decodePgnStream makes of `bytes` when they arrive in pieces of `size` bytes. */
+async function decode(bytes: Buffer, size = bytes.length): Promise<string> {
+  async function* pieces() {
+    for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+  }
+  let text = '';
+  for await (const chunk of decodePgnStream(pieces())) text += chunk;
+  return text;
+}
+
+/** Asserts that every chunking of `bytes` decodes to `expected`. */
+async function decodesTo(bytes: Buffer, expected: string): Promise<void> {
+  for (let size = 1; size <= bytes.length; size++)
+    assert.equal(await decode(bytes, size), expected, `size ${size}`);
+}
+
+const latin1 = (text: string) => Buffer.from(text, 'latin1');
+
+test('lines ending with a lone CR (old Mac OS) are read as lines: two games, not one rejected', async () => {
+  const bytes = latin1('[Event "A"]\r[Result "1-0"]\r\r1. e4 e5 1-0\r\r[Event "B"]\r\r1. d4 d5 0-1\r');
+  const text = '[Event "A"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n\n[Event "B"]\n\n1. d4 d5 0-1\n';
+  await decodesTo(bytes, text);
+  assert.deepEqual(
+    splitPgn(text).map((g) => g.line),
+    [1, 6],
+  );
+});
+
+test('CRLF and LF files keep their line ends', async () => {
+  await decodesTo(latin1('[Event "A"]\r\n\r\n1. e4 *\r\n'), '[Event "A"]\r\n\r\n1. e4 *\r\n');
+  await decodesTo(latin1('[Event "A"]\n\n1. e4 *'), '[Event "A"]\n\n1. e4 *');
+});
+
+test('a BOM at the start of the input or of a line is dropped; inside a line it is text', async () => {
+  const bom = '\uFEFF';
+  const bytes = Buffer.from(`${bom}[Event "A"]\n\n1. e4 *\n\n${bom}[Event "B"]\n\n1. d4 {a${bom}b} *\n`);
+  await decodesTo(bytes, `[Event "A"]\n\n1. e4 *\n\n[Event "B"]\n\n1. d4 {a${bom}b} *\n`);
+});
+
+test('a line that is not UTF-8 reads its UTF-8 sequences as UTF-8 and the other bytes as Latin-1', async () => {
+  // "Müller" in UTF-8 and "György" in Latin-1 on one line; the next line is UTF-8 alone.
+  const bytes = Buffer.concat([
+    Buffer.from('1. e4 {Müller vs '),
+    latin1('György} *\n'),
+    Buffer.from('{Jürgen} *\n'),
+  ]);
+  await decodesTo(bytes, '1. e4 {Müller vs György} *\n{Jürgen} *\n');
+  // What UTF-8 forbids is Latin-1: an overlong form (C0 80), a surrogate (ED A0 80), a value above U+10FFFF
+  // (F4 90 80 80), a sequence cut short (E2 82) and a stray continuation byte (80).
+  const bad = Buffer.from([
+    0xc0, 0x80, 0x20, 0xed, 0xa0, 0x80, 0x20, 0xf4, 0x90, 0x80, 0x80, 0x20, 0xe2, 0x82, 0x20, 0x80,
+  ]);
+  await decodesTo(Buffer.concat([bad, Buffer.from(' \u20ac\n')]), `${bad.toString('latin1')} \u20ac\n`);
+});
