@@ -28,17 +28,19 @@ import { startPosition } from './variants.ts';
  *   export holds only legal moves, so it always reads back. (No corpus game is affected.)
  * - Comments keep their text with whitespace runs collapsed to one space (the export
  *   re-wraps lines); ';' comments become brace comments. Commands like [%clk] are kept.
+ * - Warnings (the import reports them per game, like rejections): a variation cut, a tag
+ *   repeated with another value (the last is kept), moves without a result terminator.
  * - `tags` keeps every tag as written (source order, unescaped). The export fills missing
  *   Seven Tag Roster tags and takes the result from the Result tag, falling back to the
  *   terminator when the tag is missing or invalid (see exportResult).
  * - `fen` is chessops' FEN: en passant square only when a capture is legal, castling rights
  *   as KQkq where unambiguous (X-FEN), file letters otherwise.
  */
-export function normalizeGame(raw: string): NormalizeResult {
+export function normalizeGame(raw: string, firstLine = 1): NormalizeResult {
   // The PGN standard allows no control characters but tab and newline, and PostgreSQL cannot store U+0000:
   // such a game is rejected here, on every store alike, rather than failing its whole import batch there.
   if (raw.includes('\u0000')) return { ok: false, reason: 'the game holds a NUL character (U+0000)' };
-  const parsed = parseGame(raw);
+  const parsed = parseGame(raw, firstLine);
   if (!parsed.ok) return parsed;
   const game = parsed.game;
   if (game.tags.size === 0 && game.moves.length === 0) return { ok: false, reason: 'no game found' };
@@ -47,9 +49,13 @@ export function normalizeGame(raw: string): NormalizeResult {
   if (!start.ok) return start;
   const { pos, chess960 } = start.start;
 
-  const warnings: string[] = [];
+  const warnings = game.warnings;
   const played = playLine(pos, game.moves, chess960, 0, warnings);
   if (played.error) return { ok: false, reason: played.error };
+  // Kept, as a game ends at the next one's tags or the end of the input; but a missing terminator is how a
+  // file cut off in the middle of a game looks.
+  if (game.terminator === undefined && game.moves.length > 0)
+    warnings.push('no result terminator after the moves: the game may be cut off');
 
   const nodes = game.moves;
   const moves = nodes.map((node) => node.uci).join(' ');

@@ -15,6 +15,8 @@ export interface ParsedGame {
   moves: MoveNode[];
   /** Result terminator of the main line, if any. */
   terminator: string | undefined;
+  /** What was read but could not be kept as written (a repeated tag's earlier value). */
+  warnings: string[];
 }
 
 export type ParseResult = { ok: true; game: ParsedGame } | { ok: false; reason: string };
@@ -81,9 +83,10 @@ interface Frame {
 
 class ParseError extends Error {}
 
-export function parseGame(text: string): ParseResult {
+/** Parses one game's text; `firstLine` is the number of its first line, for the line numbers in reasons. */
+export function parseGame(text: string, firstLine = 1): ParseResult {
   try {
-    return { ok: true, game: new Parser(text).parse() };
+    return { ok: true, game: new Parser(text, firstLine).parse() };
   } catch (err) {
     if (err instanceof ParseError) return { ok: false, reason: err.message };
     throw err;
@@ -93,21 +96,29 @@ export function parseGame(text: string): ParseResult {
 class Parser {
   private readonly text: string;
   private pos = 0;
-  private line = 1;
+  private line: number;
   private readonly tags = new Map<string, string>();
+  private readonly warnings: string[] = [];
   private readonly comments: string[] = [];
   private readonly stack: Frame[] = [{ moves: [] }];
   private terminator: string | undefined;
 
-  constructor(text: string) {
+  constructor(text: string, firstLine: number) {
     this.text = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    this.line = firstLine;
   }
 
   parse(): ParsedGame {
     this.parseTags();
     this.parseMovetext();
     const root = this.stack[0] as Frame;
-    return { tags: this.tags, comments: this.comments, moves: root.moves, terminator: this.terminator };
+    return {
+      tags: this.tags,
+      comments: this.comments,
+      moves: root.moves,
+      terminator: this.terminator,
+      warnings: this.warnings,
+    };
   }
 
   private fail(message: string): never {
@@ -157,7 +168,13 @@ class Parser {
       const raw = m[2] as string;
       const value = raw.indexOf('\\') === -1 ? raw : raw.replace(/\\(["\\])/g, '$1');
       if (/[\r\n]/.test(value)) this.fail(`unterminated tag value at line ${this.line}`);
-      this.tags.set(m[1] as string, value);
+      const name = m[1] as string;
+      const earlier = this.tags.get(name);
+      if (earlier !== undefined && earlier !== value)
+        this.warnings.push(
+          `tag ${name} repeated at line ${this.line}: "${clip(earlier)}" replaced by "${clip(value)}"`,
+        );
+      this.tags.set(name, value);
       this.pos = TAG_RE.lastIndex;
     }
   }
@@ -243,8 +260,12 @@ class Parser {
     const parent = this.top();
     const owner = parent.moves[parent.moves.length - 1] as MoveNode;
     const variations = owner.variations as MoveNode[][];
-    // Comments and NAGs left at the end of an empty variation have no move to belong to.
-    if (frame.moves.length === 0) variations.pop();
+    // An empty variation goes. Its comments ("( {Also good is d4} )") stay, on the move it hangs on; its NAGs,
+    // which would change that move's evaluation, go with it.
+    if (frame.moves.length === 0) {
+      variations.pop();
+      for (const comment of frame.pendingComments ?? []) owner.comments = append(owner.comments, comment);
+    }
     if (variations.length === 0) owner.variations = undefined;
   }
 

@@ -144,7 +144,7 @@ function resolve(pos: Chess, ctx: Context, node: MoveNode, ply: number): NormalM
 }
 
 function where(pos: Chess, node: MoveNode, ply: number): string {
-  return `${moveLabel(pos)}${node.token} (ply ${ply})`;
+  return `${moveLabel(pos)}${node.token} (ply ${ply}, line ${node.line})`;
 }
 
 /** Squares from which a `role` piece of the side to move could reach `to` (pseudo-legal): how many, in `found`. */

@@ -6,7 +6,7 @@ import { PgnSplitter } from '../chess/index.ts';
 import type { RawGame } from '../chess/types.ts';
 import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
-import type { BatchItem } from './normalize-batch.ts';
+import type { BatchItem, CheckedBatch } from './normalize-batch.ts';
 import { defaultPoolSize, maxPoolSize, NormalizePool, worthWorkers } from './normalize-pool.ts';
 import { RejectsWriter } from './rejects.ts';
 
@@ -47,6 +47,17 @@ export interface Rejection {
   reason: string;
 }
 
+/**
+ * Something about a game that was kept but not as written: a variation cut at a bad move, a repeated tag,
+ * moves without a result terminator (normalizeGame).
+ */
+export interface ImportWarning {
+  file: string;
+  line: number;
+  game: number;
+  warning: string;
+}
+
 export interface ImportProgress {
   file: string;
   games: number;
@@ -65,6 +76,8 @@ export interface ImportSummary {
   stoppedAtMaxGames: boolean;
   rejections: Rejection[];
   rejectsFile: string | null;
+  /** Per kept game, what was not kept as written (ImportWarning); reported as rejections are. */
+  warnings: ImportWarning[];
   bytes: number;
   seconds: number;
 }
@@ -111,6 +124,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     stoppedAtMaxGames: false,
     rejections: [],
     rejectsFile: null,
+    warnings: [],
     bytes: 0,
     seconds: 0,
   };
@@ -137,7 +151,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     if (waiting > 1 / 3 && secondsLeft > GROW_WHEN_SECONDS_LEFT) pool.grow();
   };
   // Chunks in flight, oldest first: results are taken in file order.
-  const inFlight: { raws: RawGame[]; chars: number; items: Promise<BatchItem[]>; ready: boolean }[] = [];
+  const inFlight: { raws: RawGame[]; chars: number; checked: Promise<CheckedBatch>; ready: boolean }[] = [];
   let inFlightChars = 0;
   let chunk: RawGame[] = [];
   let chunkChars = 0;
@@ -163,13 +177,17 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     if (!oldest.ready && batch.length >= Math.min(MIN_BATCH, batchSize)) await flush();
     if (!oldest.ready) {
       const since = performance.now();
-      await oldest.items;
+      await oldest.checked;
       // The first results take the workers' start-up and warm-up: the window opens after them.
       if (windowStart < 0) windowStart = performance.now();
       else waited += performance.now() - since;
       maybeGrow();
     }
-    const items = await oldest.items;
+    const { items, warnings } = await oldest.checked;
+    for (const { index, warning } of warnings) {
+      const raw = oldest.raws[index] as RawGame;
+      summary.warnings.push({ file, line: raw.line, game: raw.index, warning });
+    }
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as BatchItem;
       summary.games++;
@@ -188,8 +206,12 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
 
   const submit = async () => {
     if (chunk.length === 0) return;
-    const entry = { raws: chunk, chars: chunkChars, items: pool.run(chunk.map((r) => r.text)), ready: false };
-    entry.items.then(
+    const checked = pool.run(
+      chunk.map((r) => r.text),
+      chunk.map((r) => r.line),
+    );
+    const entry = { raws: chunk, chars: chunkChars, checked, ready: false };
+    entry.checked.then(
       () => {
         entry.ready = true;
       },

@@ -19,6 +19,13 @@ import { toGameRecord } from './record.ts';
 /** Per game of the batch: its record, or the reason it was rejected. */
 export type BatchItem = GameRecord | string;
 
+/** A batch's results: per game its record or reason, and what the games it kept warn of (rarely any). */
+export interface CheckedBatch {
+  items: BatchItem[];
+  /** The warnings of kept games, each with the game's position in the batch. */
+  warnings: { index: number; warning: string }[];
+}
+
 const SEP = '\u0000';
 /** In place of a game's tag count: the game was rejected, and its reason is the next field. */
 const REJECTED = 'r';
@@ -36,19 +43,20 @@ export interface PackedBatch {
 }
 
 /**
- * Per game: its number of tags, their names and values in source order, then its result, moves, FEN and PGN; or
- * REJECTED and the reason.
+ * Per game: its number of tags, their names and values in source order, then its result, moves, FEN and PGN,
+ * its number of warnings and the warnings; or REJECTED and the reason. `lines` are the games' first lines in
+ * the input, for the line numbers in reasons and warnings (default: each game's own, from 1).
  */
-export function normalizeBatch(texts: string[]): PackedBatch {
+export function normalizeBatch(texts: string[], lines?: number[]): PackedBatch {
   const fields: string[] = [];
   const long: string[] = [];
-  for (const text of texts) {
-    const result = normalizeGame(text);
+  for (let i = 0; i < texts.length; i++) {
+    const result = normalizeGame(texts[i] as string, lines?.[i] ?? 1);
     if (!result.ok) {
       fields.push(REJECTED, result.reason);
       continue;
     }
-    const { tags, moves, fen, pgn } = result.game;
+    const { tags, moves, fen, pgn, warnings } = result.game;
     fields.push(String(tags.size));
     for (const [name, value] of tags) fields.push(name, value);
     if (pgn.length < LONG_PGN) fields.push(result.game.result, moves, fen, pgn);
@@ -56,14 +64,17 @@ export function normalizeBatch(texts: string[]): PackedBatch {
       fields.push(result.game.result, moves, fen, '');
       long.push(pgn);
     }
+    if (warnings === undefined) fields.push('0');
+    else fields.push(String(warnings.length), ...warnings);
   }
   return { packed: fields.join(SEP), long };
 }
 
-/** The items of a packed batch, in order. */
-export function unpackBatch({ packed, long }: PackedBatch): BatchItem[] {
-  const items: BatchItem[] = [];
-  if (packed === '') return items; // an empty batch (''.split gives one empty field)
+/** The results of a packed batch, in order. */
+export function unpackBatch({ packed, long }: PackedBatch): CheckedBatch {
+  const checked: CheckedBatch = { items: [], warnings: [] };
+  const { items } = checked;
+  if (packed === '') return checked; // an empty batch (''.split gives one empty field)
   const f = packed.split(SEP);
   let at = 0;
   let longAt = 0;
@@ -79,6 +90,8 @@ export function unpackBatch({ packed, long }: PackedBatch): BatchItem[] {
     const moves = f[at++] as string;
     const fen = f[at++] as string;
     const pgn = (f[at++] as string) || (long[longAt++] as string);
+    for (let n = Number(f[at++]); n > 0; n--)
+      checked.warnings.push({ index: items.length, warning: f[at++] as string });
     // The record takes only these of a normalised game.
     const game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn' | 'result'> = {
       tags,
@@ -89,5 +102,5 @@ export function unpackBatch({ packed, long }: PackedBatch): BatchItem[] {
     };
     items.push(toGameRecord(game));
   }
-  return items;
+  return checked;
 }

@@ -11,9 +11,9 @@ import { type FileHandle, open, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerUrl } from '../store/worker-bundle.ts';
-import { type BatchItem, normalizeBatch, type PackedBatch, unpackBatch } from './normalize-batch.ts';
+import { type CheckedBatch, normalizeBatch, type PackedBatch, unpackBatch } from './normalize-batch.ts';
 
-type Pending = { resolve: (items: BatchItem[]) => void; reject: (error: Error) => void };
+type Pending = { resolve: (batch: CheckedBatch) => void; reject: (error: Error) => void };
 
 export class NormalizePool {
   private readonly workers: { worker: Worker; outstanding: number }[] = [];
@@ -47,14 +47,15 @@ export class NormalizePool {
     return this.workers.length;
   }
 
-  run(texts: string[]): Promise<BatchItem[]> {
-    if (this.workers.length === 0) return Promise.resolve(unpackBatch(normalizeBatch(texts)));
+  /** Checks the games `texts`, whose first lines in the input are `lines` (default: each from 1). */
+  run(texts: string[], lines?: number[]): Promise<CheckedBatch> {
+    if (this.workers.length === 0) return Promise.resolve(unpackBatch(normalizeBatch(texts, lines)));
     const id = this.nextId++;
-    const result = new Promise<BatchItem[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const result = new Promise<CheckedBatch>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     let target = this.workers[0] as { worker: Worker; outstanding: number };
     for (const entry of this.workers) if (entry.outstanding < target.outstanding) target = entry;
     target.outstanding++;
-    target.worker.postMessage({ id, texts });
+    target.worker.postMessage({ id, texts, lines });
     return result;
   }
 

@@ -2,6 +2,6 @@
 import { parentPort } from 'node:worker_threads';
 import { normalizeBatch } from './normalize-batch.ts';
 
-parentPort?.on('message', (message: { id: number; texts: string[] }) => {
-  parentPort?.postMessage({ id: message.id, batch: normalizeBatch(message.texts) });
+parentPort?.on('message', (message: { id: number; texts: string[]; lines?: number[] }) => {
+  parentPort?.postMessage({ id: message.id, batch: normalizeBatch(message.texts, message.lines) });
 });

@@ -36,7 +36,7 @@ test('a plain game is split, played and exported', () => {
 
 test('an illegal move rejects the game with a reason', () => {
   const r = normalizeGame('[Event "x"]\n\n1. e4 e5 2. Ke3 *\n');
-  assert.deepEqual(r, { ok: false, reason: 'illegal move 2.Ke3 (ply 3)' });
+  assert.deepEqual(r, { ok: false, reason: 'illegal move 2.Ke3 (ply 3, line 3)' });
 });
 
 test('a NUL character rejects the game, whatever else it holds', () => {

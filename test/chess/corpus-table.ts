@@ -169,7 +169,7 @@ export const EXPECTED: Record<string, Expected> = {
     games: 1,
     ok: 0,
     pgnExtract: [1, 0],
-    reject: 'null move at 41...Z0 (ply 82)',
+    reject: 'null move at 41...Z0 (ply 82, line 20)',
   },
   'edge/niklasf_python-chess__antichess-programfox.pgn': {
     games: 2,
@@ -189,7 +189,7 @@ export const EXPECTED: Record<string, Expected> = {
     games: 100,
     ok: 99,
     pgnExtract: [100, 99],
-    reject: 'illegal move 1...b4 (ply 2)',
+    reject: 'illegal move 1...b4 (ply 2, line 20)',
   },
   'edge/notnil_chess__fixture-0008.pgn': {
     games: 1,
@@ -221,7 +221,7 @@ export const EXPECTED: Record<string, Expected> = {
     games: 2,
     ok: 0,
     pgnExtract: [2, 0],
-    reject: 'null move at 31...-- (ply 2)',
+    reject: 'null move at 31...-- (ply 2, line 11)',
   },
   'edge/pgn-extract__test-fixresulttags-in.pgn': { games: 5, ok: 5, pgnExtract: [5, 5] },
   'edge/pgn-extract__test-fuzzydepth.pgn': { games: 4, ok: 4, pgnExtract: [4, 4] },

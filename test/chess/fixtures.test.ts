@@ -182,26 +182,26 @@ test('comments, NAGs, suffix annotations and nested variations are kept in the e
 });
 
 test('an illegal move rejects the game, naming move and ply', () => {
-  assert.deepEqual(reasons('illegal.pgn'), ['illegal move 5.Qxe5 (ply 9)']);
+  assert.deepEqual(reasons('illegal.pgn'), ['illegal move 5.Qxe5 (ply 9, line 4)']);
 });
 
 test('an ambiguous SAN move rejects the game', () => {
-  assert.deepEqual(reasons('ambiguous.pgn'), ['ambiguous move 3.Nd2 (ply 5)']);
+  assert.deepEqual(reasons('ambiguous.pgn'), ['ambiguous move 3.Nd2 (ply 5, line 4)']);
 });
 
 test('a null move rejects the game in the main line; in a variation it cuts the variation', () => {
-  assert.deepEqual(reasons('null-move.pgn'), ['null move at 2.-- (ply 3)', 'ok']);
+  assert.deepEqual(reasons('null-move.pgn'), ['null move at 2.-- (ply 3, line 4)', 'ok']);
   const g = normalizeGame(splitPgn(fixture('null-move.pgn'))[1]?.text ?? '');
   assert.ok(g.ok);
   assert.equal(g.game.moves, 'e2e4 e7e5 g1f3 b8c6');
-  assert.deepEqual(g.game.warnings, ['variation cut: null move at 2.-- (ply 3)']);
+  assert.deepEqual(g.game.warnings, ['variation cut: null move at 2.-- (ply 3, line 4)']);
   assert.ok(g.game.pgn.includes('2. Nf3 Nc6 *'), 'the empty variation is dropped');
 });
 
 test('crazyhouse: the variant and a drop are rejected', () => {
   assert.deepEqual(reasons('crazyhouse.pgn'), [
     'unsupported variant Crazyhouse',
-    'piece drop 4.P@d4 (ply 7): drops exist only in Crazyhouse',
+    'piece drop 4.P@d4 (ply 7, line 4): drops exist only in Crazyhouse',
   ]);
 });
 
@@ -233,7 +233,7 @@ test('other reasons for rejecting: no game, bad FEN, bad tag, garbage, variants'
   assert.equal(reason('1. e4 e5 1-0 2. Nf3'), 'text after the result terminator at line 1: 2.');
   assert.equal(reason('1. e4 (1. d4 e5'), "unterminated variation (missing ')')");
   assert.equal(reason('1. e4 {never closed'), 'unterminated comment starting at line 1');
-  assert.equal(reason('1. e4 Z0 *'), 'null move at 1...Z0 (ply 2)');
+  assert.equal(reason('1. e4 Z0 *'), 'null move at 1...Z0 (ply 2, line 1)');
   assert.equal(
     reason('[Event "a"]\n1. e4 *\n[Event "b"]\n1. d4 *\n'),
     'tag pair after the movetext at line 3 (two games in one text?)',

@@ -164,11 +164,9 @@ describe('rejects file per corpus file', { skip }, () => {
         [summary.rejected, summary.rejected, 0, 0],
         'imported again, every game of the rejects file is rejected again',
       );
-      assert.deepEqual(
-        retry.rejections.map((r) => r.reason),
-        summary.rejections.map((r) => r.reason),
-        'for the same reasons',
-      );
+      // Reasons name lines of their file, which differ in the rejects file.
+      const reason = (r: { reason: string }) => r.reason.replace(/line \d+/g, 'line _');
+      assert.deepEqual(retry.rejections.map(reason), summary.rejections.map(reason), 'for the same reasons');
     });
   }
 });

@@ -43,8 +43,9 @@ function expected(text: string) {
 
 test('a packed batch unpacks to the records and reasons of its games, in order', () => {
   const texts = [FULL, LONG, BAD, BARE, LONGER, NUL, FULL];
-  const items = unpackBatch(normalizeBatch(texts));
+  const { items, warnings } = unpackBatch(normalizeBatch(texts));
   assert.deepEqual(items, texts.map(expected));
+  assert.deepEqual(warnings, []);
   const full = items[0];
   assert.ok(typeof full === 'object');
   // Every optional value present, of its own type; and all absent in the bare game.
@@ -70,11 +71,11 @@ test('a packed batch unpacks to the records and reasons of its games, in order',
 });
 
 test('an empty batch, and a batch through a worker thread, give the same as on the spot', async () => {
-  assert.deepEqual(unpackBatch(normalizeBatch([])), []);
+  assert.deepEqual(unpackBatch(normalizeBatch([])), { items: [], warnings: [] });
   const pool = new NormalizePool(1);
   try {
     const texts = [BARE, LONG, FULL, BAD, LONGER];
-    assert.deepEqual(await pool.run(texts), texts.map(expected));
+    assert.deepEqual((await pool.run(texts)).items, texts.map(expected));
   } finally {
     await pool.close();
   }
@@ -87,7 +88,7 @@ test("a game's result is its export's: the Result tag, else its terminator when 
     '[Event "x"]\n[Result "1/2-1/2"]\n\n1. e4 e5 *\n', // the tag wins over the terminator
     '1. d4 d5\n', // neither
   ];
-  const items = unpackBatch(normalizeBatch(texts));
+  const { items } = unpackBatch(normalizeBatch(texts));
   assert.deepEqual(
     items.map((item) => (typeof item === 'string' ? item : item.result)),
     ['0-1', '1-0', '1/2-1/2', '*'],
@@ -95,5 +96,32 @@ test("a game's result is its export's: the Result tag, else its terminator when 
   for (const item of items) {
     assert.ok(typeof item === 'object');
     assert.ok(item.pgn.includes(`\n[Result "${item.result}"]\n`), item.pgn);
+  }
+});
+
+test('what a kept game could not keep as written is reported per game, with line numbers in the input', async () => {
+  const texts = [
+    '[Event "x"]\n\n1. e4 e5 (1... c5 2. Nf3 d6 3. Bxh8 {typo} Nf6) 2. Nf3 *\n', // a variation cut
+    '[White "First"]\n[White "Second"]\n\n1. e4 *\n', // a repeated tag: the last value kept
+    '[Event "x"]\n\n1. e4 e5 2. Nf3\n', // no terminator: maybe cut off
+    '[Event "x"]\n\n1. e4\nSf3 *\n', // rejected, at its fourth line
+    '1. e4 ( {Also good is d4} ) e5 *\n', // an empty variation: its comment stays, on 1. e4
+  ];
+  const lines = [10, 20, 30, 40, 50];
+  const inline = unpackBatch(normalizeBatch(texts, lines));
+  assert.deepEqual(inline.warnings, [
+    { index: 0, warning: 'variation cut: illegal move 3.Bxh8 (ply 5, line 12)' },
+    { index: 1, warning: 'tag White repeated at line 21: "First" replaced by "Second"' },
+    { index: 2, warning: 'no result terminator after the moves: the game may be cut off' },
+  ]);
+  assert.equal(inline.items[3], "unexpected token 'Sf3' at line 43");
+  const kept = inline.items[4];
+  assert.ok(typeof kept === 'object');
+  assert.match(kept.pgn, /1\. e4 \{Also good is d4\} 1\.\.\. e5 \*/);
+  const pool = new NormalizePool(1);
+  try {
+    assert.deepEqual(await pool.run(texts, lines), inline);
+  } finally {
+    await pool.close();
   }
 });

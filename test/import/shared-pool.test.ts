@@ -70,7 +70,7 @@ test('imports of several files share one pool, which stays up until the caller c
     });
     assert.deepEqual([again.imported, again.duplicates], [0, first.imported]);
     assert.equal(pool.size, 1);
-    assert.equal((await pool.run(['1. e4 e5 *'])).length, 1, 'the pool still answers');
+    assert.equal((await pool.run(['1. e4 e5 *'])).items.length, 1, 'the pool still answers');
   } finally {
     await pool.close();
     await t.close();
