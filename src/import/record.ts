@@ -103,7 +103,11 @@ export function toGameRecord(
   const blackCountry = countryTag(tags, BLACK);
   const ecoTag = tags.has('ECO') ? 'ECO' : tags.has('Eco') ? 'Eco' : undefined;
   const eco = ecoTag ? (tags.get(ecoTag)?.trim().toUpperCase() ?? '') : '';
+  // The Seven Tag Roster's tags without a field of their own are always in the export PGN, "?" when the
+  // source lacks them: so they are in metadata too, and a game imported from its own export has the same.
   const metadata: Record<string, string> = {};
+  if (!tags.has('Site')) metadata.Site = '?';
+  if (!tags.has('Round')) metadata.Round = '?';
   for (const [name, value] of tags) {
     const ownField =
       OWN_FIELD_TAGS.has(name) || name === ecoTag || name === whiteCountry || name === blackCountry;

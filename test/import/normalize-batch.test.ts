@@ -125,3 +125,19 @@ test('what a kept game could not keep as written is reported per game, with line
     await pool.close();
   }
 });
+
+test("a game's fields are the same when it is imported again from its export PGN", () => {
+  for (const text of [
+    '[Event "E"]\n[Result "*"]\n\n1. e4 *\n',
+    BARE,
+    FULL,
+    '[Round "3"]\n[Site "?"]\n\n1. d4 *\n',
+  ]) {
+    const first = expected(text);
+    assert.ok(typeof first === 'object');
+    assert.deepEqual(expected(first.pgn), first);
+  }
+  const bare = expected(BARE);
+  assert.ok(typeof bare === 'object');
+  assert.deepEqual(bare.metadata, { Site: '?', Round: '?' }, 'the Seven Tag Roster as the export has it');
+});
