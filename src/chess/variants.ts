@@ -66,6 +66,14 @@ export function startPosition(tags: Map<string, string>): StartResult {
   if (setup.value.pockets) return { ok: false, reason: `invalid FEN: pockets (Crazyhouse) in "${fen}"` };
   if (setup.value.remainingChecks)
     return { ok: false, reason: `invalid FEN: remaining checks (Three-check) in "${fen}"` };
+  // chessops takes any en passant square (and keeps it only where a capture is legal): one that no pawn
+  // can have just passed, for the side to move, means a broken FEN.
+  const { epSquare, turn } = setup.value;
+  if (epSquare !== undefined && epSquare >> 3 !== (turn === 'white' ? 5 : 2))
+    return {
+      ok: false,
+      reason: `invalid FEN: en passant square off rank ${turn === 'white' ? 6 : 3}, where the pawn passed, in "${fen}"`,
+    };
   const pos = Chess.fromSetup(setup.value);
   if (pos.isErr) return { ok: false, reason: `invalid FEN: ${fenErrorText(pos.error.message)} in "${fen}"` };
   return {

@@ -225,6 +225,14 @@ test('other reasons for rejecting: no game, bad FEN, bad tag, garbage, variants'
     'invalid FEN: empty board in "8/8/8/8/8/8/8/8 w - - 0 1"',
   );
   assert.match(reason('[FEN "not a fen"]\n*'), /^invalid FEN: /);
+  // An en passant square where no pawn can just have passed, for the side to move; the right rank is fine.
+  const afterE4 = 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR';
+  assert.equal(
+    reason(`[FEN "${afterE4} b KQkq e4 0 1"]\n*`),
+    `invalid FEN: en passant square off rank 3, where the pawn passed, in "${afterE4} b KQkq e4 0 1"`,
+  );
+  assert.match(reason(`[FEN "${afterE4} w KQkq e3 0 1"]\n*`), /^invalid FEN: en passant square off rank 6/);
+  assert.equal(reason(`[FEN "${afterE4} b KQkq e3 0 1"]\n1... e5 *`), 'ok');
   assert.equal(reason('[SetUp "1"]\n*'), 'invalid FEN: SetUp "1" without a FEN tag');
   assert.equal(reason('[Variant "Atomic"]\n1. e4 *'), 'unsupported variant Atomic');
   assert.equal(reason('[Variant "Antichess"]\n1. e3 *'), 'unsupported variant Antichess');
