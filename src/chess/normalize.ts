@@ -29,7 +29,8 @@ import { startPosition } from './variants.ts';
  * - Comments keep their text with whitespace runs collapsed to one space (the export
  *   re-wraps lines); ';' comments become brace comments. Commands like [%clk] are kept.
  * - Warnings (the import reports them per game, like rejections): a variation cut, a tag
- *   repeated with another value (the last is kept), moves without a result terminator.
+ *   repeated with another value (the last is kept), moves without a result terminator, a
+ *   Result tag that holds no result or a terminator that differs from it.
  * - `tags` keeps every tag as written (source order, unescaped). The export fills missing
  *   Seven Tag Roster tags and takes the result from the Result tag, falling back to the
  *   terminator when the tag is missing or invalid (see exportResult).
@@ -60,6 +61,14 @@ export function normalizeGame(raw: string, firstLine = 1): NormalizeResult {
   const nodes = game.moves;
   const moves = nodes.map((node) => node.uci).join(' ');
   const result = exportResult(game.tags, game.terminator);
+  // The export has one result: a Result tag or a terminator that says otherwise is not kept.
+  const tag = game.tags.get('Result');
+  if (tag !== undefined && tag.trim() !== result)
+    warnings.push(`Result tag "${tag}" is not a result: the game's is ${result}`);
+  else if (game.terminator !== undefined && game.terminator !== result)
+    warnings.push(
+      `result terminator ${game.terminator} differs from the Result tag: the game's is ${result}`,
+    );
   const pgn = writeExportPgn(game.tags, { comments: game.comments, moves: nodes }, result);
   const normalized: NormalizedGame = {
     tags: game.tags,

@@ -106,13 +106,17 @@ test('what a kept game could not keep as written is reported per game, with line
     '[Event "x"]\n\n1. e4 e5 2. Nf3\n', // no terminator: maybe cut off
     '[Event "x"]\n\n1. e4\nSf3 *\n', // rejected, at its fourth line
     '1. e4 ( {Also good is d4} ) e5 *\n', // an empty variation: its comment stays, on 1. e4
+    '[Result "1-0 (forfeit)"]\n\n1. e4 1-0\n', // no result in the tag: the terminator's is kept
+    '[Result "*"]\n\n1. e4 1-0\n', // the tag's result is kept
   ];
-  const lines = [10, 20, 30, 40, 50];
+  const lines = [10, 20, 30, 40, 50, 60, 70];
   const inline = unpackBatch(normalizeBatch(texts, lines));
   assert.deepEqual(inline.warnings, [
     { index: 0, warning: 'variation cut: illegal move 3.Bxh8 (ply 5, line 12)' },
     { index: 1, warning: 'tag White repeated at line 21: "First" replaced by "Second"' },
     { index: 2, warning: 'no result terminator after the moves: the game may be cut off' },
+    { index: 5, warning: `Result tag "1-0 (forfeit)" is not a result: the game's is 1-0` },
+    { index: 6, warning: `result terminator 1-0 differs from the Result tag: the game's is *` },
   ]);
   assert.equal(inline.items[3], "unexpected token 'Sf3' at line 43");
   const kept = inline.items[4];
