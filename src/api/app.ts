@@ -23,6 +23,7 @@ import { metrics } from './plugins/metrics.ts';
 import { type RateLimiter, type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
+import { routeEveryMethod } from './route.ts';
 import { changeRoutes } from './routes/changes.ts';
 import { databaseRoutes } from './routes/databases.ts';
 import { gameRoutes } from './routes/games.ts';
@@ -78,13 +79,15 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     },
   });
   app.decorateRequest('token', null);
+  routeEveryMethod(app);
   for (const schema of sharedSchemas) app.addSchema(schema);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     sendError(reply, toApiError(error, request));
   });
+  const unknownPath = () => new ApiError('not_found', 'There is no such resource.');
   app.setNotFoundHandler((_request, reply) => {
-    sendError(reply, new ApiError('not_found', 'There is no such resource.'));
+    sendError(reply, unknownPath());
   });
 
   // Order matters. Instance hooks run in the order added, and before the route-level hooks that
@@ -93,6 +96,11 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   echoRequestId(app);
   cors(app);
   compression(app);
+  // The not-found route takes every method, and Fastify reads a body before any handler: without this a POST
+  // of broken JSON to an unknown path was 400, not 404. After CORS, whose headers every answer carries.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw unknownPath();
+  });
   streamChunks(app);
   metrics(app, options.store);
   conditionalRequests(app, options.store);

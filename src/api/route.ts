@@ -1,7 +1,8 @@
 // One place that turns a read endpoint into routes: GET (and HEAD) with auth, rate limit, scope and strict
-// parameters, 405 for the write methods (DESIGN.md 16) and an OPTIONS answer naming what is allowed (a CORS
+// parameters, 405 for every other method (DESIGN.md 16) and an OPTIONS answer naming what is allowed (a CORS
 // preflight is answered earlier, by the CORS plugin). The GET route's schema is also its operation in the
 // OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer.
+import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './app.ts';
@@ -12,6 +13,22 @@ import { type ReadAnswers, readResponses } from './openapi/responses.ts';
 import { checkRawQuery, type QuerySchema } from './params.ts';
 
 export const ALLOW = 'GET, HEAD';
+
+/**
+ * Every method Node's HTTP parser takes but GET, HEAD, OPTIONS and CONNECT (which Node hands to a 'connect'
+ * listener, never to the router): on an API path each one is 405.
+ */
+export const REFUSED_METHODS = METHODS.filter((m) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(m));
+
+/**
+ * Lets the router take every method. Fastify knows only a few by default, and PROPFIND, LOCK, SEARCH and the
+ * rest would never reach a route: they were 404 on paths that exist. Added without a body: nothing reads one.
+ */
+export function routeEveryMethod(app: FastifyInstance): void {
+  for (const method of REFUSED_METHODS) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method);
+  }
+}
 
 export interface ReadRoute {
   url: string;
@@ -84,14 +101,19 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
   methodGuards(app, route.url);
 }
 
-/** 405 for the write methods and an OPTIONS answer on a read-only path (untagged: not in the document). */
+/** 405 for every other method and an OPTIONS answer on a read-only path (untagged: not in the document). */
 export function methodGuards(app: FastifyInstance, url: string): void {
+  const refuse = async () => {
+    throw new ApiError('method_not_allowed', `The API is read-only: use ${ALLOW}.`, { allow: ALLOW });
+  };
   app.route({
-    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    method: REFUSED_METHODS,
     url,
-    handler: async () => {
-      throw new ApiError('method_not_allowed', `The API is read-only: use ${ALLOW}.`, { allow: ALLOW });
-    },
+    // Refused in onRequest, before Fastify reads a body: a POST of broken JSON, of an unknown media type or a
+    // QUERY without Content-Type are 405 like any other, not 400. Before authentication too: like an unknown
+    // path's 404, the answer depends on the path and the method only, never on the user.
+    onRequest: refuse,
+    handler: refuse,
   });
   app.route({
     method: 'OPTIONS',

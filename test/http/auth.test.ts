@@ -1,8 +1,10 @@
 // Every endpoint refuses missing, garbage, revoked and expired tokens and tokens without its scope, in the
-// spec's error shape with RFC 6750 challenges; write methods are 405; unknown paths 404.
+// spec's error shape with RFC 6750 challenges; every method but GET and HEAD is 405; unknown paths 404.
 import assert from 'node:assert/strict';
+import { METHODS } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { http } from '../helpers/harness.ts';
+import { raw } from './production-helpers.ts';
 import { makeWorld, type World } from './world.ts';
 
 let world: World;
@@ -97,6 +99,54 @@ describe('methods and paths', () => {
         assert.equal(res.status, 405, `${method} ${path}`);
         assert.equal(res.headers.get('allow'), 'GET, HEAD');
         assertErrorBody(res.json, 'method_not_allowed');
+      }
+    }
+  });
+
+  // Node's parser takes these; CONNECT goes to a 'connect' listener, never to the routes.
+  const otherMethods = METHODS.filter((m) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(m));
+
+  test('every other method Node accepts is 405 with Allow: GET, HEAD, with or without a token', async () => {
+    assert.ok(otherMethods.includes('TRACE') && otherMethods.includes('QUERY') && otherMethods.length > 25);
+    for (const { path } of [...endpoints(), { path: '/openapi.json' }]) {
+      for (const method of otherMethods) {
+        for (const token of [null, world.tokens.alice]) {
+          const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+          const res = await raw(world.base, path, { method, headers });
+          assert.equal(res.status, 405, `${method} ${path}`);
+          assert.equal(res.headers.allow, 'GET, HEAD', `${method} ${path}`);
+          assertErrorBody(JSON.parse(res.body.toString()), 'method_not_allowed');
+        }
+      }
+    }
+  });
+
+  test('the method is refused before any body is read: 405 on API paths, 404 on unknown ones', async () => {
+    const bodies: [string, Record<string, string>, string | undefined][] = [
+      ['POST', { 'content-type': 'application/json' }, '{bad'],
+      ['POST', { 'content-type': 'application/xml' }, '<a/>'],
+      ['PUT', { 'content-type': 'text/plain; charset=nope=' }, 'x'],
+      ['PATCH', { 'content-type': 'application/json' }, ''],
+      ['QUERY', {}, undefined],
+      ['QUERY', { 'content-type': 'application/json' }, '{bad'],
+      ['DELETE', { 'content-type': 'application/json', 'content-length': '5' }, '{bad}'],
+      ['POST', { 'content-type': 'application/json' }, `{"a":"${'x'.repeat(2_000_000)}"}`],
+    ];
+    for (const [method, headers, body] of bodies) {
+      for (const [path, status] of [
+        ['/me', 405],
+        ['/openapi.json', 405],
+        ['/nope', 404],
+      ] as const) {
+        for (const token of [null, world.tokens.alice]) {
+          const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+          const res = await raw(world.base, path, { method, headers: { ...headers, ...auth }, body });
+          const what = `${method} ${path} ${headers['content-type']} ${body?.slice(0, 10)}`;
+          assert.equal(res.status, status, what);
+          const json = JSON.parse(res.body.toString());
+          assertErrorBody(json, status === 405 ? 'method_not_allowed' : 'not_found');
+          if (status === 405) assert.equal(res.headers.allow, 'GET, HEAD');
+        }
       }
     }
   });

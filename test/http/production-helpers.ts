@@ -13,11 +13,19 @@ export interface RawAnswer {
   body: Buffer;
 }
 
-/** One request over node:http: the body exactly as sent (compressed or not). */
+/**
+ * One request over node:http: the body exactly as sent (compressed or not). A header given as an array is
+ * sent as that many header lines; `body` is sent as the request's content.
+ */
 export function raw(
   base: string,
   path: string,
-  options: { method?: string; headers?: Record<string, string>; agent?: false } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string | string[]>;
+    body?: string;
+    agent?: false;
+  } = {},
 ): Promise<RawAnswer> {
   const url = new URL(base + path);
   return new Promise((resolve, reject) => {
@@ -41,7 +49,7 @@ export function raw(
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }
 

@@ -64,14 +64,15 @@ every game, so \`limit\`/\`offset\` with it are 400.
 Always JSON \`{error, error_description}\` (schema Error), never a stack trace: 400 \`invalid_request\`,
 401 \`invalid_token\`, 403 \`insufficient_scope\`, 404 \`not_found\`, 405 \`method_not_allowed\`,
 429 \`rate_limited\`, 500 \`server_error\`, 503 \`unavailable\`. Authentication is checked before anything
-else. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge.
+about the user, the resource or the parameters. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge.
 
 ## Methods
 
-Every operation here also answers \`HEAD\` (the same headers, no body). POST, PUT, PATCH and DELETE on an
-API path are 405 \`method_not_allowed\` with \`Allow: GET, HEAD\`; OPTIONS answers 204 with
+Every operation here also answers \`HEAD\` (the same headers, no body). Every other method (POST, PUT,
+PATCH, DELETE, QUERY, TRACE, PROPFIND, ...) on an API path is 405 \`method_not_allowed\` with
+\`Allow: GET, HEAD\`, before authentication and before any body is read; OPTIONS answers 204 with
 \`Allow: GET, HEAD, OPTIONS\`; CORS preflights are answered before authentication (any origin, no
-credentials). Unknown paths are 404 \`not_found\`.
+credentials). Unknown paths are 404 \`not_found\`, with any method and without a token.
 
 ## Rate limits and caching
 
