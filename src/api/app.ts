@@ -23,6 +23,7 @@ import { metrics } from './plugins/metrics.ts';
 import { type RateLimiter, type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
+import { routableUrl } from './request-target.ts';
 import { routeEveryMethod } from './route.ts';
 import { changeRoutes } from './routes/changes.ts';
 import { databaseRoutes } from './routes/databases.ts';
@@ -69,8 +70,12 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     // with Connection: close (Fastify's default is a 503 in its own shape).
     return503OnClosing: false,
     // Unknown parameters must fail validation, not vanish (DESIGN.md 13).
-    // Long ids must reach the handler and get the same 404 as any other unknown id (DESIGN.md 14).
-    routerOptions: { maxParamLength: 2048 },
+    // Ids of any length and any bytes must reach the handler, after authentication, and get the same 404 as
+    // any other unknown id (DESIGN.md 14): no length limit of the router's own (past it, it answered 400
+    // before any route; Node's limit on the request head, 16 KiB by default, bounds a path anyway), and a
+    // path that does not percent-decode is routed as it is (request-target.ts).
+    routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
+    rewriteUrl: (raw) => routableUrl(raw.url ?? '/'),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
     clientErrorHandler,
     frameworkErrors: (error, request, reply) => {

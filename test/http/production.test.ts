@@ -372,6 +372,11 @@ describe('logs', () => {
       await raw(server.base, api(`/games/${world.tokens.alice}`), { headers: bearer(world.tokens.alice) });
       await raw(server.base, api('/me'), { headers: { authorization: `Basic ${world.tokens.alice}` } });
       await raw(server.base, api('/me'), { method: 'POST', headers: bearer(world.tokens.alice) });
+      // A path that does not percent-decode is routed with its % escaped; the log shows it as sent.
+      const undecodable = `/games/%ZZ${id}`;
+      await raw(server.base, api(`${undecodable}%${world.tokens.alice}`), {
+        headers: bearer(world.tokens.bob),
+      });
       await waitFor('the log lines', () => output.text().split(id).length > tokens.length);
       await new Promise((r) => setTimeout(r, 200));
       const text = output.text();
@@ -388,6 +393,7 @@ describe('logs', () => {
         if (entry.req || entry.res) assert.equal(typeof entry.reqId, 'string', line);
       }
       assert.ok(lines.some((line) => line.includes(`"reqId":"${id}"`)));
+      assert.ok(lines.some((line) => line.includes(`"url":"${api(undecodable)}%cp_[redacted]"`)));
     } finally {
       await server.stop();
     }

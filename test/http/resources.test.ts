@@ -368,6 +368,56 @@ describe('GET /games/{id}', () => {
   });
 });
 
+describe('ids of any length or encoding', () => {
+  // The router used to refuse these before any route: 400 with the path in the message, even without a token.
+  const long = (n: number) => 'a'.repeat(n);
+  const odd = [long(2048), long(2049), long(10_000), '%ZZ', '%', '%E0%A4%A', 'x%C0%AFy', `${long(3000)}%ZZ`];
+  const shapes = (id: string) => [
+    `/games/${id}`,
+    `/games/${id}?format=pgn`,
+    `/databases/${id}/games`,
+    `/databases/${id}/games?format=pgn`,
+  ];
+
+  test('a path with such an id is 401 without a valid token, the usual 404 not_found with one', async () => {
+    const usual = {
+      game: (await get('/games/00000000-0000-4000-8000-000000000000')).text,
+      database: (await get('/databases/no-such-db/games')).text,
+    };
+    for (const id of odd) {
+      for (const path of shapes(id)) {
+        const what = path.slice(0, 60);
+        const anonymous = await get(path, '');
+        assert.equal(anonymous.status, 401, what);
+        assert.equal(anonymous.headers.get('www-authenticate'), 'Bearer realm="chessport"', what);
+        const garbage = await get(path, 'cp_not-a-real-token');
+        assert.equal(garbage.status, 401, what);
+        const res = await get(path);
+        assert.equal(res.status, 404, what);
+        assert.equal(res.text, path.startsWith('/games/') ? usual.game : usual.database, what);
+      }
+    }
+  });
+
+  test('unknown paths with such a segment are 404 not_found, with or without a token', async () => {
+    for (const id of odd) {
+      for (const path of [
+        `/databases/${id}`,
+        `/nope/${id}`,
+        `/games/${id}/x`,
+        `/${id}`,
+        `/databases/${id}/x`,
+      ]) {
+        for (const token of ['', world.tokens.alice]) {
+          const res = await get(path, token);
+          assert.equal(res.status, 404, path.slice(0, 60));
+          assert.deepEqual(res.json, { error: 'not_found', error_description: 'There is no such resource.' });
+        }
+      }
+    }
+  });
+});
+
 describe('database PGN export', () => {
   test('format=pgn returns every game of the database as one PGN file, in import order', async () => {
     const res = await get(`/databases/${world.alice.main.slug}/games?format=pgn`);

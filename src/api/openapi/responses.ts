@@ -139,8 +139,7 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
     },
     400: errorEntry(
       'invalid_request: a query parameter is unknown, repeated, empty, not plain decimal digits or out of ' +
-        'range, or its value is not accepted; the description names the parameter and its range. Also a ' +
-        'URL that cannot be decoded (then without the rate-limit headers).',
+        'range, or its value is not accepted; the description names the parameter and its range.',
       'invalid_request',
       'limit must be an integer from 1 to 200',
       COUNTED,

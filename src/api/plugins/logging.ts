@@ -14,6 +14,8 @@ export function maskTokens(text: string): string {
 interface LoggedRequest {
   method?: string;
   url?: string;
+  /** The target as sent, when rewriteUrl changed it (request-target.ts). */
+  originalUrl?: string;
   ip?: string;
 }
 
@@ -57,7 +59,7 @@ export function loggerOptions(level: string) {
     serializers: {
       req: (request: LoggedRequest) => ({
         method: request.method,
-        url: maskTokens(request.url ?? ''),
+        url: maskTokens(request.originalUrl ?? request.url ?? ''),
         remoteAddress: request.ip,
       }),
     },
