@@ -14,6 +14,18 @@ import { checkRawQuery, type QuerySchema } from './params.ts';
 
 export const ALLOW = 'GET, HEAD';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Path parameters that are UUIDs, in lower case: RFC 9562 makes UUIDs case-insensitive on input, and the
+ * store holds them in lower case (the answer's `id` stays so). Slugs are lower case and compared exactly.
+ */
+function lowerCaseUuids(params: Record<string, string>): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (UUID.test(value)) params[name] = value.toLowerCase();
+  }
+}
+
 /**
  * Every method Node's HTTP parser takes but GET, HEAD, OPTIONS and CONNECT (which Node hands to a 'connect'
  * listener, never to the router): on an API path each one is 405.
@@ -95,7 +107,10 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
       if (refused) throw refused;
       requireScope(request.token as TokenInfo, route.scope);
     },
-    preValidation: async (request) => checkRawQuery(request, querystring),
+    preValidation: async (request) => {
+      lowerCaseUuids(request.params as Record<string, string>);
+      checkRawQuery(request, querystring);
+    },
     handler: async (request, reply) => route.handler(request, reply, request.token as TokenInfo),
   });
   methodGuards(app, route.url);

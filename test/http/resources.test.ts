@@ -333,6 +333,31 @@ describe('GET /games/{id}', () => {
     }
   });
 
+  test('UUIDs are case-insensitive (RFC 9562): upper or mixed case gives the same game and database', async () => {
+    const [id] = await firstIds();
+    const game = await get<{ data: GameSummary }>(`/games/${id}`);
+    assert.equal(game.status, 200);
+    const mixed = (id as string).replace(/[a-f]/g, (c, i: number) => (i % 2 ? c.toUpperCase() : c));
+    for (const variant of [(id as string).toUpperCase(), mixed]) {
+      const res = await get(`/games/${variant}`);
+      assert.equal(res.status, 200, variant);
+      assert.equal(res.text, game.text, 'the same answer, id in lower case');
+      assert.equal(res.headers.get('etag'), game.headers.get('etag'));
+      const pgn = await get(`/games/${variant}?format=pgn`);
+      assert.equal(pgn.text, (await get(`/games/${id}?format=pgn`)).text);
+    }
+    const { id: dbId, slug } = world.alice.main;
+    const upper = dbId.toUpperCase();
+    assert.equal((await get(`/databases/${upper}/games`)).text, (await get(`/databases/${dbId}/games`)).text);
+    const pgn = await get(`/databases/${upper}/games?format=pgn`);
+    assert.equal(pgn.status, 200);
+    assert.equal(pgn.text, (await get(`/databases/${slug}/games?format=pgn`)).text);
+    // Still nobody else's: Bob's game and database in upper case are the same 404 as in lower case.
+    assert.equal((await get(`/games/${world.bob.gameIds[0]?.toUpperCase()}`)).status, 404);
+    assert.equal((await get(`/databases/${world.bob.db.id.toUpperCase()}/games`)).status, 404);
+    assert.equal((await get(`/games/${(id as string).toUpperCase()}`, '')).status, 401);
+  });
+
   test("another user's game, an unknown UUID, a malformed id and a slug are all 404 not_found", async () => {
     const [aliceGame] = await firstIds();
     const aliceSlug = (await get<{ data: GameSummary[] }>('/games')).json.data[0]?.slug;

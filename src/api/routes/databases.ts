@@ -34,7 +34,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
       'As JSON: one page of game list items in import order; follow the Link header for the next page. ' +
       'As PGN (format=pgn or Accept): every game of the database in one streamed file, games separated by ' +
       'one blank line; limit and offset are refused with it (400), as the export always holds every game.',
-    params: { id: { type: 'string', description: 'Database UUID or slug.' } },
+    params: { id: { type: 'string', description: 'Database UUID (letters in either case) or slug.' } },
     query: { ...pageQuery(50, 200), format: formatParam },
     ok: { description: 'One page of the database’s games, or its PGN file.', schema: schemas.gameList },
     handler: async (request, reply, token) => {

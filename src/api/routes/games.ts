@@ -36,7 +36,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
     description:
       'The game detail: every list item field plus fen, moves (UCI), pgn, metadata and updatedAt, enough ' +
       'to mirror the game. format=pgn or Accept: application/x-chess-pgn gives the PGN text instead.',
-    params: { id: { type: 'string', description: 'Game UUID.' } },
+    params: { id: { type: 'string', description: 'Game UUID (letters in either case).' } },
     query: { format: formatParam },
     ok: { description: 'The game, as JSON or as PGN.', schema: schemas.gameDetail },
     handler: async (request, reply, token) => {
