@@ -11,7 +11,11 @@ export const REALM = 'chessport';
 // RFC 6750 b64token; anything else cannot be one of our tokens.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-function challenge(code: 'invalid_token' | 'insufficient_scope', description: string, scope?: Scope): string {
+function challenge(
+  code: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
+  description: string,
+  scope?: Scope,
+): string {
   const parts = [`realm="${REALM}"`, `error="${code}"`, `error_description="${description}"`];
   if (scope) parts.push(`scope="${scope}"`);
   return `Bearer ${parts.join(', ')}`;
@@ -23,12 +27,20 @@ function invalidToken(description: string): ApiError {
   });
 }
 
-/** Resolves the request's token or throws the 401 that RFC 6750 prescribes. */
+/** Resolves the request's token or throws the 400 or 401 that RFC 6750 prescribes. */
 export async function authenticate(
   store: Store,
   request: FastifyRequest,
   now = Date.now(),
 ): Promise<TokenInfo> {
+  // RFC 6750 3.1: a request that carries its token more than once is invalid_request, whichever would be
+  // valid. request.headers keeps only the first Authorization line; headersDistinct has every one.
+  if ((request.raw.headersDistinct.authorization?.length ?? 0) > 1) {
+    const description = 'The request carries more than one Authorization header.';
+    throw new ApiError('invalid_request', description, {
+      'www-authenticate': challenge('invalid_request', description),
+    });
+  }
   const header = request.headers.authorization;
   if (header === undefined) {
     // No credentials at all: a bare challenge without an error attribute (RFC 6750 section 3).

@@ -69,6 +69,37 @@ describe('authentication', () => {
     assert.equal(res.status, 200);
   });
 
+  test('more than one Authorization header: 400 invalid_request (RFC 6750 3.1), whichever is valid', async () => {
+    const valid = (w: World) => `Bearer ${w.tokens.alice}`;
+    const pairs: [string, (w: World) => string[]][] = [
+      ['the same valid token twice', (w) => [valid(w), valid(w)]],
+      ['two valid tokens of different users', (w) => [valid(w), `Bearer ${w.tokens.bob}`]],
+      ['a valid token, then garbage', (w) => [valid(w), 'Bearer cp_not-a-real-token']],
+      ['garbage, then a valid token', (w) => [`Basic ${w.tokens.alice}`, valid(w)]],
+      ['three lines', (w) => [valid(w), valid(w), valid(w)]],
+    ];
+    for (const [name, lines] of pairs) {
+      for (const { path } of endpoints()) {
+        const res = await raw(world.base, path, { headers: { authorization: lines(world) } });
+        assert.equal(res.status, 400, `${name} ${path}`);
+        assertErrorBody(JSON.parse(res.body.toString()), 'invalid_request');
+        assert.equal(
+          res.headers['www-authenticate'],
+          'Bearer realm="chessport", error="invalid_request", ' +
+            'error_description="The request carries more than one Authorization header."',
+        );
+        assert.ok(res.headers['x-ratelimit-remaining'], 'counted like a refused token');
+      }
+    }
+    // One line is still fine, and a comma inside one line is one (malformed) token, not two headers.
+    const one = await raw(world.base, '/me', { headers: { authorization: [valid(world)] } });
+    assert.equal(one.status, 200);
+    const joined = await raw(world.base, '/me', {
+      headers: { authorization: `${valid(world)}, ${valid(world)}` },
+    });
+    assert.equal(joined.status, 401);
+  });
+
   test('a token without the scope: 403 insufficient_scope naming the scope', async () => {
     for (const { path, scope } of endpoints()) {
       const res = await http(world.base, path, { token: world.tokens.aliceMeOnly });

@@ -64,7 +64,8 @@ every game, so \`limit\`/\`offset\` with it are 400.
 Always JSON \`{error, error_description}\` (schema Error), never a stack trace: 400 \`invalid_request\`,
 401 \`invalid_token\`, 403 \`insufficient_scope\`, 404 \`not_found\`, 405 \`method_not_allowed\`,
 429 \`rate_limited\`, 500 \`server_error\`, 503 \`unavailable\`. Authentication is checked before anything
-about the user, the resource or the parameters. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge.
+about the user, the resource or the parameters. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge,
+as does the 400 of a request with more than one \`Authorization\` header (RFC 6750 section 3.1).
 
 ## Methods
 

@@ -139,10 +139,12 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
     },
     400: errorEntry(
       'invalid_request: a query parameter is unknown, repeated, empty, not plain decimal digits or out of ' +
-        'range, or its value is not accepted; the description names the parameter and its range.',
+        'range, or its value is not accepted; the description names the parameter and its range. Also a ' +
+        'request with more than one Authorization header (RFC 6750 section 3.1), checked before the ' +
+        'token, with a WWW-Authenticate challenge saying error="invalid_request".',
       'invalid_request',
       'limit must be an integer from 1 to 200',
-      COUNTED,
+      [...COUNTED, 'WWW-Authenticate'],
       ['X-Request-Id'],
     ),
     401: errorEntry(
