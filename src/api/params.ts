@@ -30,6 +30,9 @@ export function describeParam(name: string, schema: PropertySchema | undefined):
 /**
  * Runs before schema validation: Ajv coerces " 10", "1e2" and "0x10" to numbers, which would silently
  * accept values no client meant; here an integer must be plain digits, and every parameter given once.
+ * Leading zeros are fine (007 is 7, also with twenty of them). A number above the largest one held exactly
+ * is refused here with the parameter's range, as Ajv would round it or, past 1e308, let Infinity through
+ * `maximum`; the schema checks the rest of the range.
  */
 export function checkRawQuery(request: FastifyRequest, schema: QuerySchema): void {
   const query = request.query as Record<string, unknown>;
@@ -37,7 +40,7 @@ export function checkRawQuery(request: FastifyRequest, schema: QuerySchema): voi
     const prop = schema.properties[name];
     if (!prop) throw new ApiError('invalid_request', `unknown parameter "${name}"`);
     if (typeof value !== 'string') throw new ApiError('invalid_request', `${name} must be given once`);
-    if (prop.type === 'integer' && !/^[0-9]{1,15}$/.test(value)) {
+    if (prop.type === 'integer' && !(/^[0-9]+$/.test(value) && Number.isSafeInteger(Number(value)))) {
       throw new ApiError('invalid_request', describeParam(name, prop));
     }
   }

@@ -258,6 +258,8 @@ export const pageQuery = (defaultLimit: number, maxLimit: number) =>
     offset: {
       type: 'integer',
       minimum: 0,
+      // The largest integer a JavaScript number holds exactly: larger ones would be rounded, not refused.
+      maximum: Number.MAX_SAFE_INTEGER,
       default: 0,
       description: 'Number of items to skip, plain decimal digits. Prefer following the Link header.',
     },

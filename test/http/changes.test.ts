@@ -499,6 +499,7 @@ describe('GET /changes: strict parameters', () => {
     ['limit=1.5', 'limit must be an integer from 1 to 500'],
     ['limit=', 'limit must be an integer from 1 to 500'],
     ['limit=1e2', 'limit must be an integer from 1 to 500'],
+    ['limit=99999999999999999999', 'limit must be an integer from 1 to 500'],
     ['offset=0', 'unknown parameter "offset"'],
     ['cursor=a&cursor=b', 'cursor must be given once'],
     ['since=2026-01-01T00:00:00Z&since=2026-01-02T00:00:00Z', 'since must be given once'],

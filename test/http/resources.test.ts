@@ -16,6 +16,8 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SUMMARY_KEYS = ['black', 'databaseId', 'date', 'eco', 'event', 'id', 'result', 'slug', 'white'];
 const DETAIL_KEYS = [...SUMMARY_KEYS, 'fen', 'metadata', 'moves', 'pgn', 'updatedAt'].sort();
 const PLAYER_KEYS = ['country', 'elo', 'fideId', 'name'];
+// The largest integer a JavaScript number holds exactly.
+const MAX_OFFSET = '9007199254740991';
 const START_FEN = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
 
 type Json = Record<string, unknown>;
@@ -209,7 +211,7 @@ describe('game lists', () => {
     assert.equal(new Set(paged.map((g) => g.id)).size, 4);
   });
 
-  const badParams = [
+  const badParams: [string, string][] = [
     ['limit=0', 'limit must be an integer from 1 to 200'],
     ['limit=201', 'limit must be an integer from 1 to 200'],
     ['limit=-1', 'limit must be an integer from 1 to 200'],
@@ -220,13 +222,18 @@ describe('game lists', () => {
     ['limit=%2010', 'limit must be an integer from 1 to 200'],
     ['limit=0x10', 'limit must be an integer from 1 to 200'],
     ['limit=99999999999999999999', 'limit must be an integer from 1 to 200'],
-    ['offset=-1', 'offset must be an integer of at least 0'],
-    ['offset=x', 'offset must be an integer of at least 0'],
+    [`limit=${'9'.repeat(400)}`, 'limit must be an integer from 1 to 200'],
+    ['offset=-1', `offset must be an integer from 0 to ${MAX_OFFSET}`],
+    ['offset=x', `offset must be an integer from 0 to ${MAX_OFFSET}`],
+    ['offset=9999999999999999', `offset must be an integer from 0 to ${MAX_OFFSET}`],
+    ['offset=9007199254740992', `offset must be an integer from 0 to ${MAX_OFFSET}`],
+    [`offset=${'9'.repeat(400)}`, `offset must be an integer from 0 to ${MAX_OFFSET}`],
     ['limit=1&limit=2', 'limit must be given once'],
     ['limt=10', 'unknown parameter "limt"'],
   ];
   for (const [query, message] of badParams) {
-    test(`bad parameter ${query}: 400 invalid_request naming it`, async () => {
+    const shown = query.length > 40 ? `${query.slice(0, 30)}… (${query.length} characters)` : query;
+    test(`bad parameter ${shown}: 400 invalid_request naming it`, async () => {
       for (const path of ['/games', `/databases/${world.alice.main.id}/games`]) {
         const res = await get(`${path}?${query}`);
         assert.equal(res.status, 400, `${path}?${query}`);
@@ -238,6 +245,28 @@ describe('game lists', () => {
   test('limit 200 and offset 0 are in range', async () => {
     assert.equal((await get('/games?limit=200&offset=0')).status, 200);
     assert.equal((await get('/games?limit=1')).status, 200);
+  });
+
+  test('leading zeros are allowed, however many: 00000000000000000001 is 1', async () => {
+    const one = await get('/games?limit=1&offset=1');
+    for (const query of ['limit=00000000000000000001&offset=0001', `limit=${'0'.repeat(400)}1&offset=01`]) {
+      const res = await get(`/games?${query}`);
+      assert.equal(res.status, 200, query);
+      assert.equal(res.text, one.text);
+      assert.equal(
+        res.headers.get('link'),
+        '</api/v1/games?limit=1&offset=2>; rel="next", </api/v1/games?limit=1&offset=0>; rel="prev"',
+      );
+    }
+  });
+
+  test('the largest offset (2^53 - 1) is an empty page on both lists, with rel="prev"', async () => {
+    for (const path of ['/games', `/databases/${world.alice.main.id}/games`]) {
+      const res = await get<{ data: unknown[] }>(`${path}?offset=${MAX_OFFSET}`);
+      assert.equal(res.status, 200, path);
+      assert.deepEqual(res.json.data, []);
+      assert.match(res.headers.get('link') ?? '', /\?offset=9007199254740941&limit=50>; rel="prev"$/);
+    }
   });
 });
 
