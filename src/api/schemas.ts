@@ -277,7 +277,7 @@ export const changesQuery = {
   cursor: {
     type: 'string',
     description:
-      'nextCursor of the previous page, unchanged (a signed position, bound to this user and app). Not ' +
+      'nextCursor of the previous page, unchanged (an encrypted position, bound to this user and app). Not ' +
       'together with since. A cursor of another user, app or server, or altered, is 400.',
   },
   since: {

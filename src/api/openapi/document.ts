@@ -34,8 +34,9 @@ is safely written. Every write to a game (import, update, move, delete) moves it
 once, in its latest state. Deleted games stay as tombstones (\`deleted: true\`, with their last names and
 result) and are 404 everywhere else. Fetch changed games with \`GET /api/v1/games/{id}\` (JSON or PGN).
 The cursor comes on every page, also an empty one, so it stays usable; cursors do not expire. They are
-signed and bound to the user as one app sees them: another user's or app's cursor, one from another server
-secret, or an altered one is 400 (after a server secret rotation, restart with \`since\`).
+encrypted and authenticated, reveal nothing, and are bound to the user as one app sees them: another user's
+or app's cursor, one from another server secret, or an altered one is 400 (after a server secret rotation,
+restart with \`since\`).
 
 ## Shapes
 
