@@ -90,7 +90,6 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     sendError(reply, toApiError(error, request));
   });
-  const unknownPath = () => new ApiError('not_found', 'There is no such resource.');
   app.setNotFoundHandler((_request, reply) => {
     sendError(reply, unknownPath());
   });
@@ -130,12 +129,17 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   return app;
 }
 
+const unknownPath = () => new ApiError('not_found', 'There is no such resource.');
+
 function sendError(reply: FastifyReply, error: ApiError): void {
   reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.body());
 }
 
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
+  // The docs page's file server refuses what it cannot check (a name too long for the file system, a `.`
+  // or empty segment) with a 403 of its own; to a client it is an unknown path like any other.
+  if (error.code === 'FST_STATIC_FORBIDDEN_PATH') return unknownPath();
   if (isStoreUnavailable(error)) {
     request.log.warn({ reason: error.message, code: error.code }, 'store unavailable');
     return new ApiError('unavailable', 'The service cannot reach its store right now: retry shortly.', {

@@ -210,4 +210,13 @@ describe('methods and paths', () => {
     assert.equal(root.status, 404);
     assertErrorBody(root.json, 'not_found');
   });
+
+  test('paths the docs page refuses to serve are 404 too: names too long for a file, empty segments', async () => {
+    assert.equal((await raw(world.server.base, '/docs/static/index.css')).status, 200);
+    for (const path of [`/docs/static/${'a'.repeat(300)}`, '/docs/static//index.css']) {
+      const res = await raw(world.server.base, path);
+      assert.equal(res.status, 404, path.slice(0, 60));
+      assertErrorBody(JSON.parse(res.body.toString()), 'not_found');
+    }
+  });
 });
