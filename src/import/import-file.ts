@@ -8,7 +8,7 @@ import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
 import type { BatchItem, CheckedBatch } from './normalize-batch.ts';
 import { defaultPoolSize, maxPoolSize, NormalizePool, worthWorkers } from './normalize-pool.ts';
-import { RejectsWriter } from './rejects.ts';
+import { RejectsFiles, RejectsWriter } from './rejects.ts';
 
 // Per message to a worker, at most so many games and so much text: enough that messaging costs little, little
 // enough that the work spreads evenly over the workers (a TCEC game with engine comments is 36 KB).
@@ -87,10 +87,16 @@ export interface ImportOptions {
   database: Database;
   file: string;
   allowDuplicates?: boolean;
-  /** Where rejected games go; default `<file>.rejected.pgn` (or the working folder when that is read-only). */
+  /**
+   * Where rejected games go, or fail to (no other place is tried); default `<file>.rejected.pgn`, or a free
+   * name beside it or in the working folder (RejectsFiles.open).
+   */
   rejectsFile?: string;
-  /** Add to the rejects file rather than replace it (the CLI names one file for several inputs). */
-  appendRejects?: boolean;
+  /**
+   * The rejects files of the caller's whole run, shared by the imports of its inputs (the CLI imports several
+   * files in one command): none is written, and a named rejects file collects them all. Default: this import's.
+   */
+  rejects?: RejectsFiles;
   /** Most games per store transaction (default 5,000). */
   batchSize?: number;
   /**
@@ -111,9 +117,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   const started = performance.now();
   const totalBytes = (await stat(file)).size;
   const batchSize = options.batchSize ?? BATCH_GAMES;
-  const rejects = new RejectsWriter(options.rejectsFile ?? `${file}.rejected.pgn`, {
-    append: options.appendRejects ?? false,
-  });
+  const rejects = new RejectsWriter(options.rejects ?? new RejectsFiles([file]), file, options.rejectsFile);
   const summary: ImportSummary = {
     file,
     games: 0,

@@ -1,49 +1,169 @@
-// The rejects file: the original text of every rejected game, created only when a game is rejected.
+// The rejects file: the original text of every rejected game, created only when a game is rejected. A file is
+// replaced or created only by a write of a rejected game: an import without one touches no file, and no path
+// that an import may write is one of its inputs.
 
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { access, constants, stat } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { constants, type Stats } from 'node:fs';
+import { access, type FileHandle, lstat, open, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 
+/**
+ * What the imports of one command share about rejects files: its inputs, which are never written, and the
+ * files it has written so far. A named rejects file (--rejects) collects the rejects of every input: the
+ * first write of the command replaces it, later ones add to it. A default one is each input's own.
+ */
+export class RejectsFiles {
+  private readonly inputs: Promise<Stats[]>;
+  private readonly written = new Set<string>();
+
+  constructor(inputs: readonly string[]) {
+    this.inputs = Promise.all(inputs.map((file) => stat(file).catch(() => null))).then((all) =>
+      all.filter((s): s is Stats => s !== null),
+    );
+  }
+
+  /** Whether `path` is one of the inputs: the same file, however it is named (links included). */
+  async isInput(path: string): Promise<boolean> {
+    const target = await stat(path).catch(() => null);
+    if (!target) return false;
+    return (await this.inputs).some((s) => s.dev === target.dev && s.ino === target.ino);
+  }
+
+  /** Why rejected games could not go to `path` (a --rejects file), or undefined when they can. */
+  async problemWith(path: string): Promise<string | undefined> {
+    if (path.trim() === '') return 'the rejects file needs a name';
+    if (/[\\/]$/.test(path)) return `${path} names a folder: name a file for the rejected games`;
+    const target = await stat(path).catch((error: NodeJS.ErrnoException) => error);
+    if (target instanceof Error) {
+      if (target.code === 'EACCES') return `cannot write ${path}: permission denied`;
+      if (target.code === 'ENOTDIR') return `cannot write ${path}: a part of the path is not a folder`;
+      if (target.code !== 'ENOENT') return `cannot write ${path}: ${target.message}`;
+      // A new file: its folder must exist and take files.
+      const folder = dirname(resolve(path));
+      const info = await stat(folder).catch(() => null);
+      if (!info) return `cannot write ${path}: the folder ${folder} does not exist`;
+      if (!info.isDirectory()) return `cannot write ${path}: ${folder} is not a folder`;
+      if (!(await isWritable(folder))) return `cannot write ${path}: the folder ${folder} is not writable`;
+      return undefined;
+    }
+    if (target.isDirectory()) return `${path} is a folder: name a file for the rejected games`;
+    if (await this.isInput(path))
+      return `${path} is one of the inputs: name another file for the rejected games`;
+    if (!(await isWritable(path))) return `cannot write ${path}: it is read-only`;
+    return undefined;
+  }
+
+  /**
+   * Why the default rejects file of an input could not be written: its folder is read-only (then it goes to
+   * the working folder) and so is the working folder. Undefined when it can.
+   */
+  async problemWithDefault(input: string): Promise<string | undefined> {
+    if ((await isWritable(dirname(resolve(input)))) || (await isWritable(process.cwd()))) return undefined;
+    return `the rejected games of ${input} would go to its folder or the working folder, and neither is writable: name a file with --rejects`;
+  }
+
+  /**
+   * Opens the file for the rejects of `input`: `named` (--rejects), or by default `<input>.rejected.pgn`
+   * beside it. A default file that the command wrote already, that is an input, or that is not a plain file
+   * makes way for a free name (`<input>.rejected-2.pgn`, ...); when the input's folder is read-only, the file
+   * goes to the working folder, under a name no file has yet. Returns the file and the path to report.
+   */
+  async open(input: string, named: string | undefined): Promise<{ file: FileHandle; path: string }> {
+    if (named !== undefined) {
+      const problem = await this.problemWith(named);
+      if (problem) throw new Error(problem);
+      const key = resolve(named);
+      const file = await open(named, this.written.has(key) ? 'a' : 'w');
+      this.written.add(key);
+      return { file, path: named };
+    }
+    const beside = `${input}.rejected.pgn`;
+    const folder = dirname(resolve(input));
+    if (await isWritable(folder)) {
+      if (!this.written.has(resolve(beside)) && (await this.replaceable(beside))) {
+        const file = await open(beside, 'w');
+        this.written.add(resolve(beside));
+        return { file, path: beside };
+      }
+      return this.claim(dirname(input), basename(input));
+    }
+    // Input folders may be read-only (a mounted archive, a shared corpus): the working folder then.
+    return this.claim(process.cwd(), basename(input));
+  }
+
+  /** An older rejects file beside the input is replaced; anything else there is kept. */
+  private async replaceable(path: string): Promise<boolean> {
+    const info = await lstat(path).catch(() => null);
+    if (!info) return true;
+    return info.isFile() && !(await this.isInput(path)) && (await isWritable(path));
+  }
+
+  /** Creates `<name>.rejected.pgn` in `folder`, or the first of `<name>.rejected-2.pgn`, ... that is free. */
+  private async claim(folder: string, name: string): Promise<{ file: FileHandle; path: string }> {
+    for (let n = 1; ; n++) {
+      const path = join(folder, n === 1 ? `${name}.rejected.pgn` : `${name}.rejected-${n}.pgn`);
+      try {
+        const file = await open(path, 'wx'); // never an existing file, nor a link's target
+        this.written.add(resolve(path));
+        // In the working folder the path is absolute: the summary names the file wherever it was run.
+        return { file, path: folder === process.cwd() ? resolve(path) : path };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
+  }
+}
+
+/** The rejected games of one input, written to the file RejectsFiles opens at the first of them. */
 export class RejectsWriter {
-  private path: string;
-  private readonly append: boolean;
-  private out: WriteStream | null = null;
+  private readonly files: RejectsFiles;
+  private readonly input: string;
+  private readonly named: string | undefined;
+  private out: Writable | null = null;
+  private path: string | null = null;
+  private failure: Error | null = null;
 
-  /** With append, rejected games go after what the file holds (several inputs sharing one rejects file). */
-  constructor(path: string, options: { append?: boolean } = {}) {
-    this.path = path;
-    this.append = options.append ?? false;
+  constructor(files: RejectsFiles, input: string, named?: string) {
+    this.files = files;
+    this.input = input;
+    this.named = named;
   }
 
   async write(text: string): Promise<void> {
     if (!this.out) {
-      // Input folders may be read-only (a mounted archive, a shared corpus): then the rejects go to the
-      // working folder.
-      if (!(await isWritableFolder(dirname(this.path)))) this.path = basename(this.path);
-      this.out = createWriteStream(this.path, { flags: this.append ? 'a' : 'w' });
+      const { file, path } = await this.files.open(this.input, this.named);
+      this.path = path;
+      this.out = file.createWriteStream();
+      // Kept for the next write or close to throw: an 'error' event without a listener ends the process.
+      this.out.on('error', (error) => {
+        this.failure ??= error;
+      });
     }
+    if (this.failure) throw this.failure;
     const body = text.endsWith('\n') ? text : `${text}\n`;
-    if (!this.out.write(`${body}\n`)) await once(this.out, 'drain');
+    if (!this.out.write(`${body}\n`)) await once(this.out, 'drain'); // rejects on an 'error' meanwhile
   }
 
   /** Closes the file; returns its path, or null when nothing was rejected. */
   async close(): Promise<string | null> {
     if (!this.out) return null;
     this.out.end();
-    await once(this.out, 'finish');
+    await finished(this.out);
     return this.path;
   }
 }
 
 /**
- * Whether files may be created in `folder`. A folder without any write permission bit counts as read-only
- * even where access() says otherwise: root may write anywhere, but a folder marked read-only is not ours.
+ * Whether files may be written in `path` (a folder, or a file to replace). One without any write permission
+ * bit counts as read-only even where access() says otherwise: root may write anywhere, but a folder or file
+ * marked read-only is not ours.
  */
-async function isWritableFolder(folder: string): Promise<boolean> {
+async function isWritable(path: string): Promise<boolean> {
   try {
-    await access(folder, constants.W_OK);
-    return ((await stat(folder)).mode & 0o222) !== 0;
+    await access(path, constants.W_OK);
+    return ((await stat(path)).mode & 0o222) !== 0;
   } catch {
     return false;
   }

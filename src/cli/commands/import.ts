@@ -1,9 +1,9 @@
-import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
 import { emit } from '../output.ts';
 import { progressReporter } from '../progress.ts';
+import { CliError } from '../settings.ts';
 
 function describe(s: ImportSummary): string {
   const lines = [
@@ -34,6 +34,14 @@ export function importCommand(program: Command): void {
         opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
         cmd: Command,
       ) => {
+        // Before anything is written: where the rejected games would go must take them.
+        const { RejectsFiles } = await import('../../import/rejects.ts');
+        const rejects = new RejectsFiles(files);
+        for (const problem of opts.rejects !== undefined
+          ? [await rejects.problemWith(opts.rejects)]
+          : await Promise.all(files.map((file) => rejects.problemWithDefault(file)))) {
+          if (problem) throw new CliError(problem);
+        }
         // The workers boot while the store opens, and every file's import uses them (warm from the second).
         const { poolForFiles } = await import('../../import/normalize-pool.ts');
         const pool = await poolForFiles(files);
@@ -44,8 +52,6 @@ export function importCommand(program: Command): void {
               (await store.findDatabaseByName(user.id, opts.database)) ??
               (await store.addDatabase({ ownerId: user.id, name: opts.database }));
             const summaries: ImportSummary[] = [];
-            // One --rejects file collects the rejects of every input: emptied once here, then added to.
-            if (opts.rejects) rmSync(opts.rejects, { force: true });
             for (const file of files) {
               const progress = progressReporter();
               const { importFile } = await import('../../import/index.ts'); // only this command parses PGN
@@ -55,7 +61,8 @@ export function importCommand(program: Command): void {
                 file,
                 ...(pool && { pool }),
                 allowDuplicates: Boolean(opts.allowDuplicates),
-                ...(opts.rejects && { rejectsFile: opts.rejects, appendRejects: true }),
+                rejects,
+                ...(opts.rejects !== undefined && { rejectsFile: opts.rejects }),
                 onProgress: (p) => progress.update(p),
               });
               progress.done();
