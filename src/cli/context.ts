@@ -1,7 +1,8 @@
 // What every command shares: the settings (environment, overridden by global flags) and the open store.
 import type { Command } from 'commander';
-import { openStore, type Store, type User } from '../store/index.ts';
+import { openStore, type Store, StoreError, type User } from '../store/index.ts';
 import { CliError, loadSettings, type Settings } from './settings.ts';
+import { maskUrl } from './store-url.ts';
 
 export function settingsOf(command: Command): Settings {
   const settings = loadSettings();
@@ -10,12 +11,23 @@ export function settingsOf(command: Command): Settings {
   return settings;
 }
 
+/** Opens the store of the settings; a store that cannot be opened is a one-line error naming it. */
+export async function openCliStore(settings: Settings): Promise<Store> {
+  try {
+    return await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    const message = `cannot open the store ${maskUrl(settings.databaseUrl)}: ${(error as Error).message}`;
+    throw new CliError(message, { cause: error });
+  }
+}
+
 export async function withStore<T>(
   command: Command,
   fn: (store: Store, settings: Settings) => Promise<T>,
 ): Promise<T> {
   const settings = settingsOf(command);
-  const store = await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
+  const store = await openCliStore(settings);
   try {
     return await fn(store, settings);
   } finally {

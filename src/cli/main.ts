@@ -1,4 +1,5 @@
 // The `chessport` command.
+import { inspect } from 'node:util';
 import { Command, CommanderError } from 'commander';
 import { StoreError } from '../store/index.ts';
 import { appsCommand } from './commands/apps.ts';
@@ -35,9 +36,16 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
-  if (error instanceof CliError || error instanceof StoreError) {
-    process.stderr.write(`chessport: ${error.message}\n`);
-    process.exit(1);
-  }
-  throw error;
+  // One line for the operator, never a stack trace; CHESSPORT_DEBUG=1 adds the stack for a bug report.
+  if (process.env.CHESSPORT_DEBUG) process.stderr.write(`${inspect(error)}\n`);
+  process.stderr.write(`chessport: ${failureLine(error)}\n`);
+  process.exit(1);
+}
+
+/** The error in one line; one we did not expect says how to see more. */
+function failureLine(error: unknown): string {
+  const expected = error instanceof CliError || error instanceof StoreError;
+  const message = error instanceof Error ? error.message || error.name : String(error);
+  const line = message.trim().replace(/\s*\n\s*/g, ' ') || 'failed';
+  return expected || process.env.CHESSPORT_DEBUG ? line : `${line} (CHESSPORT_DEBUG=1 shows the stack trace)`;
 }

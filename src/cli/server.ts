@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { buildApp } from '../api/app.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
-import { loadServerSettings, type Settings } from './settings.ts';
+import { CliError, loadServerSettings, type Settings } from './settings.ts';
 
 export async function runServer(store: Store, settings: Settings): Promise<string> {
   const server = loadServerSettings();
@@ -74,5 +74,28 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  return app.listen({ host: settings.host, port: settings.port });
+  try {
+    return await app.listen({ host: settings.host, port: settings.port });
+  } catch (error) {
+    const message = `cannot listen on ${settings.host} port ${settings.port}: ${listenFailure(error)}`;
+    throw new CliError(message, { cause: error });
+  }
+}
+
+function listenFailure(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  switch (code) {
+    case 'EADDRINUSE':
+      return 'the port is in use (another server?)';
+    case 'EADDRNOTAVAIL':
+      return 'no network interface of this machine has that address';
+    case 'ENOTFOUND':
+    case 'EAI_NONAME':
+    case 'EAI_AGAIN':
+      return 'no such host';
+    case 'EACCES':
+      return 'permission denied (ports below 1024 need privileges)';
+    default:
+      return message;
+  }
 }

@@ -1,4 +1,5 @@
 // Settings from the environment (DESIGN.md "Operator interface"); command-line flags override them.
+import { isIP, isIPv4 } from 'node:net';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 
@@ -48,8 +49,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     secret: env.CHESSPORT_SECRET || null,
     rateLimitMax: env.RATE_LIMIT_MAX ? parsePositiveInt(env.RATE_LIMIT_MAX, 'RATE_LIMIT_MAX') : 600,
     rateLimitWindowMs: env.RATE_LIMIT_WINDOW ? parseDuration(env.RATE_LIMIT_WINDOW) : 60_000,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: env.LOG_LEVEL ? parseLogLevel(env.LOG_LEVEL) : 'info',
   };
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function parseLogLevel(text: string): string {
+  if (!LOG_LEVELS.includes(text))
+    throw new CliError(`invalid LOG_LEVEL "${text}": use ${LOG_LEVELS.join(', ')}`);
+  return text;
 }
 
 export function parsePort(text: string): number {
@@ -76,9 +85,39 @@ export interface ServerSettings {
   pageCacheBytes: number;
 }
 
-function parseTrustProxy(text: string | undefined): boolean | string {
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY: `true`, `false`, or a comma-separated list of the names above, addresses and CIDRs (an IPv4
+ * one may give a netmask: `10.0.0.0/255.0.0.0`). Checked here: the server's proxy-addr throws on the first
+ * request otherwise.
+ */
+export function parseTrustProxy(text: string | undefined): boolean | string {
   if (!text || text === 'false') return false;
-  return text === 'true' ? true : text;
+  if (text === 'true') return true;
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    if (!PROXY_RANGES.includes(entry) && !isAddressRange(entry)) {
+      throw new CliError(
+        `invalid TRUST_PROXY entry "${entry}": use true, or addresses and CIDRs such as "loopback, 10.0.0.0/8"`,
+      );
+    }
+  }
+  return text;
+}
+
+function isAddressRange(entry: string): boolean {
+  const slash = entry.lastIndexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const range = entry.slice(slash + 1);
+  if (/^[0-9]{1,3}$/.test(range)) return Number(range) >= 1 && Number(range) <= (family === 4 ? 32 : 128);
+  if (family !== 4 || !isIPv4(range)) return false;
+  // A netmask: ones, then zeros.
+  const bits = range.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+  const zeros = 2 ** 32 - 1 - bits;
+  return bits !== 0 && (zeros & (zeros + 1)) === 0;
 }
 
 export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): ServerSettings {

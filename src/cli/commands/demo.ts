@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { SCOPES } from '../../api/auth.ts';
 import { importFile } from '../../import/index.ts';
-import { openStore, type Store } from '../../store/index.ts';
-import { settingsOf } from '../context.ts';
+import type { Store } from '../../store/index.ts';
+import { openCliStore, settingsOf } from '../context.ts';
 import { emit } from '../output.ts';
 import { parsePort } from '../settings.ts';
 
@@ -50,7 +50,7 @@ export function demoCommand(program: Command): void {
       if (!databaseUrl && !process.env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port);
-      const store = await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
+      const store = await openCliStore(settings);
       const { token, database, gameId } = await seed(store);
       const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${settings.port}/api/v1`;
       const auth = `-H "Authorization: Bearer ${token}"`;

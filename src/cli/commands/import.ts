@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
+import { checkInputs } from '../inputs.ts';
 import { emit } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { CliError } from '../settings.ts';
@@ -34,14 +35,17 @@ export function importCommand(program: Command): void {
         opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
         cmd: Command,
       ) => {
-        // Before anything is written: where the rejected games would go must take them.
+        // Before anything is written: every input must be readable, and where the rejected games would go
+        // must take them.
+        await checkInputs(files);
         const { RejectsFiles } = await import('../../import/rejects.ts');
         const rejects = new RejectsFiles(files);
-        for (const problem of opts.rejects !== undefined
-          ? [await rejects.problemWith(opts.rejects)]
-          : await Promise.all(files.map((file) => rejects.problemWithDefault(file)))) {
-          if (problem) throw new CliError(problem);
-        }
+        const problems =
+          opts.rejects !== undefined
+            ? [await rejects.problemWith(opts.rejects)]
+            : await Promise.all(files.map((file) => rejects.problemWithDefault(file)));
+        const problem = problems.find((p) => p !== undefined);
+        if (problem) throw new CliError(problem);
         // The workers boot while the store opens, and every file's import uses them (warm from the second).
         const { poolForFiles } = await import('../../import/normalize-pool.ts');
         const pool = await poolForFiles(files);

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { openStore } from '../../store/index.ts';
-import { settingsOf } from '../context.ts';
+import { openCliStore, settingsOf } from '../context.ts';
 import { parsePort } from '../settings.ts';
 
 export function serveCommand(program: Command): void {
@@ -13,7 +12,7 @@ export function serveCommand(program: Command): void {
       const settings = settingsOf(cmd);
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port);
-      const store = await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
+      const store = await openCliStore(settings);
       // Loaded here, not at the top: the server (Fastify and its plugins) is most of the CLI's start-up
       // time, and every other command does without it.
       const { runServer } = await import('../server.ts');

@@ -1,0 +1,32 @@
+// The import's input files, checked before anything is written: a file that cannot be read would otherwise
+// fail the command halfway, after the database was created and the files before it were imported.
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { CliError } from './settings.ts';
+
+/** Throws a CliError naming the first input that is missing, a folder, or not readable. */
+export async function checkInputs(files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const problem = await problemWith(file);
+    if (problem) throw new CliError(`${file}: ${problem}`);
+  }
+}
+
+async function problemWith(file: string): Promise<string | undefined> {
+  if (file === '') return 'no file name';
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) => error);
+  if (info instanceof Error) {
+    if (info.code === 'ENOENT' || info.code === 'ENOTDIR') return 'no such file';
+    if (info.code === 'EACCES') return 'permission denied';
+    return info.message;
+  }
+  if (info.isDirectory()) return 'is a folder: name the PGN files in it';
+  // A pipe or a terminal (/dev/stdin, <(zcat games.pgn.gz)) is read like a file.
+  if (!info.isFile() && !info.isFIFO() && !info.isCharacterDevice()) return 'not a file';
+  try {
+    await access(file, constants.R_OK);
+  } catch {
+    return 'permission denied (not readable)';
+  }
+  return undefined;
+}

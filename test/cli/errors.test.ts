@@ -1,0 +1,111 @@
+// Whatever goes wrong, the CLI says it in one line on stderr and exits 1: never a stack trace (unless
+// CHESSPORT_DEBUG asks for it), and a command that fails on its input fails before it writes anything.
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type CliResult, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { CLASSICS_PGN } from '../http/world.ts';
+
+let env: Env;
+before(async () => {
+  env = tempEnv();
+  await cliJson(env, ['users', 'add', 'alice']);
+});
+after(() => env?.cleanup());
+
+function assertOneLine(result: CliResult, message: RegExp): void {
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, /^chessport: [^\n]+\n$/, 'one line, no stack trace');
+  assert.match(result.stderr, message);
+}
+
+async function databaseSlugs(): Promise<string[]> {
+  return (await cliJson<{ slug: string }[]>(env, ['databases', 'list'])).map((d) => d.slug);
+}
+
+describe('import inputs are checked before anything is written', () => {
+  const importInto = (database: string, ...files: string[]) =>
+    cli(env, ['import', ...files, '--user', 'alice', '--database', database, '--json']);
+
+  test('a missing file: no database is created', async () => {
+    assertOneLine(await importInto('ghost', join(env.dir, 'nope.pgn')), /nope\.pgn: no such file/);
+    assert.ok(!(await databaseSlugs()).includes('ghost'));
+  });
+
+  test('a folder', async () => {
+    assertOneLine(await importInto('folder', env.dir), /is a folder/);
+    assert.ok(!(await databaseSlugs()).includes('folder'));
+  });
+
+  test('an unreadable file', { skip: process.getuid?.() === 0 && 'root reads every file' }, async () => {
+    const file = join(env.dir, 'secret.pgn');
+    writeFileSync(file, readFileSync(CLASSICS_PGN));
+    chmodSync(file, 0o000);
+    assertOneLine(await importInto('secret', file), /secret\.pgn: permission denied/);
+    assert.ok(!(await databaseSlugs()).includes('secret'));
+  });
+
+  test('a good file then a missing one: the good one is not imported either', async () => {
+    const result = await importInto('half', CLASSICS_PGN, join(env.dir, 'nope2.pgn'));
+    assertOneLine(result, /nope2\.pgn: no such file/);
+    assert.equal(result.stdout, '');
+    assert.ok(!(await databaseSlugs()).includes('half'));
+  });
+});
+
+describe('store and server failures are one line', () => {
+  test('a folder or a file that is not a store as DATABASE_URL; the file is left as it was', async () => {
+    const folder = join(env.dir, 'folder');
+    mkdirSync(folder);
+    const other = { ...env, env: { ...env.env, DATABASE_URL: folder } };
+    assertOneLine(await cli(other, ['users', 'list']), /store/);
+    const notes = join(env.dir, 'notes.txt');
+    writeFileSync(notes, 'not a database, but long enough to have a header of its own\n');
+    assertOneLine(
+      await cli(env, ['--database-url', notes, 'users', 'list']),
+      /cannot open the store .*notes\.txt: file is not a database/,
+    );
+    assert.equal(
+      readFileSync(notes, 'utf8'),
+      'not a database, but long enough to have a header of its own\n',
+    );
+  });
+
+  const serve = (extra: NodeJS.ProcessEnv, args: string[] = []) =>
+    cli({ ...env, env: { ...env.env, ...extra } }, ['serve', '--port', '0', ...args]);
+
+  test('LOG_LEVEL and TRUST_PROXY are checked like PORT', { timeout: 20_000 }, async () => {
+    assertOneLine(await serve({ LOG_LEVEL: 'verbose' }), /invalid LOG_LEVEL "verbose"/);
+    assertOneLine(await serve({ TRUST_PROXY: 'garbage' }), /invalid TRUST_PROXY entry "garbage"/);
+    assertOneLine(await serve({ TRUST_PROXY: 'loopback, 10.0.0.0/33' }), /"10\.0\.0\.0\/33"/);
+    assertOneLine(await serve({ TRUST_PROXY: '10.0.0.0/255.0.255.0' }), /"10\.0\.0\.0\/255\.0\.255\.0"/);
+  });
+
+  test('a port in use, an unknown host', { timeout: 30_000 }, async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as { port: number };
+      assertOneLine(
+        await cli(env, ['serve', '--port', String(port)]),
+        new RegExp(`cannot listen on 127\\.0\\.0\\.1 port ${port}: the port is in use`),
+      );
+    } finally {
+      taken.close();
+    }
+    assertOneLine(
+      await serve({}, ['--host', '999.1.1.1']),
+      /cannot listen on 999\.1\.1\.1 port 0: no such host/,
+    );
+  });
+
+  test('CHESSPORT_DEBUG=1 adds the stack trace', async () => {
+    const debug = { ...env, env: { ...env.env, CHESSPORT_DEBUG: '1' } };
+    const result = await cli(debug, ['--database-url', env.dir, 'users', 'list']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /\n {4}at /);
+    assert.match(result.stderr, /\nchessport: cannot open the store [^\n]+\n$/);
+  });
+});
