@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { openStore, type Store, StoreError, type User } from '../store/index.ts';
 import { CliError, loadSettings, type Settings } from './settings.ts';
-import { maskUrl } from './store-url.ts';
+import { checkStoreUrl, maskUrl } from './store-url.ts';
 
 export function settingsOf(command: Command): Settings {
   const settings = loadSettings();
@@ -13,6 +13,7 @@ export function settingsOf(command: Command): Settings {
 
 /** Opens the store of the settings; a store that cannot be opened is a one-line error naming it. */
 export async function openCliStore(settings: Settings): Promise<Store> {
+  checkStoreUrl(settings.databaseUrl);
   try {
     return await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
   } catch (error) {

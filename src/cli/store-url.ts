@@ -1,5 +1,9 @@
-// The store's URL as the CLI prints it: a PostgreSQL URL may carry a password, which never goes to a
-// terminal, a log or a script's JSON.
+// The store's URL: checked before the store opens, and as the CLI prints it (a PostgreSQL URL may carry a
+// password, which never goes to a terminal, a log or a script's JSON).
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DEFAULT_DATABASE_URL } from '../store/index.ts';
+import { CliError } from './settings.ts';
 
 /** The URL with its password (if any) replaced by `***`; a SQLite path as it is. */
 export function maskUrl(url: string): string {
@@ -13,4 +17,37 @@ export function maskUrl(url: string): string {
     // Not a URL that parses: hide anything between the scheme's "//" and an "@".
     return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
   }
+}
+
+/** The demo's store, unless one is named. */
+export const DEMO_STORE = 'data/demo.sqlite';
+
+const ACCEPTED = 'a SQLite file path (like data/chessport.sqlite) or a postgres:// (postgresql://) URL';
+
+/**
+ * Refuses a store URL that openStore would misread: another scheme (mysql://x became a SQLite file
+ * "mysql:/x"), a folder, or a file in a folder that does not exist. Only the default stores' folder (data/)
+ * is created; a named one must exist, so that a mistyped path fails rather than starts an empty store.
+ */
+export function checkStoreUrl(url: string): void {
+  if (/^postgres(ql)?:\/\//i.test(url)) return;
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1];
+  if (scheme !== undefined && scheme !== 'sqlite') {
+    throw new CliError(`unsupported store "${maskUrl(url)}": give ${ACCEPTED}`);
+  }
+  const file = url.replace(/^sqlite:(\/\/)?/, '');
+  if (file === ':memory:') return;
+  const info = statSync(file, { throwIfNoEntry: false });
+  if (info?.isDirectory()) {
+    throw new CliError(
+      `the store ${file} is a folder: name a SQLite file in it, like ${join(file, 'chessport.sqlite')}`,
+    );
+  }
+  if (info || [DEFAULT_DATABASE_URL, DEMO_STORE].includes(url)) return;
+  const folder = dirname(file);
+  const parent = statSync(folder, { throwIfNoEntry: false });
+  if (!parent)
+    throw new CliError(`the folder ${folder} of the store ${file} does not exist: create it first`);
+  if (!parent.isDirectory())
+    throw new CliError(`the store ${file} is under ${folder}, which is not a folder`);
 }

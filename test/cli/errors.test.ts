@@ -1,7 +1,7 @@
 // Whatever goes wrong, the CLI says it in one line on stderr and exits 1: never a stack trace (unless
 // CHESSPORT_DEBUG asks for it), and a command that fails on its input fails before it writes anything.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -73,6 +73,31 @@ describe('store and server failures are one line', () => {
     );
   });
 
+  test('a store URL of another scheme, or in a folder that does not exist, is refused; nothing is created', async () => {
+    const cwd = join(env.dir, 'elsewhere');
+    mkdirSync(cwd);
+    const unsupported = await cli(env, ['--database-url', 'mysql://app:s3cret@db/x', 'users', 'list'], {
+      cwd,
+    });
+    assertOneLine(unsupported, /unsupported store "mysql:\/\/app:\*\*\*@db\/x": give a SQLite file path/);
+    const missing = join(env.dir, 'missing/dir/x.sqlite');
+    assertOneLine(
+      await cli(env, ['--database-url', missing, 'users', 'list'], { cwd }),
+      /the folder .*missing\/dir of the store .* does not exist/,
+    );
+    assert.deepEqual(readdirSync(cwd), []);
+    assert.ok(!existsSync(join(env.dir, 'missing')));
+  });
+
+  test('the default store is created with its folder', async () => {
+    const cwd = join(env.dir, 'fresh');
+    mkdirSync(cwd);
+    const defaults = { ...env, env: { ...env.env } };
+    delete defaults.env.DATABASE_URL;
+    assert.equal((await cli(defaults, ['users', 'list'], { cwd })).code, 0);
+    assert.ok(existsSync(join(cwd, 'data/chessport.sqlite')));
+  });
+
   const serve = (extra: NodeJS.ProcessEnv, args: string[] = []) =>
     cli({ ...env, env: { ...env.env, ...extra } }, ['serve', '--port', '0', ...args]);
 
@@ -106,6 +131,6 @@ describe('store and server failures are one line', () => {
     const result = await cli(debug, ['--database-url', env.dir, 'users', 'list']);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /\n {4}at /);
-    assert.match(result.stderr, /\nchessport: cannot open the store [^\n]+\n$/);
+    assert.match(result.stderr, /\nchessport: the store [^\n]+ is a folder[^\n]+\n$/);
   });
 });

@@ -6,8 +6,8 @@ import type { Store } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';
 import { emit } from '../output.ts';
 import { parsePort } from '../settings.ts';
+import { DEMO_STORE } from '../store-url.ts';
 
-const DEMO_STORE = 'data/demo.sqlite';
 const DEMO_GAMES = fileURLToPath(new URL('../demo/classics.pgn', import.meta.url));
 
 /** Seeds a demo user, app and database with a few famous games; safe to run again (nothing is duplicated). */
