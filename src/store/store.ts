@@ -369,46 +369,22 @@ export class Store {
     private?: boolean;
     maxGames?: number | null;
   }): Promise<Database> {
-    return this.write(input.ownerId, async (trx) => {
-      const base = slugify(input.name);
-      const taken = new Set(
-        (
-          await trx
-            .selectFrom('databases')
-            .select('slug')
-            .where('owner_id', '=', input.ownerId)
-            .where('slug', 'like', `${base}%`)
-            .execute()
-        ).map((r) => r.slug),
-      );
-      let slug = base;
-      for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
-      const now = Date.now();
-      const database: Database = {
-        id: randomUUID(),
-        ownerId: input.ownerId,
-        name: input.name,
-        slug,
-        private: input.private ?? false,
-        maxGames: input.maxGames ?? null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      await trx
-        .insertInto('databases')
-        .values({
-          id: database.id,
-          owner_id: database.ownerId,
-          name: database.name,
-          slug,
-          private: database.private ? 1 : 0,
-          max_games: database.maxGames,
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        })
-        .execute();
-      return database;
+    return this.write(input.ownerId, (trx) => insertDatabase(trx, input));
+  }
+
+  /**
+   * The databases an import names by `ref` (findDatabases), or when there is none, a new one with `ref` as
+   * its name. Looked up and created under the owner's write lock (Store.write), so that concurrent imports
+   * into a database not there yet create it once and all import into it.
+   */
+  async findOrAddDatabase(
+    ownerId: string,
+    ref: string,
+  ): Promise<{ databases: Database[]; created: boolean }> {
+    return this.write(ownerId, async (trx) => {
+      const databases = await databasesNamed(trx, ownerId, ref);
+      if (databases.length > 0) return { databases, created: false };
+      return { databases: [await insertDatabase(trx, { ownerId, name: ref })], created: true };
     });
   }
 
@@ -446,6 +422,14 @@ export class Store {
       .where('name', '=', ref)
       .executeTakeFirst();
     return row && toDatabase(row);
+  }
+
+  /**
+   * For the CLI: the owner's live databases that `ref` names. The one with that id or slug (both unique),
+   * else every one with that exact name: names may repeat, and the caller decides what several mean.
+   */
+  async findDatabases(ownerId: string, ref: string): Promise<Database[]> {
+    return databasesNamed(this.db, ownerId, ref);
   }
 
   async countGames(databaseId: string): Promise<number> {
@@ -710,6 +694,69 @@ export class Store {
       return { tombstoned: count, deletedAt: now };
     });
   }
+}
+
+/** Creates a database, its slug made unique among the owner's (`-2`, `-3`, ...). Only inside Store.write. */
+async function insertDatabase(
+  trx: Executor,
+  input: { ownerId: string; name: string; private?: boolean; maxGames?: number | null },
+): Promise<Database> {
+  const base = slugify(input.name);
+  const taken = new Set(
+    (
+      await trx
+        .selectFrom('databases')
+        .select('slug')
+        .where('owner_id', '=', input.ownerId)
+        .where('slug', 'like', `${base}%`)
+        .execute()
+    ).map((r) => r.slug),
+  );
+  let slug = base;
+  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+  const now = Date.now();
+  const database: Database = {
+    id: randomUUID(),
+    ownerId: input.ownerId,
+    name: input.name,
+    slug,
+    private: input.private ?? false,
+    maxGames: input.maxGames ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await trx
+    .insertInto('databases')
+    .values({
+      id: database.id,
+      owner_id: database.ownerId,
+      name: database.name,
+      slug,
+      private: database.private ? 1 : 0,
+      max_games: database.maxGames,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    })
+    .execute();
+  return database;
+}
+
+/** The owner's live databases that `ref` names (Store.findDatabases). */
+async function databasesNamed(db: Executor, ownerId: string, ref: string): Promise<Database[]> {
+  if (!storable(ref)) return [];
+  const live = db
+    .selectFrom('databases')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('deleted_at', 'is', null);
+  const byKey = await live
+    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
+    .orderBy(sql`case when id = ${ref} then 0 else 1 end`)
+    .executeTakeFirst();
+  if (byKey) return [toDatabase(byKey)];
+  const byName = await live.where('name', '=', ref).orderBy('created_at').orderBy('id').execute();
+  return byName.map(toDatabase);
 }
 
 /**

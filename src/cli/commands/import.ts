@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
+import type { Database } from '../../store/index.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
 import { checkInputs } from '../inputs.ts';
 import { emit } from '../output.ts';
@@ -52,9 +53,8 @@ export function importCommand(program: Command): void {
         try {
           await withStore(cmd, async (store) => {
             const user = await requireUser(store, opts.user);
-            const database =
-              (await store.findDatabaseByName(user.id, opts.database)) ??
-              (await store.addDatabase({ ownerId: user.id, name: opts.database }));
+            const { databases } = await store.findOrAddDatabase(user.id, opts.database);
+            const database = databases[0] as Database;
             const summaries: ImportSummary[] = [];
             for (const file of files) {
               const progress = progressReporter();
