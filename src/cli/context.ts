@@ -1,6 +1,6 @@
 // What every command shares: the settings (environment, overridden by global flags) and the open store.
 import type { Command } from 'commander';
-import { openStore, type Store, StoreError, type User } from '../store/index.ts';
+import { type Database, openStore, type Store, StoreError, type User } from '../store/index.ts';
 import { CliError, loadSettings, type Settings } from './settings.ts';
 import { checkStoreUrl, maskUrl } from './store-url.ts';
 
@@ -40,6 +40,18 @@ export async function requireUser(store: Store, login: string): Promise<User> {
   const user = await store.findUser(login);
   if (!user) throw new CliError(`no user "${login}" (create it with: chessport users add ${login})`);
   return user;
+}
+
+/**
+ * The one database that `ref` names among `found` (Store.findDatabases). Names may repeat: a name that several
+ * databases share is refused with their slugs and ids, since picking one could change the wrong one.
+ */
+export function oneDatabase(found: Database[], ref: string, owner: string): Database | undefined {
+  if (found.length <= 1) return found[0];
+  const candidates = found.map((d) => `${d.slug} (${d.id})`).join(', ');
+  throw new CliError(
+    `${found.length} databases of ${owner} are named "${ref}": ${candidates}; give its slug or id`,
+  );
 }
 
 export const jsonOption = ['--json', 'print the result as JSON'] as const;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
-import { jsonOption, requireUser, withStore } from '../context.ts';
+import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
 import { databaseCliJson, emit, table } from '../output.ts';
 import { CliError, parsePositiveInt } from '../settings.ts';
 
@@ -65,7 +65,7 @@ export function databasesCommand(program: Command): void {
     .action(async (ref: string, opts: { user: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const user = await requireUser(store, opts.user);
-        const db = await store.findDatabaseByName(user.id, ref);
+        const db = oneDatabase(await store.findDatabases(user.id, ref), ref, `user ${user.login}`);
         const deleted = db && (await store.deleteDatabase(db));
         if (!db || !deleted) throw new CliError(`no database "${ref}" of user ${user.login}`);
         emit(

@@ -8,7 +8,7 @@ import type { RawGame } from '../../chess/types.ts';
 import { decodePgnStream } from '../../import/decode.ts';
 import { toGameRecord } from '../../import/index.ts';
 import type { GameChange, GameRecord, Store } from '../../store/index.ts';
-import { jsonOption, withStore } from '../context.ts';
+import { jsonOption, oneDatabase, withStore } from '../context.ts';
 import { emit } from '../output.ts';
 import { CliError } from '../settings.ts';
 
@@ -70,7 +70,8 @@ export function gamesCommand(program: Command): void {
     .action(async (id: string, opts: { database: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const game = await requireGame(store, id);
-        const target = await store.findDatabaseByName(game.ownerId, opts.database);
+        const found = await store.findDatabases(game.ownerId, opts.database);
+        const target = oneDatabase(found, opts.database, "the game's owner");
         if (!target) throw new CliError(`no database "${opts.database}" of the game's owner`);
         const outcome = await store.moveGame(id, target);
         if (!outcome) throw new CliError(`no game "${id}"`);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
 import type { Database } from '../../store/index.ts';
-import { jsonOption, requireUser, withStore } from '../context.ts';
+import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
 import { checkInputs } from '../inputs.ts';
 import { emit } from '../output.ts';
 import { progressReporter } from '../progress.ts';
@@ -54,7 +54,7 @@ export function importCommand(program: Command): void {
           await withStore(cmd, async (store) => {
             const user = await requireUser(store, opts.user);
             const { databases } = await store.findOrAddDatabase(user.id, opts.database);
-            const database = databases[0] as Database;
+            const database = oneDatabase(databases, opts.database, `user ${user.login}`) as Database;
             const summaries: ImportSummary[] = [];
             for (const file of files) {
               const progress = progressReporter();

@@ -1,0 +1,73 @@
+// Database names may repeat (slugs do not: archive, archive-2). A command that names a database by a name
+// that several share changes none of them and lists them; the slug or id picks one.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { queryStore } from '../helpers/stores.ts';
+import { CLASSICS_PGN } from '../http/world.ts';
+
+type Listed = { id: string; slug: string; name: string; games: number };
+
+let env: Env;
+let first: Listed;
+let second: Listed;
+let gameId: string;
+before(async () => {
+  env = tempEnv();
+  await cliJson(env, ['users', 'add', 'gina']);
+  first = await cliJson<Listed>(env, ['databases', 'add', 'Archive', '--user', 'gina']);
+  second = await cliJson<Listed>(env, ['databases', 'add', 'Archive', '--user', 'gina']);
+  await cliJson(env, ['import', CLASSICS_PGN, '--user', 'gina', '--database', 'Inbox']);
+  const [row] = await queryStore<{ id: string }>(env.databaseUrl, 'select id from games order by pk limit 1');
+  gameId = row?.id ?? '';
+});
+after(() => env?.cleanup());
+
+const list = () => cliJson<Listed[]>(env, ['databases', 'list', '--user', 'gina']);
+
+async function refusedAsAmbiguous(args: string[]): Promise<void> {
+  const before = await list();
+  const result = await cli(env, args);
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(
+    result.stderr,
+    /^chessport: 2 databases of [^\n]+ are named "Archive": [^\n]+; give its slug or id\n$/,
+  );
+  for (const db of [first, second]) assert.ok(result.stderr.includes(`${db.slug} (${db.id})`), result.stderr);
+  assert.deepEqual(await list(), before, 'nothing changed');
+}
+
+test('the two databases have one name and two slugs', () => {
+  assert.deepEqual([first.slug, second.slug], ['archive', 'archive-2']);
+});
+
+test('delete, import and games move refuse a name that two databases share', async () => {
+  await refusedAsAmbiguous(['databases', 'delete', 'Archive', '--user', 'gina']);
+  await refusedAsAmbiguous(['import', CLASSICS_PGN, '--user', 'gina', '--database', 'Archive']);
+  await refusedAsAmbiguous(['games', 'move', gameId, '--database', 'Archive']);
+});
+
+test('a slug or an id names one of them', async () => {
+  const moved = await cliJson<{ databaseId: string }>(env, [
+    'games',
+    'move',
+    gameId,
+    '--database',
+    'archive-2',
+  ]);
+  assert.equal(moved.databaseId, second.id);
+  const imported = await cliJson<{ database: { id: string } }>(env, [
+    'import',
+    CLASSICS_PGN,
+    '--user',
+    'gina',
+    '--database',
+    first.id,
+  ]);
+  assert.equal(imported.database.id, first.id);
+  const deleted = await cliJson<{ id: string }>(env, ['databases', 'delete', 'archive-2', '--user', 'gina']);
+  assert.equal(deleted.id, second.id);
+  // One "Archive" is left: its name is enough again.
+  const again = await cliJson<{ id: string }>(env, ['databases', 'delete', 'Archive', '--user', 'gina']);
+  assert.equal(again.id, first.id);
+});
