@@ -19,6 +19,12 @@ export function table(rows: string[][]): string {
     .join('\n');
 }
 
+/**
+ * The latest time a Date holds (year 275760). A token issued before --expires-in had a maximum may expire
+ * later than that (99999999d): it is shown as expiring then, rather than crashing every listing.
+ */
+const LAST_DATE_MS = 8.64e15;
+
 export function tokenJson(token: TokenInfo, now = Date.now()) {
   const state =
     token.revokedAt !== null
@@ -33,7 +39,7 @@ export function tokenJson(token: TokenInfo, now = Date.now()) {
     scopes: token.scopes,
     state,
     createdAt: iso(token.createdAt),
-    expiresAt: token.expiresAt === null ? null : iso(token.expiresAt),
+    expiresAt: token.expiresAt === null ? null : iso(Math.min(token.expiresAt, LAST_DATE_MS)),
     revokedAt: token.revokedAt === null ? null : iso(token.revokedAt),
   };
 }

@@ -18,6 +18,19 @@ function parseScopes(text: string): Scope[] {
   return [...new Set(scopes)] as Scope[];
 }
 
+/** The longest --expires-in: beyond a century, leave it out (no expiry) rather than pick a date. */
+export const MAX_TOKEN_DAYS = 36_500;
+
+function parseLifetime(text: string): number {
+  const ms = parseDuration(text);
+  if (ms > MAX_TOKEN_DAYS * 86_400_000) {
+    throw new CliError(
+      `--expires-in must be at most ${MAX_TOKEN_DAYS}d (100 years); leave it out for a token that never expires`,
+    );
+  }
+  return ms;
+}
+
 export function tokensCommand(program: Command): void {
   const tokens = program.command('tokens').description('issue, revoke and list access tokens');
   tokens
@@ -26,7 +39,10 @@ export function tokensCommand(program: Command): void {
     .requiredOption('--user <login>', 'the user whose data the token reads')
     .requiredOption('--app <name>', 'the app the token is issued to')
     .requiredOption('--scopes <a,b>', `comma-separated scopes: ${SCOPES.join(', ')}`)
-    .option('--expires-in <duration>', 'lifetime, like 90s, 15m, 12h or 30d (default: no expiry)')
+    .option(
+      '--expires-in <duration>',
+      `lifetime, like 90s, 15m, 12h or 30d, at most ${MAX_TOKEN_DAYS}d (default: no expiry)`,
+    )
     .option(...jsonOption)
     .action(
       async (
@@ -35,7 +51,7 @@ export function tokensCommand(program: Command): void {
       ) =>
         withStore(cmd, async (store) => {
           const scopes = parseScopes(opts.scopes);
-          const expiresAt = opts.expiresIn ? Date.now() + parseDuration(opts.expiresIn) : null;
+          const expiresAt = opts.expiresIn === undefined ? null : Date.now() + parseLifetime(opts.expiresIn);
           const user = await requireUser(store, opts.user);
           const app = await store.findApp(opts.app);
           if (!app)
