@@ -17,12 +17,14 @@ after(() => env?.cleanup());
 type ImportJson = {
   database: { id: string; slug: string };
   files: {
+    file: string;
     games: number;
     imported: number;
     duplicates: number;
     rejected: number;
     overLimit: number;
     stoppedAtMaxGames: boolean;
+    skipped: boolean;
     rejections: { file: string; line: number; game: number; reason: string }[];
     rejectsFile: string | null;
   }[];
@@ -295,6 +297,27 @@ describe('import', () => {
       'carol',
     ]);
     assert.equal(list.find((d) => d.slug === 'small')?.games, 2);
+  });
+
+  test('maxGames: the files after the one that filled the database are listed as skipped', async () => {
+    await cliJson(env, ['databases', 'add', 'Tiny', '--user', 'carol', '--max-games', '3']);
+    const mixed = join(FIXTURES, 'import/mixed.pgn');
+    const latin = join(FIXTURES, 'import/latin1.pgn');
+    const args = ['import', CLASSICS_PGN, mixed, latin, '--user', 'carol', '--database', 'tiny'];
+    const result = await cliJson<ImportJson>(env, args);
+    assert.deepEqual(
+      result.files.map((f) => [f.file, f.imported, f.stoppedAtMaxGames, f.skipped]),
+      [
+        [CLASSICS_PGN, 3, true, false],
+        [mixed, 0, true, true],
+        [latin, 0, true, true],
+      ],
+    );
+    const text = await cli(env, args);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /stopped: the database reached its maxGames/);
+    const lines = text.stdout.split('\n');
+    assert.ok(lines.includes(`${mixed}: skipped: the database reached its maxGames`), text.stdout);
   });
 
   test('a Latin-1 file is decoded: accented names arrive intact', async () => {

@@ -7,6 +7,27 @@ import { emit } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { CliError } from '../settings.ts';
 
+/** A file's summary in the output; `skipped`: not read, because the database reached maxGames before it. */
+type FileSummary = ImportSummary & { skipped: boolean };
+
+function skipped(file: string): FileSummary {
+  return {
+    file,
+    games: 0,
+    imported: 0,
+    duplicates: 0,
+    rejected: 0,
+    overLimit: 0,
+    stoppedAtMaxGames: true,
+    rejections: [],
+    rejectsFile: null,
+    warnings: [],
+    bytes: 0,
+    seconds: 0,
+    skipped: true,
+  };
+}
+
 function describe(s: ImportSummary): string {
   const lines = [
     `${s.file}: ${s.imported} imported, ${s.duplicates} duplicates skipped, ${s.rejected} rejected` +
@@ -55,8 +76,14 @@ export function importCommand(program: Command): void {
             const user = await requireUser(store, opts.user);
             const { databases } = await store.findOrAddDatabase(user.id, opts.database);
             const database = oneDatabase(databases, opts.database, `user ${user.login}`) as Database;
-            const summaries: ImportSummary[] = [];
+            const summaries: FileSummary[] = [];
             for (const file of files) {
+              // Once the database is full, the other files are not read; each is listed as skipped.
+              if (summaries.at(-1)?.stoppedAtMaxGames) {
+                summaries.push(skipped(file));
+                if (!opts.json) process.stdout.write(`${file}: skipped: the database reached its maxGames\n`);
+                continue;
+              }
               const progress = progressReporter();
               const { importFile } = await import('../../import/index.ts'); // only this command parses PGN
               const summary = await importFile({
@@ -70,9 +97,8 @@ export function importCommand(program: Command): void {
                 onProgress: (p) => progress.update(p),
               });
               progress.done();
-              summaries.push(summary);
+              summaries.push({ ...summary, skipped: false });
               if (!opts.json) process.stdout.write(`${describe(summary)}\n`);
-              if (summary.stoppedAtMaxGames) break;
             }
             if (opts.json)
               emit(true, { database: { id: database.id, slug: database.slug }, files: summaries }, () => '');
