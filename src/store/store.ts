@@ -27,6 +27,9 @@ import type {
 
 export class StoreError extends Error {}
 
+/** The largest maxGames: what `databases.max_games` holds on PostgreSQL (integer), and so on both dialects. */
+export const MAX_GAMES_LIMIT = 2 ** 31 - 1;
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
@@ -369,6 +372,10 @@ export class Store {
     private?: boolean;
     maxGames?: number | null;
   }): Promise<Database> {
+    const { maxGames } = input;
+    if (maxGames != null && !(Number.isInteger(maxGames) && maxGames >= 1 && maxGames <= MAX_GAMES_LIMIT)) {
+      throw new StoreError(`maxGames must be a whole number from 1 to ${MAX_GAMES_LIMIT}, got ${maxGames}`);
+    }
     return this.write(input.ownerId, (trx) => insertDatabase(trx, input));
   }
 

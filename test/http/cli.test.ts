@@ -98,6 +98,11 @@ describe('CLI results and errors', () => {
       /positive integer/,
     ],
     ['revoking an unknown token', ['tokens', 'revoke', 'cp_nope'], /no such token/],
+    [
+      'a --max-games beyond what the store holds',
+      ['databases', 'add', 'Big', '--user', 'carol', '--max-games', '3000000000'],
+      /--max-games must be at most 2147483647/,
+    ],
   ];
   for (const [name, args, message] of failures) {
     test(`${name}: exit 1 with a clear message`, async () => {
@@ -107,6 +112,27 @@ describe('CLI results and errors', () => {
       assert.ok(!result.stderr.includes('    at '), 'no stack trace');
     });
   }
+
+  test('--max-games takes up to 2147483647 on every store', async () => {
+    const db = await cliJson(env, [
+      'databases',
+      'add',
+      'Huge',
+      '--user',
+      'carol',
+      '--max-games',
+      '2147483647',
+    ]);
+    assert.equal(db.maxGames, 2147483647);
+    const list = await cliJson<{ slug: string; maxGames: number }[]>(env, [
+      'databases',
+      'list',
+      '--user',
+      'carol',
+    ]);
+    assert.equal(list.find((d) => d.slug === 'huge')?.maxGames, 2147483647);
+    assert.ok(!list.some((d) => d.slug === 'big'), 'the refused one was not created');
+  });
 
   test('a missing required option is a usage error (exit code not 0)', async () => {
     const result = await cli(env, ['tokens', 'issue', '--user', 'carol']);

@@ -1,8 +1,16 @@
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
+import { MAX_GAMES_LIMIT } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
 import { databaseCliJson, emit, table } from '../output.ts';
 import { CliError, parsePositiveInt } from '../settings.ts';
+
+function parseMaxGames(text: string): number {
+  const value = parsePositiveInt(text, '--max-games');
+  if (value > MAX_GAMES_LIMIT)
+    throw new CliError(`--max-games must be at most ${MAX_GAMES_LIMIT}, got ${text}`);
+  return value;
+}
 
 export function databasesCommand(program: Command): void {
   const databases = program.command('databases').description("manage users' game databases");
@@ -11,7 +19,7 @@ export function databasesCommand(program: Command): void {
     .description('create a database for a user')
     .requiredOption('--user <login>', 'owner')
     .option('--private', 'mark the database private')
-    .option('--max-games <n>', 'maximum number of games')
+    .option('--max-games <n>', `maximum number of games, 1 to ${MAX_GAMES_LIMIT}`)
     .option(...jsonOption)
     .action(
       async (
@@ -20,8 +28,7 @@ export function databasesCommand(program: Command): void {
         cmd: Command,
       ) =>
         withStore(cmd, async (store) => {
-          const maxGames =
-            opts.maxGames === undefined ? null : parsePositiveInt(opts.maxGames, '--max-games');
+          const maxGames = opts.maxGames === undefined ? null : parseMaxGames(opts.maxGames);
           const user = await requireUser(store, opts.user);
           const db = await store.addDatabase({
             ownerId: user.id,
