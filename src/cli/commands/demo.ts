@@ -5,8 +5,8 @@ import { importFile } from '../../import/index.ts';
 import type { Store } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';
 import { emit } from '../output.ts';
-import { parsePort } from '../settings.ts';
-import { DEMO_STORE } from '../store-url.ts';
+import { CliError, parsePort } from '../settings.ts';
+import { DEMO_STORE, maskUrl } from '../store-url.ts';
 
 const DEMO_GAMES = fileURLToPath(new URL('../demo/classics.pgn', import.meta.url));
 
@@ -40,7 +40,7 @@ export function demoCommand(program: Command): void {
     .command('demo')
     .description(`a ready service: seeds ${DEMO_STORE} with a demo user and games, prints a token, serves`)
     .option('--host <host>', 'address to listen on (HOST, default 127.0.0.1)')
-    .option('--port <port>', 'port to listen on (PORT, default 8080)')
+    .option('--port <port>', 'port to listen on (PORT, default 8080; 0 picks a free one)')
     .option('--no-serve', 'seed and print, but do not start the server')
     .option('--json', 'print the token and URLs as JSON')
     .action(async (opts: { host?: string; port?: string; serve: boolean; json?: boolean }, cmd: Command) => {
@@ -50,9 +50,21 @@ export function demoCommand(program: Command): void {
       if (!databaseUrl && !process.env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port);
+      if (!opts.serve && settings.port === 0) {
+        throw new CliError(
+          '--port 0 picks a free port when the demo serves: with --no-serve, give the port to use',
+        );
+      }
       const store = await openCliStore(settings);
       const { token, database, gameId } = await seed(store);
-      const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${settings.port}/api/v1`;
+      // Serving first: the URLs name the port the server bound (0 picks a free one).
+      let port = settings.port;
+      if (opts.serve) {
+        settings.logLevel = process.env.LOG_LEVEL || 'warn';
+        const { runServer } = await import('../server.ts'); // see serve.ts
+        port = Number(new URL(await runServer(store, settings)).port);
+      }
+      const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}/api/v1`;
       const auth = `-H "Authorization: Bearer ${token}"`;
       const urls = [
         `${base}/me`,
@@ -62,9 +74,10 @@ export function demoCommand(program: Command): void {
         `${base}/games/${gameId}?format=pgn`,
         `${base}/databases/${database.slug}/games?format=pgn`,
       ];
-      emit(Boolean(opts.json), { store: settings.databaseUrl, token, urls }, () =>
+      const storeName = maskUrl(settings.databaseUrl);
+      emit(Boolean(opts.json), { store: storeName, token, urls }, () =>
         [
-          `chessport demo: store ${settings.databaseUrl}, user "demo", database "${database.slug}"`,
+          `chessport demo: store ${storeName}, user "demo", database "${database.slug}"`,
           '',
           `token: ${token}`,
           '',
@@ -76,9 +89,6 @@ export function demoCommand(program: Command): void {
         ].join('\n'),
       );
       if (!opts.serve) return store.close();
-      settings.logLevel = process.env.LOG_LEVEL || 'warn';
-      const { runServer } = await import('../server.ts'); // see serve.ts
-      await runServer(store, settings);
       process.stderr.write(`listening on ${base} (Ctrl-C stops)\n`);
     });
 }

@@ -1,0 +1,90 @@
+// The demo prints URLs that work: with --port 0 the port the server bound. It never prints the store's
+// password.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { maskUrl } from '../../src/cli/store-url.ts';
+import { BIN, cli, cliJson, tempEnv } from '../helpers/harness.ts';
+import { createTestDatabase, dropTestDatabase, POSTGRES_SKIP, TEST_POSTGRES_URL } from '../helpers/stores.ts';
+
+describe('demo', () => {
+  test('--port 0: the printed URLs name the port the server listens on', { timeout: 30_000 }, async () => {
+    const env = tempEnv();
+    const child = spawn(process.execPath, [BIN, 'demo', '--port', '0', '--json'], {
+      env: env.env,
+      cwd: env.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes('listening on')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`demo exited (${code}): ${stderr}`)));
+      });
+      const printed = JSON.parse(stdout) as { token: string; urls: string[] };
+      const ports = new Set(printed.urls.map((url) => new URL(url).port));
+      assert.equal(ports.size, 1);
+      const [port] = ports;
+      assert.ok(port && port !== '0', `port ${port}`);
+      assert.match(stderr, new RegExp(`listening on http://127\\.0\\.0\\.1:${port}/api/v1`));
+      const me = await fetch(printed.urls[0] as string, {
+        headers: { authorization: `Bearer ${printed.token}` },
+      });
+      assert.equal(me.status, 200);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      env.cleanup();
+    }
+  });
+
+  test('--no-serve with --port 0 is refused: there is no port to print', async () => {
+    const env = tempEnv();
+    try {
+      const result = await cli(env, ['demo', '--no-serve', '--port', '0']);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /^chessport: --port 0 picks a free port when the demo serves[^\n]*\n$/);
+    } finally {
+      env.cleanup();
+    }
+  });
+
+  test('a PostgreSQL store is printed without its password', {
+    skip: !TEST_POSTGRES_URL && POSTGRES_SKIP,
+  }, async () => {
+    const url = new URL(await createTestDatabase());
+    // A password the server ignores (trust) or needs: either way it must not be printed.
+    url.password ||= 's3cret';
+    const password = url.password;
+    const env = tempEnv({ DATABASE_URL: url.toString() });
+    try {
+      const json = await cliJson<{ store: string }>(env, ['demo', '--no-serve']);
+      assert.equal(json.store, maskUrl(url.toString()));
+      assert.ok(!json.store.includes(password));
+      const text = await cli(env, ['demo', '--no-serve']);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /store postgres:\/\/[^:]+:\*\*\*@/);
+      assert.ok(!text.stdout.includes(password) && !text.stderr.includes(password));
+    } finally {
+      env.cleanup();
+      await dropTestDatabase(url.toString());
+    }
+  });
+});
+
+test('maskUrl hides a URL’s password and nothing else', () => {
+  assert.equal(maskUrl('postgres://app:s3cret@db:5432/chess'), 'postgres://app:***@db:5432/chess');
+  assert.equal(maskUrl('postgresql://app@db/chess'), 'postgresql://app@db/chess');
+  assert.equal(maskUrl('data/chessport.sqlite'), 'data/chessport.sqlite');
+  assert.equal(
+    maskUrl('postgres://app:p%40ss@db/chess?sslmode=require'),
+    'postgres://app:***@db/chess?sslmode=require',
+  );
+});
