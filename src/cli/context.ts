@@ -38,6 +38,7 @@ export async function withStore<T>(
 
 export async function requireUser(store: Store, login: string): Promise<User> {
   const user = await store.findUser(login);
+  if (!user && login.trim() === '') throw new CliError(`no user "${login}"`);
   if (!user) throw new CliError(`no user "${login}" (create it with: chessport users add ${login})`);
   return user;
 }

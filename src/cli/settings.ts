@@ -39,6 +39,12 @@ export function parseCount(text: string, what: string, min = 0): number {
 
 export class CliError extends Error {}
 
+/** A login or name as given, refused when empty or only blanks (it would be listed as nothing). */
+export function parseName(text: string, what: string): string {
+  if (text.trim() === '') throw new CliError(`${what} must not be empty`);
+  return text;
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,

@@ -49,6 +49,8 @@ describe('CLI results and errors', () => {
     assert.match(String(issued.token), /^cp_[A-Za-z0-9_-]{43}$/, 'cp_ and 256 bits');
     const db = await cliJson(env, ['databases', 'add', 'Dave DB', '--user', 'dave']);
     assert.equal(db.slug, 'dave-db');
+    const users = await cliJson<{ id: string; login: string }[]>(env, ['users', 'list']);
+    assert.equal(users.find((u) => u.login === 'dave')?.id, user.id, 'users list --json has the id too');
     for (const args of [
       ['users', 'list'],
       ['apps', 'list'],
@@ -98,6 +100,19 @@ describe('CLI results and errors', () => {
       /positive integer/,
     ],
     ['revoking an unknown token', ['tokens', 'revoke', 'cp_nope'], /no such token/],
+    ['an empty login', ['users', 'add', ''], /the login must not be empty/],
+    ['a blank app name', ['apps', 'add', ' '], /the app name must not be empty/],
+    [
+      'a blank database name',
+      ['databases', 'add', '  ', '--user', 'carol'],
+      /the database name must not be empty/,
+    ],
+    ['databases of an empty user', ['databases', 'list', '--user', ''], /no user ""/],
+    [
+      'an import into an empty database name',
+      ['import', CLASSICS_PGN, '--user', 'carol', '--database', ''],
+      /--database must not be empty/,
+    ],
     [
       'a --max-games beyond what the store holds',
       ['databases', 'add', 'Big', '--user', 'carol', '--max-games', '3000000000'],

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { jsonOption, withStore } from '../context.ts';
 import { emit, table } from '../output.ts';
+import { parseName } from '../settings.ts';
 
 export function appsCommand(program: Command): void {
   const apps = program.command('apps').description('manage the apps that tokens are issued to');
@@ -15,6 +16,7 @@ export function appsCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (name: string, opts: { sector?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
+        parseName(name, 'the app name');
         const app = await store.addApp({ name, sector: opts.sector });
         emit(
           Boolean(opts.json),

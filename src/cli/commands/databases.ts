@@ -3,7 +3,7 @@ import { iso } from '../../api/serialize.ts';
 import { MAX_GAMES_LIMIT } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
 import { databaseCliJson, emit, table } from '../output.ts';
-import { CliError, parsePositiveInt } from '../settings.ts';
+import { CliError, parseName, parsePositiveInt } from '../settings.ts';
 
 function parseMaxGames(text: string): number {
   const value = parsePositiveInt(text, '--max-games');
@@ -28,6 +28,7 @@ export function databasesCommand(program: Command): void {
         cmd: Command,
       ) =>
         withStore(cmd, async (store) => {
+          parseName(name, 'the database name');
           const maxGames = opts.maxGames === undefined ? null : parseMaxGames(opts.maxGames);
           const user = await requireUser(store, opts.user);
           const db = await store.addDatabase({
@@ -50,7 +51,7 @@ export function databasesCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (opts: { user?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const owner = opts.user ? await requireUser(store, opts.user) : undefined;
+        const owner = opts.user === undefined ? undefined : await requireUser(store, opts.user);
         const logins = new Map((await store.listUsers()).map((u) => [u.id, u.login]));
         const rows: ReturnType<typeof databaseCliJson>[] = [];
         for (const db of await store.listDatabases(owner?.id)) {

@@ -5,7 +5,7 @@ import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
 import { checkInputs } from '../inputs.ts';
 import { emit } from '../output.ts';
 import { progressReporter } from '../progress.ts';
-import { CliError } from '../settings.ts';
+import { CliError, parseName } from '../settings.ts';
 
 /** A file's summary in the output; `skipped`: not read, because the database reached maxGames before it. */
 type FileSummary = ImportSummary & { skipped: boolean };
@@ -59,6 +59,7 @@ export function importCommand(program: Command): void {
       ) => {
         // Before anything is written: every input must be readable, and where the rejected games would go
         // must take them.
+        parseName(opts.database, '--database');
         await checkInputs(files);
         const { RejectsFiles } = await import('../../import/rejects.ts');
         const rejects = new RejectsFiles(files);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { jsonOption, withStore } from '../context.ts';
 import { emit, table } from '../output.ts';
+import { parseName } from '../settings.ts';
 
 export function usersCommand(program: Command): void {
   const users = program.command('users').description('manage users');
@@ -19,6 +20,7 @@ export function usersCommand(program: Command): void {
         cmd: Command,
       ) =>
         withStore(cmd, async (store) => {
+          parseName(login, 'the login');
           const user = await store.addUser({ login, name: opts.name, email: opts.email, image: opts.image });
           emit(
             Boolean(opts.json),
@@ -44,6 +46,7 @@ export function usersCommand(program: Command): void {
         emit(
           Boolean(opts.json),
           all.map((u) => ({
+            id: u.id,
             login: u.login,
             name: u.name,
             email: u.email,
