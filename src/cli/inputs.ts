@@ -1,7 +1,8 @@
 // The import's input files, checked before anything is written: a file that cannot be read would otherwise
 // fail the command halfway, after the database was created and the files before it were imported.
 import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { CliError } from './settings.ts';
 
 /** Throws a CliError naming the first input that is missing, a folder, or not readable. */
@@ -29,4 +30,20 @@ async function problemWith(file: string): Promise<string | undefined> {
     return 'permission denied (not readable)';
   }
   return undefined;
+}
+
+/**
+ * Whether two paths name one file: one existing file under two names (links included), or, where either does
+ * not exist (yet), the same name in the same folder. A store's WAL exists only while the store is open.
+ */
+export async function sameFile(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([stat(a).catch(() => null), stat(b).catch(() => null)]);
+  if (x !== null && y !== null) return x.dev === y.dev && x.ino === y.ino;
+  return (await canonical(a)) === (await canonical(b));
+}
+
+async function canonical(path: string): Promise<string> {
+  const full = resolve(path);
+  const folder = await realpath(dirname(full)).catch(() => dirname(full));
+  return join(folder, basename(full));
 }

@@ -35,8 +35,8 @@ export function checkStoreUrl(url: string): void {
   if (scheme !== undefined && scheme !== 'sqlite') {
     throw new CliError(`unsupported store "${maskUrl(url)}": give ${ACCEPTED}`);
   }
-  const file = url.replace(/^sqlite:(\/\/)?/, '');
-  if (file === ':memory:') return;
+  const [file] = sqliteFiles(url);
+  if (file === undefined) return;
   const info = statSync(file, { throwIfNoEntry: false });
   if (info?.isDirectory()) {
     throw new CliError(
@@ -50,4 +50,11 @@ export function checkStoreUrl(url: string): void {
     throw new CliError(`the folder ${folder} of the store ${file} does not exist: create it first`);
   if (!parent.isDirectory())
     throw new CliError(`the store ${file} is under ${folder}, which is not a folder`);
+}
+
+/** The files of a SQLite store (the database, its WAL, shared memory and journal); none for PostgreSQL. */
+export function sqliteFiles(url: string): string[] {
+  if (/^postgres(ql)?:\/\//i.test(url)) return [];
+  const file = url.replace(/^sqlite:(\/\/)?/, '');
+  return file === ':memory:' ? [] : [file, `${file}-wal`, `${file}-shm`, `${file}-journal`];
 }

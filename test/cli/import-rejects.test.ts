@@ -98,6 +98,14 @@ describe('--rejects', () => {
     assert.ok(!existsSync(`${input}.rejected.pgn`));
   });
 
+  test('a file of the store is refused', async () => {
+    if (env.dialect !== 'sqlite') return;
+    const dir = folder('store', { 'games.pgn': MIXED });
+    const base = ['import', join(dir, 'games.pgn'), '--user', 'alice', '--database', 'Store', '--rejects'];
+    await refused([...base, env.databaseUrl], /is a file of the store/);
+    await refused([...base, `${env.databaseUrl}-wal`], /is a file of the store/);
+  });
+
   test('the first write of the command replaces the file, the later ones add to it', async () => {
     const dir = folder('collect', {
       'clean.pgn': CLEAN,

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
 import type { Database } from '../../store/index.ts';
-import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
-import { checkInputs } from '../inputs.ts';
+import { jsonOption, oneDatabase, requireUser, settingsOf, withStore } from '../context.ts';
+import { checkInputs, sameFile } from '../inputs.ts';
 import { emit } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { CliError, parseName } from '../settings.ts';
+import { sqliteFiles } from '../store-url.ts';
 
 /** A file's summary in the output; `skipped`: not read, because the database reached maxGames before it. */
 type FileSummary = ImportSummary & { skipped: boolean };
@@ -69,6 +70,12 @@ export function importCommand(program: Command): void {
             : await Promise.all(files.map((file) => rejects.problemWithDefault(file)));
         const problem = problems.find((p) => p !== undefined);
         if (problem) throw new CliError(problem);
+        for (const file of sqliteFiles(settingsOf(cmd).databaseUrl)) {
+          if (opts.rejects !== undefined && (await sameFile(opts.rejects, file)))
+            throw new CliError(
+              `${opts.rejects} is a file of the store: name another file for the rejected games`,
+            );
+        }
         // The workers boot while the store opens, and every file's import uses them (warm from the second).
         const { poolForFiles } = await import('../../import/normalize-pool.ts');
         const pool = await poolForFiles(files);
