@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
+import type { RejectsFiles } from '../../import/rejects.ts';
 import type { Database } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, settingsOf, withStore } from '../context.ts';
 import { checkInputs, sameFile } from '../inputs.ts';
@@ -43,6 +44,30 @@ function describe(s: ImportSummary): string {
   return lines.join('\n');
 }
 
+/**
+ * The rejects files of the command's inputs, once it is sure they can be written: a --rejects file that is a
+ * folder, an input or a file of the store, or that no folder can take, fails the command before it starts.
+ */
+async function rejectsFiles(
+  files: string[],
+  named: string | undefined,
+  storeUrl: string,
+): Promise<RejectsFiles> {
+  const { RejectsFiles } = await import('../../import/rejects.ts');
+  const rejects = new RejectsFiles(files);
+  const problems =
+    named !== undefined
+      ? [await rejects.problemWith(named)]
+      : await Promise.all(files.map((file) => rejects.problemWithDefault(file)));
+  const problem = problems.find((p) => p !== undefined);
+  if (problem) throw new CliError(problem);
+  for (const file of sqliteFiles(storeUrl)) {
+    if (named !== undefined && (await sameFile(named, file)))
+      throw new CliError(`${named} is a file of the store: name another file for the rejected games`);
+  }
+  return rejects;
+}
+
 export function importCommand(program: Command): void {
   program
     .command('import <files...>')
@@ -50,7 +75,10 @@ export function importCommand(program: Command): void {
     .requiredOption('--user <login>', 'owner of the games')
     .requiredOption('--database <name-or-slug>', 'target database')
     .option('--allow-duplicates', 'import games even when identical ones are already in the database')
-    .option('--rejects <file>', 'where to write rejected games (default: <input>.rejected.pgn)')
+    .option(
+      '--rejects <file>',
+      "one file for every input's rejected games, replaced by the first (default: <input>.rejected.pgn each)",
+    )
     .option(...jsonOption)
     .action(
       async (
@@ -62,20 +90,7 @@ export function importCommand(program: Command): void {
         // must take them.
         parseName(opts.database, '--database');
         await checkInputs(files);
-        const { RejectsFiles } = await import('../../import/rejects.ts');
-        const rejects = new RejectsFiles(files);
-        const problems =
-          opts.rejects !== undefined
-            ? [await rejects.problemWith(opts.rejects)]
-            : await Promise.all(files.map((file) => rejects.problemWithDefault(file)));
-        const problem = problems.find((p) => p !== undefined);
-        if (problem) throw new CliError(problem);
-        for (const file of sqliteFiles(settingsOf(cmd).databaseUrl)) {
-          if (opts.rejects !== undefined && (await sameFile(opts.rejects, file)))
-            throw new CliError(
-              `${opts.rejects} is a file of the store: name another file for the rejected games`,
-            );
-        }
+        const rejects = await rejectsFiles(files, opts.rejects, settingsOf(cmd).databaseUrl);
         // The workers boot while the store opens, and every file's import uses them (warm from the second).
         const { poolForFiles } = await import('../../import/normalize-pool.ts');
         const pool = await poolForFiles(files);
