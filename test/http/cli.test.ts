@@ -27,6 +27,7 @@ type ImportJson = {
     skipped: boolean;
     rejections: { file: string; line: number; game: number; reason: string }[];
     rejectsFile: string | null;
+    warnings: { file: string; line: number; game: number; warning: string }[];
   }[];
 };
 
@@ -261,6 +262,27 @@ describe('import', () => {
     assert.equal(summary?.rejectsFile, rejects);
     const original = readFileSync(file, 'utf8').split('\n\n[Event "Good two"]')[0]?.split('1-0\n\n')[1];
     assert.equal(readFileSync(rejects, 'utf8').trim(), original?.trim());
+  });
+
+  test('a game kept but not as written is reported as a warning, in the text and in --json', async () => {
+    const file = join(env.dir, 'annotated.pgn');
+    writeFileSync(
+      file,
+      '[Event "Fine"]\n\n1. e4 e5 *\n\n[Event "Annotated"]\n\n1. e4 e5 (1... c5 2. Nf3 d6 3. Bxh8) 2. Nf3 *\n',
+    );
+    const text = await cli(env, ['import', file, '--user', 'carol', '--database', 'Warned']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /2 imported, 0 duplicates skipped, 0 rejected/);
+    assert.ok(
+      text.stdout.includes(
+        `  warning: ${file}:5 game 2: variation cut: illegal move 3.Bxh8 (ply 5, line 7)\n`,
+      ),
+      text.stdout,
+    );
+    const json = await cliJson<ImportJson>(env, ['import', file, '--user', 'carol', '--database', 'Warned']);
+    assert.deepEqual(json.files[0]?.warnings, [
+      { file, line: 5, game: 2, warning: 'variation cut: illegal move 3.Bxh8 (ply 5, line 7)' },
+    ]);
   });
 
   test('one --rejects file collects the rejected games of every input file, and replaces an older one', async () => {

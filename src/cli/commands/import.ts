@@ -39,6 +39,10 @@ function describe(s: ImportSummary): string {
     lines.push(`  rejected: ${r.file}:${r.line} game ${r.game}: ${r.reason}`);
   if (s.rejections.length > 20) lines.push(`  ... and ${s.rejections.length - 20} more (use --json for all)`);
   if (s.rejectsFile) lines.push(`  rejected games written to ${s.rejectsFile}`);
+  for (const w of s.warnings.slice(0, 20))
+    lines.push(`  warning: ${w.file}:${w.line} game ${w.game}: ${w.warning}`);
+  if (s.warnings.length > 20)
+    lines.push(`  ... and ${s.warnings.length - 20} more warnings (use --json for all)`);
   if (s.stoppedAtMaxGames)
     lines.push(`  stopped: the database reached its maxGames; ${s.overLimit} games not added`);
   return lines.join('\n');
