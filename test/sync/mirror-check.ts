@@ -112,6 +112,28 @@ export function mirroredCount(out: string): number {
   }
 }
 
+/** The mirror's state table: cursor, base_url, reader. */
+export function mirrorState(out: string): Record<string, string> {
+  const db = new Sqlite(join(out, 'mirror.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare('select key, value from state').all() as { key: string; value: string }[];
+    return Object.fromEntries(rows.map((row) => [row.key, row.value]));
+  } finally {
+    db.close();
+  }
+}
+
+/** Changes the mirror's state as another program could: an older sync's file, a damaged cursor. */
+export function setMirrorState(out: string, key: string, value: string | null): void {
+  const db = new Sqlite(join(out, 'mirror.sqlite'), { fileMustExist: true });
+  try {
+    if (value === null) db.prepare('delete from state where key = ?').run(key);
+    else db.prepare('update state set value = ? where key = ?').run(value, key);
+  } finally {
+    db.close();
+  }
+}
+
 const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
 
 /** Game for game: the same ids, and for each the same database, PGN and every other field. */

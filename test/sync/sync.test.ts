@@ -1,47 +1,18 @@
 // `chessport sync` end to end, as an integrator runs it: a real server, data changed only through the CLI,
 // the mirror compared game for game with what the API serves. Also: SIGKILL at several points and a rerun,
-// a 429 storm, 401/403 and a rejected cursor with their exit codes.
+// a 429 storm, 401/403 and a rotated server secret with their exit codes. owner.test.ts: whose a mirror is.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Sqlite from 'better-sqlite3';
 import type { SyncSummary } from '../../src/client/sync/engine.ts';
-import { cli, cliJson, type Env, issueToken, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
 import { ALICE_PGN, CLASSICS_PGN } from '../http/world.ts';
 import { assertPgnFiles, assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
 import { spawnSync } from './processes.ts';
-
-const SYNC_SCOPES = 'games.read,databases.read';
-
-async function issue(env: Env, user: string, scopes = SYNC_SCOPES): Promise<string> {
-  return issueToken(env, user, 'mirror', scopes);
-}
-
-async function importInto(env: Env, user: string, database: string, file: string) {
-  return (
-    await cliJson<{ database: { id: string; slug: string } }>(env, [
-      'import',
-      file,
-      '--user',
-      user,
-      '--database',
-      database,
-    ])
-  ).database;
-}
-
-const syncArgs = (server: Server, token: string, out: string, extra: string[] = []) => [
-  'sync',
-  '--base-url',
-  server.base,
-  '--token',
-  token,
-  '--out',
-  out,
-  ...extra,
-];
+import { importInto, issue, syncArgs } from './setup.ts';
 
 describe('a mirror that follows the server through imports, updates, moves and deletes', () => {
   let env: Env;
@@ -170,7 +141,10 @@ describe('a mirror that follows the server through imports, updates, moves and d
     assert.doesNotMatch(refused.stderr + forbidden.stderr, /\n\s+at /, 'no stack trace');
     assert.deepEqual(mirrorData(out), before);
     const help = await cli(env, ['sync', '--help']);
-    assert.match(help.stdout, /Exit codes:[\s\S]*3 +401 invalid_token[\s\S]*4 +403 insufficient_scope/);
+    assert.match(
+      help.stdout,
+      /Exit codes:[\s\S]*3 +401 invalid_token[\s\S]*4 +403 insufficient_scope[\s\S]*6 +the folder is the mirror of another reader/,
+    );
   });
 
   test('a second sync on the same folder is refused while one runs', async () => {
@@ -187,17 +161,28 @@ describe('a mirror that follows the server through imports, updates, moves and d
     }
   });
 
-  test('a rotated server secret rejects the saved cursor with exit 5; --full starts over to an equal mirror', async () => {
+  test('a rotated server secret changes the reader: exit 6, --full refuses, --full --switch-reader starts over', async () => {
     const port = Number(new URL(server.base).port);
     await server.stop();
     // The same port: a restarted server must keep its address, or the mirror would rightly refuse to follow it.
     server = await startServer(env, { CHESSPORT_SECRET: 'a-rotated-secret-for-the-sync-test' }, port);
+    const before = mirrorData(out);
     const rejected = await cli(env, syncArgs(server, token, out));
-    assert.equal(rejected.code, 5);
-    assert.match(rejected.stderr, /no longer accepts the saved cursor.*--full/);
-    const summary = await cliJson<SyncSummary>(env, syncArgs(server, token, out, ['--full']));
+    assert.equal(rejected.code, 6);
+    assert.match(
+      rejected.stderr,
+      /the server's secret was changed.*Nothing was written.*--full --switch-reader/,
+    );
+    // The reader id the mirror records is gone with the old secret: to the sync this is another reader.
+    const full = await cli(env, syncArgs(server, token, out, ['--full']));
+    assert.equal(full.code, 6, full.stderr);
+    assert.deepEqual(mirrorData(out), before);
+    const summary = await cliJson<SyncSummary>(
+      env,
+      syncArgs(server, token, out, ['--full', '--switch-reader']),
+    );
     assert.equal(summary.resumed, false);
-    assertSameData(mirrorData(out), await serverData(base, token), 'after --full');
+    assertSameData(mirrorData(out), await serverData(base, token), 'after --full --switch-reader');
   });
 });
 
@@ -320,10 +305,10 @@ describe('a 429 storm', () => {
     const started = performance.now();
     const summary = await cliJson<SyncSummary>(env, syncArgs(limited, token, out, ['--limit', '4']));
     const seconds = (performance.now() - started) / 1000;
-    // 1 + 3 pages + 12 details + 1 requests at 4 per second.
+    // /me, /databases, 3 pages, 12 details and /databases again at 4 per second.
     assert.ok(summary.rateLimitWaits > 0, 'the limit was hit');
     assert.ok(summary.rateLimitWaitMs >= 1000);
-    assert.ok(seconds >= 2.5, `17 requests at 4/s take time (took ${seconds.toFixed(1)} s)`);
+    assert.ok(seconds >= 2.5, `18 requests at 4/s take time (took ${seconds.toFixed(1)} s)`);
     assert.equal(summary.mirrorGames, 12);
     const mirror = mirrorData(out);
     assertSameData(mirror, await serverData(`${unlimited.base}/api/v1`, token), 'after the storm');

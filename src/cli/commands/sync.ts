@@ -9,11 +9,12 @@ import { CliError, parsePositiveInt } from '../settings.ts';
 
 /** Exit codes a script can act on; everything else that fails exits with 1. */
 export const SYNC_EXIT: Record<SyncFailure | 'interrupted', number> = {
-  other_server: 1,
   busy: 1,
   unauthorized: 3,
   forbidden: 4,
   cursor_rejected: 5,
+  other_reader: 6,
+  other_server: 6,
   interrupted: 130,
 };
 
@@ -21,10 +22,13 @@ const EXIT_HELP = `
 Exit codes:
   0    the mirror is current
   1    any other failure: server unreachable after retries, server error, bad option, the folder in
-       use by another sync or mirroring another server
+       use by another sync
   3    401 invalid_token: the token is unknown, expired or revoked; get a new one
-  4    403 insufficient_scope: the token needs games.read and databases.read
-  5    the server rejects the saved cursor (its secret changed): run again with --full to start over
+  4    403 insufficient_scope: the token needs user.read, games.read and databases.read
+  5    the server rejects the saved cursor of the mirror's own reader: run again with --full to start over
+  6    the folder is the mirror of another reader (the token is another user's or app's, or the server's
+       secret changed) or of another server; nothing was written. --full starts over only for the same
+       reader; --full --switch-reader replaces the mirror with the token's data
   130  interrupted (SIGINT or SIGTERM); the next run continues where this one stopped
 
 A 429 is never a failure: the sync waits as Retry-After says and carries on. The cursor is stored in the
@@ -39,6 +43,7 @@ interface SyncCliOptions {
   concurrency?: string;
   pgnFiles?: boolean;
   full?: boolean;
+  switchReader?: boolean;
   since?: string;
   json?: boolean;
 }
@@ -63,12 +68,16 @@ export function syncCommand(program: Command): void {
     .command('sync')
     .description('mirror a user’s games from a chessport server into a local SQLite file, through the feed')
     .requiredOption('--base-url <url>', 'address of the server, like https://chess.example.org')
-    .option('--token <token>', 'access token with games.read and databases.read (or CHESSPORT_TOKEN)')
+    .option(
+      '--token <token>',
+      'access token with user.read, games.read and databases.read (or CHESSPORT_TOKEN)',
+    )
     .requiredOption('--out <dir>', 'folder of the mirror: mirror.sqlite, and pgn/ with --pgn-files')
     .option('--limit <n>', 'changes per feed page, 1 to 500', '100')
     .option('--concurrency <n>', 'game details fetched at the same time', '4')
     .option('--pgn-files', 'also write one PGN file per database into <out>/pgn (each replaced atomically)')
-    .option('--full', 'start over: empty the mirror and read the whole feed again')
+    .option('--full', 'start over: empty the mirror and read the whole feed again (same reader only)')
+    .option('--switch-reader', 'with --full: let a mirror made for another reader become this token’s')
     .option('--since <time>', 'first run only: start at changes from this time (ISO 8601 with a zone)')
     .option(...jsonOption)
     .addHelpText('after', EXIT_HELP)
@@ -94,6 +103,7 @@ export function syncCommand(program: Command): void {
           concurrency,
           pgnFiles: Boolean(opts.pgnFiles),
           full: Boolean(opts.full),
+          switchReader: Boolean(opts.switchReader),
           ...(opts.since !== undefined && { since: opts.since }),
           signal: controller.signal,
           onPage: (p) => {

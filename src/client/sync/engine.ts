@@ -11,6 +11,7 @@ import { mapConcurrent } from './concurrent.ts';
 import { authFailure, cursorRejected, SyncError } from './errors.ts';
 import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';
 import { Mirror } from './mirror.ts';
+import { checkReader, checkServer } from './owner.ts';
 import { writePgnFiles } from './pgn-files.ts';
 
 export { SYNC_SCOPES, SyncError, type SyncFailure } from './errors.ts';
@@ -22,7 +23,7 @@ export const PGN_FOLDER = 'pgn';
 export interface SyncOptions {
   /** The service's address, like https://chess.example.org. */
   baseUrl: string;
-  /** Needs the scopes games.read and databases.read. */
+  /** Needs the scopes user.read, games.read and databases.read. */
   token: string;
   /** Folder of the mirror; created when missing. */
   out: string;
@@ -32,8 +33,13 @@ export interface SyncOptions {
   concurrency?: number;
   /** Also write one PGN file per database into <out>/pgn. */
   pgnFiles?: boolean;
-  /** Start over: empty the mirror and read the whole feed again (after the server's secret changed). */
+  /** Start over: empty the mirror and read the whole feed again; for the mirror's own reader only. */
   full?: boolean;
+  /**
+   * With `full`: the mirror may become the token's reader's although another reader made it (another user
+   * or app, or the server's secret changed). Without it, a token of another reader is refused (owner.ts).
+   */
+  switchReader?: boolean;
   /** First run only: start at the changes made at or after this time instead of a full backfill. */
   since?: string;
   signal?: AbortSignal;
@@ -69,6 +75,9 @@ export interface SyncSummary extends SyncProgress {
 
 export async function syncMirror(options: SyncOptions): Promise<SyncSummary> {
   const started = performance.now();
+  if (options.switchReader && !options.full) {
+    throw new Error('--switch-reader goes with --full: a mirror that changes reader starts over');
+  }
   const out = resolve(options.out);
   mkdirSync(out, { recursive: true });
   let lock: FolderLock;
@@ -128,15 +137,31 @@ async function run(
     }
   };
 
-  // The first request also tells whether the token works, before the mirror is touched.
-  const databases = await call(() => api.databases({ signal }));
-  followServer(mirror, api.apiBase, Boolean(options.full));
-  mirror.putDatabases(databases, false);
-
-  const saved = mirror.getState('cursor');
+  // Nothing is written before the token is known to work and to be the mirror's reader's.
+  const full = Boolean(options.full);
+  const saved = full ? undefined : mirror.getState('cursor');
   if (saved !== undefined && options.since !== undefined) {
     throw new Error('--since only applies to a first run: this mirror continues from its saved cursor');
   }
+  checkServer(mirror, api.apiBase, full);
+  const reader = (await call(() => api.me({ signal }))).id;
+  await checkReader(mirror, reader, {
+    full,
+    switchReader: Boolean(options.switchReader),
+    cursorAccepted: (cursor) =>
+      call(() => api.changes({ cursor, limit: 1 }, { signal })).then(
+        () => true,
+        (error: unknown) => {
+          if (cursorRejected(error)) return false;
+          throw error;
+        },
+      ),
+  });
+  const databases = await call(() => api.databases({ signal }));
+  const owner = { baseUrl: api.apiBase, reader };
+  if (full) mirror.startOver(owner);
+  else mirror.claim(owner);
+  mirror.putDatabases(databases, false);
   const concurrency = options.concurrency ?? 4;
   let query: ChangesQuery = saved !== undefined ? { cursor: saved } : { since: options.since };
   for (;;) {
@@ -192,20 +217,4 @@ async function run(
     mirror.applyPage({ upserts, deletes, cursor: nextCursor });
     return { upserted: upserts.length, deleted: deletes.length };
   }
-}
-
-/** A cursor is bound to one server (and reader), so a mirror follows one server; `full` starts over. */
-function followServer(mirror: Mirror, apiBase: string, full: boolean): void {
-  if (full) {
-    mirror.startOver(apiBase);
-    return;
-  }
-  const followed = mirror.getState('base_url');
-  if (followed !== undefined && followed !== apiBase) {
-    throw new SyncError(
-      'other_server',
-      `${mirror.file} mirrors ${followed}, not ${apiBase}: use another --out folder, or --full to start over`,
-    );
-  }
-  mirror.setState('base_url', apiBase);
 }

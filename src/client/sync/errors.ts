@@ -1,7 +1,13 @@
 // Why a sync stopped, in terms a caller can act on (the CLI maps each reason to an exit code).
 import { ChessportError } from '../errors.ts';
 
-export type SyncFailure = 'unauthorized' | 'forbidden' | 'cursor_rejected' | 'busy' | 'other_server';
+export type SyncFailure =
+  | 'unauthorized'
+  | 'forbidden'
+  | 'cursor_rejected'
+  | 'busy'
+  | 'other_server'
+  | 'other_reader';
 
 export class SyncError extends Error {
   readonly reason: SyncFailure;
@@ -11,7 +17,8 @@ export class SyncError extends Error {
   }
 }
 
-export const SYNC_SCOPES = ['games.read', 'databases.read'] as const;
+// user.read: /me tells whose the token is, which the mirror must be (owner.ts).
+export const SYNC_SCOPES = ['user.read', 'games.read', 'databases.read'] as const;
 
 /** A 401 or 403 as the SyncError that stops the run; undefined for anything else. */
 export function authFailure(error: unknown): SyncError | undefined {
@@ -28,14 +35,17 @@ export function authFailure(error: unknown): SyncError | undefined {
     return new SyncError(
       'forbidden',
       `the token lacks a scope the sync needs (403 ${error.error}): ${error.error_description} ` +
-        `The sync needs ${SYNC_SCOPES.join(' and ')}.`,
+        `The sync needs ${SYNC_SCOPES.slice(0, -1).join(', ')} and ${SYNC_SCOPES.at(-1)}.`,
       { cause: error },
     );
   }
   return undefined;
 }
 
-/** A 400 on the saved cursor: the server's secret was rotated, or the token is another user's. */
+/**
+ * A 400 on the saved cursor: a cursor the server did not issue to this reader. The reader was checked first
+ * (owner.ts), so the cursor itself is at fault, such as one damaged in the file.
+ */
 export function cursorRejected(error: unknown): SyncError | undefined {
   if (!(error instanceof ChessportError) || error.status !== 400) return undefined;
   return new SyncError(

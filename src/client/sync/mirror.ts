@@ -3,6 +3,7 @@
 // cursor never runs ahead of the data: a crash at any point repeats at most one page on the next run.
 import Sqlite from 'better-sqlite3';
 import type { Database, GameDetail, Player } from '../types.ts';
+import type { Owner } from './owner.ts';
 
 const SCHEMA_VERSION = 1;
 
@@ -165,12 +166,29 @@ export class Mirror {
     })();
   }
 
-  /** Empties the mirror and forgets the cursor, and names the server it now follows: one transaction. */
-  startOver(baseUrl: string): void {
+  /**
+   * Records whose mirror this is. A mirror nobody owned yet that has no cursor has mirrored no page: the
+   * database list it may hold (from a run that stopped before its first page) is dropped with it.
+   */
+  claim(owner: Owner): void {
+    this.#db.transaction(() => {
+      const unowned = this.getState('reader') === undefined && this.getState('cursor') === undefined;
+      if (unowned) this.#db.exec('delete from games; delete from databases');
+      this.#setOwner(owner);
+    })();
+  }
+
+  /** Empties the mirror and forgets the cursor, and names the server and reader it now follows: one transaction. */
+  startOver(owner: Owner): void {
     this.#db.transaction(() => {
       this.#db.exec("delete from games; delete from databases; delete from state where key = 'cursor'");
-      this.setState('base_url', baseUrl);
+      this.#setOwner(owner);
     })();
+  }
+
+  #setOwner({ baseUrl, reader }: Owner): void {
+    this.setState('base_url', baseUrl);
+    this.setState('reader', reader);
   }
 
   counts(): { games: number; databases: number } {
