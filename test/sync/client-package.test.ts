@@ -1,0 +1,165 @@
+// chessport/client as a consumer gets it: `npm pack` of the project (its `prepare` compiles the client into
+// dist/client), the package put into a fresh project's node_modules, imported from a plain .mjs file under
+// Node.js, which strips no types there, and called against a real server. Its declarations type-check a
+// consumer's TypeScript.
+//
+// npm cannot install the package offline: npm 11 asks the registry for the full documents of the package's
+// own dependencies (the server's: Fastify, pg...), and the npm cache holds only the abbreviated ones. So the
+// tarball is unpacked where `npm install` would put it, without those dependencies, and `npm rebuild` runs its
+// install scripts (postinstall) as an install would. That nothing else is installed also shows that the
+// client loads no package.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { cliJson, type Env, http, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
+import { importInto, issue } from './setup.ts';
+
+const run = promisify(execFile);
+/** The project's tsc, run with this Node.js. */
+function tscPath(): string {
+  const manifest = fileURLToPath(import.meta.resolve('typescript/package.json'));
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: { tsc: string } };
+  return join(dirname(manifest), bin.tsc);
+}
+
+/** What the consumer's script prints: the module's exports, where it loaded from, and two answers. */
+const CONSUMER_SCRIPT = `
+import * as exported from 'chessport/client';
+import { ChessportClient, ChessportError } from 'chessport/client';
+
+const [baseUrl, token] = process.argv.slice(2);
+const api = new ChessportClient({ baseUrl, token });
+const me = await api.me();
+const databases = await api.databases();
+const games = [];
+for await (const game of api.allGames({ limit: 2 })) games.push(game.id);
+let refused;
+try {
+  await api.game('00000000-0000-4000-8000-000000000000');
+} catch (error) {
+  refused = error instanceof ChessportError ? { status: error.status, error: error.error } : String(error);
+}
+console.log(JSON.stringify({
+  exports: Object.keys(exported).sort(),
+  resolved: import.meta.resolve('chessport/client'),
+  me, databases, games, refused,
+}));
+`;
+
+/** A consumer's TypeScript, strict, with an error on purpose when `broken`. */
+const consumerTs = (broken: boolean) => `
+import { ChessportClient, ChessportError, type GameDetail, type User } from 'chessport/client';
+
+const api = new ChessportClient({ baseUrl: 'https://chess.example.org', token: 'cp_x' });
+const me: User = await api.me();
+const game: GameDetail = await api.game(me.id);
+const white: string | null = game.white.name;
+${broken ? 'const wrong: number = game.pgn;' : ''}
+export { ChessportError, white };
+`;
+
+describe('chessport/client from an npm package', () => {
+  let env: Env;
+  let server: Server;
+  let token: string;
+  let dir: string;
+  let tarball: string;
+  let app: string;
+
+  before(async () => {
+    env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
+    await cliJson(env, ['users', 'add', 'carol']);
+    await cliJson(env, ['apps', 'add', 'mirror']);
+    await importInto(env, 'carol', 'Carol Games', writePgn(env.dir, 'carol.pgn', numberedGames('Carol', 5)));
+    token = await issue(env, 'carol');
+    server = await startServer(env);
+    dir = join(env.dir, 'consumer');
+    app = join(dir, 'app');
+    mkdirSync(app, { recursive: true });
+  });
+  after(async () => {
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  test('npm pack builds dist/client and ships it, JavaScript and declarations, without the tests', async () => {
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
+      cwd: ROOT,
+      maxBuffer: 16 << 20,
+    });
+    const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+    assert.ok(packed);
+    tarball = join(dir, packed.filename);
+    const files = packed.files.map((file) => file.path);
+    for (const name of ['index', 'client', 'errors', 'link', 'transport', 'types']) {
+      assert.ok(files.includes(`dist/client/${name}.js`), `dist/client/${name}.js`);
+      assert.ok(files.includes(`dist/client/${name}.d.ts`), `dist/client/${name}.d.ts`);
+    }
+    assert.ok(!files.some((file) => file.startsWith('dist/client/sync')), 'the sync engine is not built');
+    assert.ok(!files.some((file) => file.startsWith('test/')), 'no tests in the package');
+  });
+
+  test('installed into a fresh project, it loads under plain Node.js and answers from a real server', async () => {
+    assert.ok(tarball, 'packed');
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'app', private: true, dependencies: { chessport: `file:${tarball}` } }),
+    );
+    const installed = join(app, 'node_modules/chessport');
+    mkdirSync(installed, { recursive: true });
+    await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+    // The package's install scripts, as `npm install` runs them: the postinstall must not fail here.
+    await run('npm', ['rebuild', 'chessport', '--offline', '--no-audit', '--no-fund'], { cwd: app });
+
+    writeFileSync(join(app, 'main.mjs'), CONSUMER_SCRIPT);
+    const { stdout } = await run(process.execPath, ['main.mjs', server.base, token], { cwd: app });
+    const result = JSON.parse(stdout) as Record<string, unknown>;
+    assert.deepEqual(result.exports, ['ChessportClient', 'ChessportError']);
+    assert.ok(String(result.resolved).endsWith('/node_modules/chessport/dist/client/index.js'));
+    const base = `${server.base}/api/v1`;
+    const raw = async (path: string) => (await http<{ data: unknown }>(base, path, { token })).json.data;
+    assert.deepEqual(result.me, await raw('/me'));
+    assert.deepEqual(result.databases, await raw('/databases'));
+    assert.deepEqual(
+      result.games,
+      ((await raw('/games?limit=200')) as { id: string }[]).map((g) => g.id),
+    );
+    assert.deepEqual(result.refused, { status: 404, error: 'not_found' });
+  });
+
+  test("its declarations type a consumer's strict TypeScript, and catch its type errors", async () => {
+    assert.ok(tarball, 'packed');
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          lib: ['es2022', 'dom'],
+          types: [],
+          strict: true,
+          noEmit: true,
+        },
+        files: ['main.ts'],
+      }),
+    );
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    writeFileSync(join(app, 'main.ts'), consumerTs(false));
+    await run(process.execPath, [tscPath(), '-p', app], { cwd: app });
+    writeFileSync(join(app, 'main.ts'), consumerTs(true));
+    const broken = await run(process.execPath, [tscPath(), '-p', app], { cwd: app }).then(
+      () => '',
+      (error: { stdout?: string }) => error.stdout ?? '',
+    );
+    assert.match(
+      broken,
+      /main\.ts\(\d+,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/,
+    );
+  });
+});
