@@ -94,6 +94,15 @@ function player(tags: Map<string, string>, names: PlayerTags, country: string | 
   };
 }
 
+/**
+ * Site or Round as "?" (unknown): left out of metadata, as a missing one is. The export writes both, "?"
+ * when missing, so a game imported again from its export has the same metadata; and like the fields of
+ * their own (event, date, players), metadata says nothing rather than "?".
+ */
+function unknownRosterTag(name: string, value: string): boolean {
+  return (name === 'Site' || name === 'Round') && value.trim() === '?';
+}
+
 /** The record of a normalised game (of which it reads only the tags, moves, FEN, PGN and result). */
 export function toGameRecord(
   game: Pick<NormalizedGame, 'tags' | 'moves' | 'fen' | 'pgn' | 'result'>,
@@ -103,15 +112,11 @@ export function toGameRecord(
   const blackCountry = countryTag(tags, BLACK);
   const ecoTag = tags.has('ECO') ? 'ECO' : tags.has('Eco') ? 'Eco' : undefined;
   const eco = ecoTag ? (tags.get(ecoTag)?.trim().toUpperCase() ?? '') : '';
-  // The Seven Tag Roster's tags without a field of their own are always in the export PGN, "?" when the
-  // source lacks them: so they are in metadata too, and a game imported from its own export has the same.
   const metadata: Record<string, string> = {};
-  if (!tags.has('Site')) metadata.Site = '?';
-  if (!tags.has('Round')) metadata.Round = '?';
   for (const [name, value] of tags) {
     const ownField =
       OWN_FIELD_TAGS.has(name) || name === ecoTag || name === whiteCountry || name === blackCountry;
-    if (!ownField) metadata[name] = value;
+    if (!ownField && !unknownRosterTag(name, value)) metadata[name] = value;
   }
   return {
     event: known(tags.get('Event')),

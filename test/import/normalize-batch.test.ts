@@ -143,5 +143,8 @@ test("a game's fields are the same when it is imported again from its export PGN
   }
   const bare = expected(BARE);
   assert.ok(typeof bare === 'object');
-  assert.deepEqual(bare.metadata, { Site: '?', Round: '?' }, 'the Seven Tag Roster as the export has it');
+  assert.deepEqual(bare.metadata, {}, 'no "?" for Site and Round, which the export adds');
+  const eightMoves = expected('[Event "?"]\n[Site "?"]\n[Round "1"]\n[Eco "A07"]\n\n1. Nf3 *\n');
+  assert.ok(typeof eightMoves === 'object');
+  assert.deepEqual(eightMoves.metadata, { Round: '1' });
 });
