@@ -142,8 +142,7 @@ export class RejectsWriter {
       });
     }
     if (this.failure) throw this.failure;
-    const body = text.endsWith('\n') ? text : `${text}\n`;
-    if (!this.out.write(`${body}\n`)) await once(this.out, 'drain'); // rejects on an 'error' meanwhile
+    if (!this.out.write(withBlankLine(text))) await once(this.out, 'drain'); // rejects on an 'error' meanwhile
   }
 
   /** Closes the file; returns its path, or null when nothing was rejected. */
@@ -167,4 +166,13 @@ async function isWritable(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * A game's text as the rejects file holds it: ending with a line break, then a blank line before the next
+ * game, in the game's own line ends (CRLF in a CRLF file).
+ */
+export function withBlankLine(text: string): string {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  return text.endsWith('\n') ? `${text}${eol}` : `${text}${eol}${eol}`;
 }

@@ -285,6 +285,29 @@ describe('import', () => {
     ]);
   });
 
+  test("a CRLF file's rejected games are in the rejects file byte for byte, with CRLF between them", async () => {
+    const good = '[Event "Good"]\r\n\r\n1. e4 e5 *\r\n';
+    const bad = [
+      '[Event "Bad one"]\r\n\r\n1. e4 e4 *\r\n',
+      '[Event "Bad two"]\r\n\r\n1. Ke2 Ke7 2. Ke4 *\r\n',
+    ];
+    const file = join(env.dir, 'crlf.pgn');
+    writeFileSync(file, [bad[0], good, bad[1]].join('\r\n'));
+    const rejects = join(env.dir, 'crlf.rejected.pgn');
+    const result = await cliJson<ImportJson>(env, [
+      'import',
+      file,
+      '--user',
+      'carol',
+      '--database',
+      'CRLF',
+      '--rejects',
+      rejects,
+    ]);
+    assert.deepEqual([result.files[0]?.imported, result.files[0]?.rejected], [1, 2]);
+    assert.equal(readFileSync(rejects, 'utf8'), bad.map((g) => `${g}\r\n`).join(''));
+  });
+
   test('one --rejects file collects the rejected games of every input file, and replaces an older one', async () => {
     const file = join(FIXTURES, 'import/mixed.pgn');
     const copy = join(env.dir, 'mixed-copy.pgn');

@@ -41,9 +41,17 @@ async function readGames(path: string): Promise<{ text: string; games: RawGame[]
   return { text, games: [...splitter.push(text), ...splitter.end()] };
 }
 
-/** What the rejects file must hold for these games: each original text, then a newline and a blank line. */
+/**
+ * What the rejects file must hold for these games: each original text, then a line break and a blank line,
+ * in the game's own line ends.
+ */
 function rejectsContent(texts: string[]): string {
-  return texts.map((t) => `${t.endsWith('\n') ? t : `${t}\n`}\n`).join('');
+  return texts
+    .map((t) => {
+      const eol = t.includes('\r\n') ? '\r\n' : '\n';
+      return `${t.endsWith('\n') ? t : t + eol}${eol}`;
+    })
+    .join('');
 }
 
 /** A folder with a write permission bit, where an import would put its rejects file. */
