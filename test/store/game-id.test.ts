@@ -10,18 +10,32 @@ const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 /** The Unix milliseconds of a version 7 UUID: its first 48 bits. */
 const millisOf = (id: string) => Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
-test('game ids are version 7 UUIDs of the time they were made, all different', () => {
+test('game ids are version 7 UUIDs of the time they were made, all different, in the order made', () => {
   const before = Date.now();
-  const ids = Array.from({ length: 20_000 }, () => gameId()); // more than one pool of random bytes
+  const ids = Array.from({ length: 20_000 }, () => gameId()); // many in one millisecond
   const after = Date.now();
   for (const id of ids) {
     assert.match(id, V7);
     assert.ok(millisOf(id) >= before && millisOf(id) <= after, id);
   }
   assert.equal(new Set(ids).size, ids.length);
+  assert.deepEqual([...ids].sort(), ids, 'sorted as made, within a millisecond too');
+});
+
+test("each millisecond's first id has random bits", async () => {
+  // More than one pool of random bytes (1,024 milliseconds).
+  const firsts: string[] = [];
+  for (let ms = Date.now(); firsts.length < 1100; ) {
+    const id = gameId();
+    if (millisOf(id) === ms) continue;
+    ms = millisOf(id);
+    firsts.push(id);
+    if (firsts.length % 100 === 0) await sleep(1);
+  }
+  assert.equal(new Set(firsts.map((id) => id.slice(14))).size, firsts.length);
   // 74 random bits: every hex digit outside the time, version and variant takes many values.
   for (const at of [15, 16, 17, 20, 21, 22, 24, 35])
-    assert.ok(new Set(ids.map((id) => id[at])).size >= 8, `digit ${at}`);
+    assert.ok(new Set(firsts.map((id) => id[at])).size >= 8, `digit ${at}`);
 });
 
 test('ids made in later milliseconds sort after earlier ones', async () => {
