@@ -18,11 +18,16 @@ export interface Settings {
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** "90s", "15m", "12h", "30d" to milliseconds. */
-export function parseDuration(text: string): number {
+/** The longest a timer can wait (2^31 - 1 ms): a longer one fires at once. */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+
+/** "90s", "15m", "12h", "30d" to milliseconds; `what` names a setting that a timer waits for (at most 24d). */
+export function parseDuration(text: string, what?: string): number {
   const m = /^([1-9][0-9]{0,8})([smhd])$/.exec(text.trim());
   if (!m) throw new CliError(`invalid duration "${text}": write it like 90s, 15m, 12h or 30d`);
-  return Number(m[1]) * (UNITS[m[2] as string] as number);
+  const ms = Number(m[1]) * (UNITS[m[2] as string] as number);
+  if (what !== undefined && ms > TIMER_MAX_MS) throw new CliError(`${what} is at most 24d, got "${text}"`);
+  return ms;
 }
 
 export function parsePositiveInt(text: string, what: string): number {
@@ -54,7 +59,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     port: env.PORT ? parsePort(env.PORT) : 8080,
     secret: env.CHESSPORT_SECRET || null,
     rateLimitMax: env.RATE_LIMIT_MAX ? parsePositiveInt(env.RATE_LIMIT_MAX, 'RATE_LIMIT_MAX') : 600,
-    rateLimitWindowMs: env.RATE_LIMIT_WINDOW ? parseDuration(env.RATE_LIMIT_WINDOW) : 60_000,
+    rateLimitWindowMs: env.RATE_LIMIT_WINDOW
+      ? parseDuration(env.RATE_LIMIT_WINDOW, 'RATE_LIMIT_WINDOW')
+      : 60_000,
     logLevel: env.LOG_LEVEL ? parseLogLevel(env.LOG_LEVEL) : 'info',
   };
 }
@@ -132,7 +139,9 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
     storeBusyTimeoutMs: env.STORE_BUSY_TIMEOUT_MS
       ? parsePositiveInt(env.STORE_BUSY_TIMEOUT_MS, 'STORE_BUSY_TIMEOUT_MS')
       : 1000,
-    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT ? parseDuration(env.SHUTDOWN_TIMEOUT) : 30_000,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT
+      ? parseDuration(env.SHUTDOWN_TIMEOUT, 'SHUTDOWN_TIMEOUT')
+      : 30_000,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     pageCacheBytes: env.PAGE_CACHE_MB
       ? parseCount(env.PAGE_CACHE_MB, 'PAGE_CACHE_MB') * 1024 * 1024

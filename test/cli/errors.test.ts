@@ -108,6 +108,14 @@ describe('store and server failures are one line', () => {
     assertOneLine(await serve({ TRUST_PROXY: '10.0.0.0/255.0.255.0' }), /"10\.0\.0\.0\/255\.0\.255\.0"/);
   });
 
+  test('durations that a timer waits for are at most 24 days (a longer timer fires at once)', async () => {
+    assertOneLine(
+      await serve({ SHUTDOWN_TIMEOUT: '999999999d' }),
+      /SHUTDOWN_TIMEOUT is at most 24d, got "999999999d"/,
+    );
+    assertOneLine(await serve({ RATE_LIMIT_WINDOW: '25d' }), /RATE_LIMIT_WINDOW is at most 24d, got "25d"/);
+  });
+
   test('a port in use, an unknown host', { timeout: 30_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
