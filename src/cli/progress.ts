@@ -14,8 +14,10 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr) {
       last = now;
       const seconds = (now - started) / 1000;
       const rate = seconds > 0 ? p.games / seconds : 0;
+      const head = `${p.file}: ${p.games} games, ${Math.round(rate)} games/s, ${mb(p.bytes)}`;
+      // A pipe's size is unknown (0): no total, no ETA.
       const eta = p.bytes > 0 ? ((p.totalBytes - p.bytes) * seconds) / p.bytes : 0;
-      const line = `${p.file}: ${p.games} games, ${Math.round(rate)} games/s, ${mb(p.bytes)} of ${mb(p.totalBytes)}, ETA ${Math.ceil(eta)}s`;
+      const line = p.totalBytes >= p.bytes ? `${head} of ${mb(p.totalBytes)}, ETA ${Math.ceil(eta)}s` : head;
       stream.write(stream.isTTY ? `\r\x1b[2K${line}` : `${line}\n`);
     },
     done(): void {

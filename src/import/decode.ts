@@ -1,6 +1,6 @@
 // Bytes to text for PGN input (DESIGN.md "Import"): UTF-8 with or without BOM, Latin-1 where a line is not
 // valid UTF-8. Decided per line, not per file, because concatenated collections mix both (pgnmentor). Lines
-// end with LF (or CRLF); a file whose lines end with a lone CR (old Mac OS) is read with LF for them.
+// end with LF, CRLF or a lone CR (old Mac OS), also mixed in one file; a lone CR is read as LF.
 import { isUtf8 } from 'node:buffer';
 
 const LF = 0x0a;
@@ -41,23 +41,28 @@ function decodeMixedLine(line: Buffer): string {
   return text + line.toString('utf8', run, i);
 }
 
-/** A block of whole lines (each ending with `eol`, but maybe the last) as text, lines ending with LF. */
-function decodeBlock(block: Buffer, eol: number): string {
+/** A lone CR: a line end of old Mac OS files, also within a file whose other lines end with LF or CRLF. */
+const LONE_CR = /\r(?!\n)/g;
+
+/** A block of whole lines (each ending with LF, CRLF or a lone CR, but maybe the last) as text, lone CRs as LF. */
+function decodeBlock(block: Buffer): string {
   let text: string;
   if (isUtf8(block)) text = block.toString('utf8');
   else {
-    // Rare slow path: only the offending lines fall back to Latin-1.
+    // Rare slow path: only the offending lines fall back to Latin-1 (a lone CR ends no line here, which
+    // changes nothing: the bytes decode alike).
     text = '';
     let start = 0;
     while (start < block.length) {
-      let end = block.indexOf(eol, start);
+      let end = block.indexOf(LF, start);
       end = end === -1 ? block.length : end + 1;
       const line = block.subarray(start, end);
       text += isUtf8(line) ? line.toString('utf8') : decodeMixedLine(line);
       start = end;
     }
   }
-  if (eol === CR) text = text.replaceAll('\r', '\n');
+  // Decided per line, as the encoding is: joined files mix line ends. The scan runs only where a CR is.
+  if (text.includes('\r')) text = text.replace(LONE_CR, '\n');
   // A BOM at the start of a line is what joining files that begin with one leaves (cat a.pgn b.pgn): it is
   // no text (a tag line after it was read as movetext). A one-byte string cannot hold U+FEFF: no scan then.
   if (text.includes('\uFEFF')) text = text.replace(/(^|\n)\uFEFF+/g, '$1');
@@ -65,22 +70,20 @@ function decodeBlock(block: Buffer, eol: number): string {
 }
 
 /**
- * The byte that ends lines, once `chunk` shows it: LF, or CR for a file whose first line break is a CR
- * without an LF after it; undefined while the chunk holds no line break (or only a CR at its very end).
+ * Where the chunk's last line ends (the index of its LF or lone CR), or -1. A CR as the chunk's last byte
+ * does not count: an LF may follow in the next chunk.
  */
-function lineEnd(chunk: Buffer): number | undefined {
-  const lf = chunk.indexOf(LF);
-  const cr = chunk.indexOf(CR);
-  if (cr === -1 || (lf !== -1 && lf < cr)) return lf === -1 ? undefined : LF;
-  if (cr + 1 === chunk.length) return undefined;
-  return chunk[cr + 1] === LF ? LF : CR;
+function lastLineEnd(chunk: Buffer): number {
+  const lf = chunk.lastIndexOf(LF);
+  let cr = chunk.lastIndexOf(CR);
+  if (cr === chunk.length - 1) cr = cr === 0 ? -1 : chunk.lastIndexOf(CR, cr - 1); // (a negative start counts from the end)
+  return Math.max(lf, cr);
 }
 
 /** Decodes a byte stream into text chunks that always end at a line boundary (except the last). */
 export async function* decodePgnStream(source: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
   let pending: Buffer = Buffer.alloc(0);
   let first = true;
-  let eol: number | undefined;
   for await (const piece of source) {
     let chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
     if (first) {
@@ -93,24 +96,17 @@ export async function* decodePgnStream(source: AsyncIterable<Buffer | string>): 
       if (chunk.subarray(0, 3).equals(BOM)) chunk = chunk.subarray(3);
       first = false;
     }
-    if (eol === undefined) {
-      eol = lineEnd(pending.length ? Buffer.concat([pending, chunk]) : chunk);
-      if (eol === undefined) {
-        pending = Buffer.concat([pending, chunk]);
-        continue;
-      }
-    }
-    const lastEol = chunk.lastIndexOf(eol);
-    if (lastEol === -1) {
+    const end = lastLineEnd(chunk);
+    if (end === -1) {
       pending = Buffer.concat([pending, chunk]);
       continue;
     }
     const block = pending.length
-      ? Buffer.concat([pending, chunk.subarray(0, lastEol + 1)])
-      : chunk.subarray(0, lastEol + 1);
-    pending = Buffer.from(chunk.subarray(lastEol + 1));
-    yield decodeBlock(block, eol);
+      ? Buffer.concat([pending, chunk.subarray(0, end + 1)])
+      : chunk.subarray(0, end + 1);
+    pending = Buffer.from(chunk.subarray(end + 1));
+    yield decodeBlock(block);
   }
   if (first && pending.subarray(0, 3).equals(BOM)) pending = pending.subarray(3);
-  if (pending.length) yield decodeBlock(pending, eol ?? LF);
+  if (pending.length) yield decodeBlock(pending);
 }

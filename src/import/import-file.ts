@@ -112,6 +112,14 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void;
 }
 
+/**
+ * A copy of a reason or warning that keeps nothing else alive: split from a batch's packed results, it was a
+ * view of the whole batch's text, which the summary then held (382k warnings: 0.6 GB more memory).
+ */
+function detached(text: string): string {
+  return ` ${text}`.slice(1);
+}
+
 export async function importFile(options: ImportOptions): Promise<ImportSummary> {
   const { store, database, file } = options;
   const started = performance.now();
@@ -190,7 +198,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     const { items, warnings } = await oldest.checked;
     for (const { index, warning } of warnings) {
       const raw = oldest.raws[index] as RawGame;
-      summary.warnings.push({ file, line: raw.line, game: raw.index, warning });
+      summary.warnings.push({ file, line: raw.line, game: raw.index, warning: detached(warning) });
     }
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as BatchItem;
@@ -203,7 +211,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
       }
       const raw = oldest.raws[i] as RawGame;
       summary.rejected++;
-      summary.rejections.push({ file, line: raw.line, game: raw.index, reason: item });
+      summary.rejections.push({ file, line: raw.line, game: raw.index, reason: detached(item) });
       await rejects.write(raw.text);
     }
   };

@@ -112,12 +112,17 @@ export function toGameRecord(
   const blackCountry = countryTag(tags, BLACK);
   const ecoTag = tags.has('ECO') ? 'ECO' : tags.has('Eco') ? 'Eco' : undefined;
   const eco = ecoTag ? (tags.get(ecoTag)?.trim().toUpperCase() ?? '') : '';
-  const metadata: Record<string, string> = {};
+  const kept: string[] = [];
   for (const [name, value] of tags) {
     const ownField =
       OWN_FIELD_TAGS.has(name) || name === ecoTag || name === whiteCountry || name === blackCountry;
-    if (!ownField && !unknownRosterTag(name, value)) metadata[name] = value;
+    if (!ownField && !unknownRosterTag(name, value)) kept.push(name);
   }
+  // In ASCII order of names, as the export has them after the roster: the same for a game imported from its
+  // export (source order changed there).
+  if (kept.length > 1) kept.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const metadata: Record<string, string> = {};
+  for (const name of kept) metadata[name] = tags.get(name) as string;
   return {
     event: known(tags.get('Event')),
     date: isoDate(tags.get('Date')),

@@ -68,7 +68,8 @@ export class RejectsFiles {
    * Opens the file for the rejects of `input`: `named` (--rejects), or by default `<input>.rejected.pgn`
    * beside it. A default file that the command wrote already, that is an input, or that is not a plain file
    * makes way for a free name (`<input>.rejected-2.pgn`, ...); when the input's folder is read-only, the file
-   * goes to the working folder, under a name no file has yet. Returns the file and the path to report.
+   * goes to the working folder, under a name no file has yet (so does that of a pipe or device). Returns the
+   * file and the path to report.
    */
   async open(input: string, named: string | undefined): Promise<{ file: FileHandle; path: string }> {
     if (named !== undefined) {
@@ -81,7 +82,9 @@ export class RejectsFiles {
     }
     const beside = `${input}.rejected.pgn`;
     const folder = dirname(resolve(input));
-    if (await isWritable(folder)) {
+    // A pipe or device (/dev/stdin) has no folder of its own to write into: the working folder then.
+    const regular = (await stat(input).catch(() => null))?.isFile() ?? false;
+    if (regular && (await isWritable(folder))) {
       if (!this.written.has(resolve(beside)) && (await this.replaceable(beside))) {
         const file = await open(beside, 'w');
         this.written.add(resolve(beside));

@@ -1,6 +1,7 @@
 // The operator's CLI: --json on every command, clear errors, and an import that loses nothing.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliJson, type Env, FIXTURES, http, startServer, tempEnv } from '../helpers/harness.ts';
@@ -306,6 +307,25 @@ describe('import', () => {
     ]);
     assert.deepEqual([result.files[0]?.imported, result.files[0]?.rejected], [1, 2]);
     assert.equal(readFileSync(rejects, 'utf8'), bad.map((g) => `${g}\r\n`).join(''));
+  });
+
+  test("a pipe's rejected games go to the working folder, not beside the pipe", async () => {
+    const pipes = join(env.dir, 'pipes');
+    const work = join(env.dir, 'work');
+    mkdirSync(pipes);
+    mkdirSync(work);
+    const pipe = join(pipes, 'games.pgn');
+    execFileSync('mkfifo', [pipe]);
+    const writer = spawn('sh', ['-c', `printf '[Event "Bad"]\\n\\n1. e4 e4 *\\n' > '${pipe}'`]);
+    const result = await cli(env, ['import', pipe, '--user', 'carol', '--database', 'Piped', '--json'], {
+      cwd: work,
+    });
+    writer.kill();
+    assert.equal(result.code, 0, result.stderr);
+    const summary = (JSON.parse(result.stdout) as ImportJson).files[0];
+    assert.equal(summary?.rejected, 1);
+    assert.equal(summary?.rejectsFile, join(work, 'games.pgn.rejected.pgn'));
+    assert.deepEqual(readdirSync(pipes), ['games.pgn']);
   });
 
   test('one --rejects file collects the rejected games of every input file, and replaces an older one', async () => {

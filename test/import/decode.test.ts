@@ -59,3 +59,28 @@ test('a line that is not UTF-8 reads its UTF-8 sequences as UTF-8 and the other 
   ]);
   await decodesTo(Buffer.concat([bad, Buffer.from(' \u20ac\n')]), `${bad.toString('latin1')} \u20ac\n`);
 });
+
+test('line ends are decided per line: a file may mix LF, CRLF and lone CRs (joined files)', async () => {
+  const bytes = latin1('[Event "A"]\n\n1. e4 *\n\n[Event "B"]\r\r1. d4 *\r\r[Event "C"]\r\n\r\n1. c4 *\r\n');
+  const text = '[Event "A"]\n\n1. e4 *\n\n[Event "B"]\n\n1. d4 *\n\n[Event "C"]\r\n\r\n1. c4 *\r\n';
+  await decodesTo(bytes, text);
+  assert.deepEqual(
+    splitPgn(text).map((g) => g.line),
+    [1, 5, 9],
+  );
+});
+
+test('a long run of lone-CR lines is passed on as it comes, not held whole', async () => {
+  // 4 MB of CR-only lines after an LF line, in 64 KB pieces: each yields its lines (held whole before).
+  const bytes = Buffer.concat([latin1('[Event "A"]\n'), latin1('1. e4 e5 *\r\r'.repeat(300_000))]);
+  async function* pieces() {
+    for (let at = 0; at < bytes.length; at += 1 << 16) yield bytes.subarray(at, at + (1 << 16));
+  }
+  let yields = 0;
+  let largest = 0;
+  for await (const chunk of decodePgnStream(pieces())) {
+    yields++;
+    largest = Math.max(largest, chunk.length);
+  }
+  assert.ok(yields >= 50 && largest < (1 << 16) + 64, `${yields} pieces, the largest ${largest}`);
+});

@@ -136,10 +136,14 @@ test("a game's fields are the same when it is imported again from its export PGN
     BARE,
     FULL,
     '[Round "3"]\n[Site "?"]\n\n1. d4 *\n',
+    '[Site "x"]\n[WhiteTitle "GM"]\n[Opening "Ruy"]\n[BlackTitle "IM"]\n\n1. e4 *\n',
   ]) {
     const first = expected(text);
     assert.ok(typeof first === 'object');
-    assert.deepEqual(expected(first.pgn), first);
+    const again = expected(first.pgn);
+    assert.deepEqual(again, first);
+    // Key order too: metadata is stored and served as JSON text.
+    assert.equal(JSON.stringify(typeof again === 'object' && again.metadata), JSON.stringify(first.metadata));
   }
   const bare = expected(BARE);
   assert.ok(typeof bare === 'object');
