@@ -94,8 +94,11 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     // Authentication comes first: without a valid token nothing about the request is revealed. The rate
     // limit comes right after it, keyed by app and user, or by client address when the token is not valid:
     // so failed attempts count too, and every answer after this point carries the rate-limit headers.
+    // Only an address that has used up its budget is refused before that, whatever its token: a right guess
+    // then looks like a wrong one, and costs no lookup.
     onRequest: async (request, reply) => {
       reply.headers({ 'cache-control': 'private, no-cache', vary });
+      context.limiter.refuseSpentAddress(request, reply);
       let refused: ApiError | undefined;
       try {
         request.token = await authenticate(context.store, request);

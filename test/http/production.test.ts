@@ -119,9 +119,44 @@ describe('rate limits', () => {
     const over = await get('/games', {}, base);
     assertErrorShape(over, 429, 'rate_limited');
     assert.ok(Number(header(over, 'retry-after')) >= 1);
-    // A valid token is counted in its own bucket.
+    // A spent address is refused before any token is looked up: a valid one gets the same 429.
     const valid = await get('/databases', bearer(world.tokens.bob), base);
-    assert.equal(valid.status, 200);
+    assertErrorShape(valid, 429, 'rate_limited');
+    assert.equal(assertRateLimitHeaders(valid, 5, 'client-address', 'valid token'), 0);
+  });
+
+  test('a spent address gets 429 whatever its token; a valid token does not count against the address', async () => {
+    const from = { 'x-forwarded-for': '192.0.2.50' };
+    const me = (token?: string) => get('/me', { ...from, ...(token ? bearer(token) : {}) }, limited.base);
+    // Valid tokens are counted per app and user only: the address still has its 5 after them.
+    for (const token of [world.tokens.bob, world.tokens.aliceOtherApp]) {
+      const answer = await me(token);
+      assert.equal(answer.status, 200);
+      assert.match(header(answer, 'ratelimit-policy'), /^"app-user"/);
+    }
+    for (let i = 1; i <= 5; i++) {
+      const answer = await me(`cp_wrong${i}`);
+      assertErrorShape(answer, 401, 'invalid_token');
+      assert.equal(assertRateLimitHeaders(answer, 5, 'client-address', `guess ${i}`), 5 - i);
+    }
+    // Spent: a wrong guess, a right one, another user's, a malformed one and none all look alike.
+    const answers = await Promise.all(
+      [undefined, 'cp_wrong6', world.tokens.bob, world.tokens.aliceOtherApp, '%%%'].map((t) => me(t)),
+    );
+    for (const answer of answers) {
+      assertErrorShape(answer, 429, 'rate_limited');
+      assert.equal(assertRateLimitHeaders(answer, 5, 'client-address', 'spent'), 0);
+      const retryAfter = Number(header(answer, 'retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+      assert.equal(header(answer, 'www-authenticate'), '', 'nothing says whether the token was valid');
+    }
+    // Another address is not affected.
+    const other = await get(
+      '/me',
+      { ...bearer(world.tokens.bob), 'x-forwarded-for': '192.0.2.51' },
+      limited.base,
+    );
+    assert.equal(other.status, 200);
   });
   test('behind a trusted proxy the client address comes from X-Forwarded-For; otherwise it is ignored', async () => {
     for (const client of ['198.51.100.7', '203.0.113.9']) {

@@ -20,6 +20,12 @@ export interface RateLimitSettings {
 export interface RateLimiter {
   /** Counts the request, sets the rate-limit headers, and throws 429 rate_limited over the limit. */
   apply(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /**
+   * Throws 429 rate_limited, with the headers, when this process has seen the client address's bucket
+   * used up in the current window. Runs before the token is looked up, so that once an address has spent
+   * its budget on wrong tokens, a right one gets the same 429 and no guess costs a store lookup.
+   */
+  refuseSpentAddress(request: FastifyRequest, reply: FastifyReply): void;
 }
 
 type Count = ReturnType<FastifyInstance['createRateLimit']>;
@@ -30,11 +36,16 @@ function policyOf(request: FastifyRequest): 'app-user' | 'client-address' {
   return request.token ? 'app-user' : 'client-address';
 }
 
+// An IPv6 client is limited by its /64, as it can pick any address in it.
+const addressBucket = (request: FastifyRequest) => `addr:${normalizeIP(request.ip)}`;
+
 function bucketOf(request: FastifyRequest): string {
   const token = request.token;
-  // An IPv6 client is limited by its /64, as it can pick any address in it.
-  return token ? `app:${token.appId}:user:${token.userId}` : `addr:${normalizeIP(request.ip)}`;
+  return token ? `app:${token.appId}:user:${token.userId}` : addressBucket(request);
 }
+
+/** Bounds the memory of spent addresses; a flood of fresh addresses drops the oldest first. */
+const SPENT_ADDRESSES = 100_000;
 
 export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): RateLimiter {
   const common = {
@@ -82,29 +93,68 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
   }
 
   const windowSeconds = Math.ceil(settings.windowMs / 1000);
+  // Client addresses whose bucket is used up, and when their window ends (ms since the epoch). Kept in this
+  // process: with Redis another instance learns it from the first request it counts for that address.
+  const spent = new Map<string, number>();
+  function remember(bucket: string, until: number): void {
+    spent.delete(bucket);
+    spent.set(bucket, until);
+    if (spent.size <= SPENT_ADDRESSES) return;
+    const now = Date.now();
+    for (const [key, end] of spent) if (end <= now) spent.delete(key);
+    for (const key of spent.keys()) {
+      if (spent.size <= SPENT_ADDRESSES) break;
+      spent.delete(key);
+    }
+  }
+
+  function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    counted: { max: number; remaining: number; ttlInSeconds: number; isExceeded: boolean },
+  ): void {
+    const policy = policyOf(request);
+    const reset = counted.ttlInSeconds;
+    reply.headers({
+      'x-ratelimit-limit': String(counted.max),
+      'x-ratelimit-remaining': String(counted.remaining),
+      'x-ratelimit-reset': String(reset),
+      // draft-ietf-httpapi-ratelimit-headers-10/11: the policy, then what is left of it right now.
+      'ratelimit-policy': `"${policy}";q=${counted.max};w=${windowSeconds}`,
+      ratelimit: `"${policy}";r=${counted.remaining};t=${reset}`,
+    });
+    if (!counted.isExceeded) return;
+    rateLimitMetrics.limited.inc({ policy });
+    const per = policy === 'app-user' ? 'app and user' : 'client address';
+    throw new ApiError(
+      'rate_limited',
+      `Too many requests: the limit is ${counted.max} per ${windowSeconds} s for each ${per}. ` +
+        `Retry in ${reset} s.`,
+      { 'retry-after': String(Math.max(1, reset)) },
+    );
+  }
+
   return {
     async apply(request, reply) {
       const counted = await count(request);
       if (!counted) return;
-      const policy = policyOf(request);
-      const reset = counted.ttlInSeconds;
-      reply.headers({
-        'x-ratelimit-limit': String(counted.max),
-        'x-ratelimit-remaining': String(counted.remaining),
-        'x-ratelimit-reset': String(reset),
-        // draft-ietf-httpapi-ratelimit-headers-10/11: the policy, then what is left of it right now.
-        'ratelimit-policy': `"${policy}";q=${counted.max};w=${windowSeconds}`,
-        ratelimit: `"${policy}";r=${counted.remaining};t=${reset}`,
-      });
-      if (!counted.isExceeded) return;
-      rateLimitMetrics.limited.inc({ policy });
-      const per = policy === 'app-user' ? 'app and user' : 'client address';
-      throw new ApiError(
-        'rate_limited',
-        `Too many requests: the limit is ${counted.max} per ${windowSeconds} s for each ${per}. ` +
-          `Retry in ${reset} s.`,
-        { 'retry-after': String(Math.max(1, reset)) },
-      );
+      if (!request.token && counted.remaining === 0)
+        remember(addressBucket(request), Date.now() + counted.ttl);
+      answer(request, reply, counted);
+    },
+    refuseSpentAddress(request, reply) {
+      const bucket = addressBucket(request);
+      const until = spent.get(bucket);
+      if (until === undefined) return;
+      const left = until - Date.now();
+      if (left <= 0) {
+        spent.delete(bucket);
+        return;
+      }
+      // Answered as the address's bucket: the token, valid or not, has not been looked at.
+      request.token = null;
+      const ttlInSeconds = Math.ceil(left / 1000);
+      answer(request, reply, { max: settings.max, remaining: 0, ttlInSeconds, isExceeded: true });
     },
   };
 }
