@@ -18,6 +18,7 @@ import { compression } from './plugins/compression.ts';
 import { conditionalRequests } from './plugins/conditional.ts';
 import { cors } from './plugins/cors.ts';
 import { healthRoutes } from './plugins/health.ts';
+import { requireHost } from './plugins/host.ts';
 import { loggerOptions } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
 import { type RateLimiter, type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
@@ -31,6 +32,7 @@ import { gameRoutes } from './routes/games.ts';
 import { meRoutes } from './routes/me.ts';
 import { sharedSchemas } from './schemas.ts';
 import { isStoreUnavailable } from './store-faults.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutOptions } from './timeouts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -49,6 +51,8 @@ export interface ApiOptions {
   rateLimit?: RateLimitSettings;
   /** Bytes of rendered game-list pages kept (page-cache.ts); 0 renders every page. Default 64 MiB. */
   pageCacheBytes?: number;
+  /** How long a client may take to send a request, head and body (timeouts.ts). Default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 export interface ApiContext {
@@ -59,7 +63,10 @@ export interface ApiContext {
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
+    requestTimeout,
+    http: timeoutOptions(requestTimeout),
     logger: options.logLevel === 'silent' ? false : loggerOptions(options.logLevel ?? 'info'),
     // The caller's X-Request-Id when sane, else a UUID; requestId() validates it, so Fastify must not
     // take the header as it is.
@@ -98,12 +105,16 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   // @fastify/compress adds: onSend regroups a stream, then computes the ETag on the uncompressed body,
   // then compresses. Every route is registered after compression and CORS, so both apply to it.
   echoRequestId(app);
+  requireHost(app);
   cors(app);
   compression(app);
   // The not-found route takes every method, and Fastify reads a body before any handler: without this a POST
-  // of broken JSON to an unknown path was 400, not 404. After CORS, whose headers every answer carries.
+  // of broken JSON to an unknown path was 400, not 404. So does @fastify/cors's `OPTIONS *` route, which takes
+  // an OPTIONS on any path without one of its own (the plugin has already answered a preflight). After CORS,
+  // whose headers every API answer carries.
   app.addHook('onRequest', async (request) => {
-    if (request.is404) throw unknownPath();
+    if (request.is404 || (request.method === 'OPTIONS' && request.routeOptions.url === '*'))
+      throw unknownPath();
   });
   streamChunks(app);
   metrics(app, options.store);

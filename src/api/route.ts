@@ -133,9 +133,9 @@ export function methodGuards(app: FastifyInstance, url: string): void {
     onRequest: refuse,
     handler: refuse,
   });
-  app.route({
-    method: 'OPTIONS',
-    url,
-    handler: async (_request, reply) => reply.code(204).header('allow', `${ALLOW}, OPTIONS`).send(),
-  });
+  const allow = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(204).header('allow', `${ALLOW}, OPTIONS`).send();
+  // Answered in onRequest too, before Fastify reads a body: OPTIONS with broken JSON or an unknown media type
+  // is 204 like any other, and one whose body never comes in is answered at once.
+  app.route({ method: 'OPTIONS', url, onRequest: allow, handler: allow });
 }

@@ -1,5 +1,5 @@
 // Requests Node's HTTP parser rejects before Fastify sees them (a space in the URL, a control character or
-// too many bytes in the headers, a client too slow to send them) still get the API's error shape, and an
+// too many bytes in the headers, a client too slow to send its head or body: timeouts.ts) still get the API's error shape, and an
 // X-Request-Id like every other answer. Fastify's default answers these in its own shape.
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
@@ -17,7 +17,10 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, reason, description] = ANSWERS[error.code ?? ''] ?? MALFORMED;
   const body = JSON.stringify(new ApiError('invalid_request', description).body());
-  if (socket.writable) {
+  // Past a timeout the answer may already be under way (a GET is answered without waiting for a body it
+  // declared): like Node, nothing more is written into it.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (socket.writable && !answering?.headersSent) {
     socket.write(
       `HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${randomUUID()}\r\nConnection: close\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,

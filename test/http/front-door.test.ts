@@ -1,0 +1,163 @@
+// What the server does before a route's handler, with hand-made requests over TCP: clients too slow to send
+// their request, OPTIONS with a body, a missing Host header.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { bearer, header, raw, type Seeded, seed } from './production-helpers.ts';
+
+let env: Env;
+let seeded: Seeded;
+let server: Server; // REQUEST_TIMEOUT=1s
+before(async () => {
+  env = tempEnv();
+  seeded = await seed(env, 2);
+  server = await startServer(env, { REQUEST_TIMEOUT: '1s' });
+});
+after(async () => {
+  await server?.stop();
+});
+
+interface Exchange {
+  /** Everything the server sent until it closed the connection. */
+  text: string;
+  /** Milliseconds from the first byte sent to the close. */
+  closedAfter: number;
+}
+
+/**
+ * Writes `head`, then `drip` one byte every `every` ms until the server closes the connection; gives up (and
+ * fails) after `limit` ms.
+ */
+function exchange(head: string, drip = '', every = 200, limit = 10_000): Promise<Exchange> {
+  const port = Number(new URL(server.base).port);
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent < drip.length && socket.writable) socket.write(drip[sent++] as string);
+    }, every);
+    const giveUp = setTimeout(() => socket.destroy(new Error(`still open after ${limit} ms`)), limit);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', (error) => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      reject(error);
+    });
+    socket.on('close', () => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      resolve({ text: Buffer.concat(chunks).toString('latin1'), closedAfter: Date.now() - started });
+    });
+    socket.write(head);
+  });
+}
+
+/** The answers in `text`: status, lower-case headers and body (Content-Length framed). */
+function answers(text: string): { status: number; headers: Map<string, string>; body: string }[] {
+  const out = [];
+  let rest = text;
+  while (rest.startsWith('HTTP/1.1 ')) {
+    const end = rest.indexOf('\r\n\r\n');
+    const lines = rest.slice(0, end).split('\r\n');
+    const headers = new Map<string, string>();
+    for (const line of lines.slice(1)) {
+      const colon = line.indexOf(':');
+      headers.set(line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim());
+    }
+    const length = Number(headers.get('content-length') ?? 0);
+    out.push({
+      status: Number(lines[0]?.slice(9, 12)),
+      headers,
+      body: rest.slice(end + 4, end + 4 + length),
+    });
+    rest = rest.slice(end + 4 + length);
+  }
+  assert.equal(rest, '', 'nothing but whole answers');
+  return out;
+}
+
+function assertErrorBody(body: string, code: string) {
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(parsed).sort(), ['error', 'error_description']);
+  assert.equal(parsed.error, code);
+}
+
+describe('slow clients', () => {
+  test('a head that is not in within REQUEST_TIMEOUT gets 408 in the error shape, and the connection closes', async () => {
+    const sent = await exchange(
+      'GET /api/v1/games HTTP/1.1\r\nHost: x\r\n',
+      'X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaa',
+    );
+    const [answer, ...more] = answers(sent.text);
+    assert.equal(answer?.status, 408);
+    assert.equal(more.length, 0);
+    assert.match(answer?.headers.get('content-type') ?? '', /^application\/json/);
+    assert.match(answer?.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    assertErrorBody(answer?.body ?? '', 'invalid_request');
+    assert.ok(sent.closedAfter >= 900 && sent.closedAfter < 4000, `closed after ${sent.closedAfter} ms`);
+  });
+
+  for (const [method, path, status] of [
+    ['OPTIONS', '/api/v1/games', 204],
+    ['GET', '/api/v1/games', 200],
+    ['POST', '/api/v1/games', 405],
+    ['DELETE', '/nowhere', 404],
+  ] as const) {
+    test(`${method} ${path} with a declared body sent a byte at a time: answered, then closed at the timeout`, async () => {
+      const head =
+        `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${seeded.tokens.alice}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
+      const sent = await exchange(head, '{'.repeat(100));
+      const [answer, ...late] = answers(sent.text);
+      assert.equal(answer?.status, status, sent.text.slice(0, 300));
+      // What comes after the answer, if anything, is Node's 408 for the request never finished.
+      for (const extra of late) assert.equal(extra.status, 408);
+      assert.ok(sent.closedAfter >= 900 && sent.closedAfter < 4000, `closed after ${sent.closedAfter} ms`);
+    });
+  }
+});
+
+describe('OPTIONS', () => {
+  const bodies: [string, Record<string, string>][] = [
+    ['broken JSON', { 'content-type': 'application/json' }],
+    ['an unknown media type', { 'content-type': 'application/x-unknown' }],
+    ['no media type', {}],
+  ];
+  for (const [what, given] of bodies) {
+    test(`with ${what} in the body: 204 and Allow on an API path, 404 elsewhere`, async () => {
+      // Named: node:http frames no body of its own on OPTIONS.
+      const headers = { ...given, 'content-length': '4' };
+      const api = await raw(server.base, '/api/v1/games', { method: 'OPTIONS', headers, body: '{bad' });
+      assert.equal(api.status, 204);
+      assert.equal(header(api, 'allow'), 'GET, HEAD, OPTIONS');
+      for (const path of ['/nowhere', '/api/v1/nowhere', '/healthz']) {
+        const answer = await raw(server.base, path, { method: 'OPTIONS', headers, body: '{bad' });
+        assert.equal(answer.status, 404, path);
+        assertErrorBody(answer.body.toString(), 'not_found');
+      }
+    });
+  }
+});
+
+describe('Host', () => {
+  test('an HTTP/1.1 request without Host is 400 in the error shape, with a request id', async () => {
+    const sent = await exchange('GET /api/v1/games HTTP/1.1\r\n\r\n');
+    const [answer, ...more] = answers(sent.text);
+    assert.equal(answer?.status, 400);
+    assert.equal(more.length, 0);
+    assert.match(answer?.headers.get('content-type') ?? '', /^application\/json/);
+    assert.match(answer?.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    assertErrorBody(answer?.body ?? '', 'invalid_request');
+    assert.ok(sent.closedAfter < 900, 'closed after the answer');
+  });
+
+  test('HTTP/1.0 needs none', async () => {
+    const sent = await exchange(
+      `GET /api/v1/me HTTP/1.0\r\nAuthorization: Bearer ${seeded.tokens.alice}\r\n\r\n`,
+    );
+    assert.equal(answers(sent.text)[0]?.status, 200);
+  });
+});
