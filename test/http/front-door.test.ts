@@ -1,5 +1,5 @@
 // What the server does before a route's handler, with hand-made requests over TCP: clients too slow to send
-// their request, OPTIONS with a body, a missing Host header.
+// their request, OPTIONS with a body, a missing Host header, CORS only on API paths, the docs redirect.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -159,5 +159,38 @@ describe('Host', () => {
       `GET /api/v1/me HTTP/1.0\r\nAuthorization: Bearer ${seeded.tokens.alice}\r\n\r\n`,
     );
     assert.equal(answers(sent.text)[0]?.status, 200);
+  });
+});
+
+describe('CORS', () => {
+  test('API answers and the OpenAPI document carry CORS headers; probes, metrics and the docs page do not', async () => {
+    const origin = { origin: 'https://app.example' };
+    const api = await raw(server.base, '/api/v1/me', {
+      headers: { ...origin, ...bearer(seeded.tokens.alice) },
+    });
+    assert.equal(header(api, 'access-control-allow-origin'), '*');
+    const document = await raw(server.base, '/api/v1/openapi.json', { headers: origin });
+    assert.equal(header(document, 'access-control-allow-origin'), '*');
+    for (const path of ['/metrics', '/readyz', '/healthz', '/livez', '/docs/']) {
+      const answer = await raw(server.base, path, { headers: origin });
+      assert.equal(header(answer, 'access-control-allow-origin'), '', path);
+      const preflight = await raw(server.base, path, {
+        method: 'OPTIONS',
+        headers: { ...origin, 'access-control-request-method': 'GET' },
+      });
+      assert.equal(header(preflight, 'access-control-allow-origin'), '', `preflight ${path}`);
+      assert.notEqual(preflight.status, 204, `preflight ${path}`);
+    }
+  });
+});
+
+describe('docs', () => {
+  test('/docs/static/index.html redirects to the page, with or without a query', async () => {
+    for (const query of ['', '?x=1']) {
+      const answer = await raw(server.base, `/docs/static/index.html${query}`);
+      assert.equal(answer.status, 302, query);
+      assert.equal(header(answer, 'location'), '/docs/', query);
+      assert.equal((await raw(server.base, header(answer, 'location'))).status, 200, query);
+    }
   });
 });

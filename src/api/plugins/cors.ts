@@ -1,4 +1,4 @@
-// CORS for browser apps (@fastify/cors): any origin, never credentials (the token travels in the
+// CORS for browser apps (@fastify/cors), on API paths only: any origin, never credentials (the token travels in the
 // Authorization header, which the preflight allows explicitly). A real preflight (Origin and
 // Access-Control-Request-Method present) is answered here, before authentication; any other OPTIONS
 // request reaches the API's own OPTIONS answer with its Allow header.
@@ -39,8 +39,21 @@ function isPreflight(request: FastifyRequest): boolean {
   );
 }
 
+/**
+ * The API, its OpenAPI document included, is for browser apps on any origin. The probes, /metrics and the
+ * docs page are not: a web page must not read them from a browser inside the operator's network (/metrics
+ * shows the store-wide change sequence, which feed cursors keep from users).
+ */
+function isApiPath(request: FastifyRequest): boolean {
+  return request.url.startsWith('/api/');
+}
+
 export function cors(app: FastifyInstance): void {
   app.register(fastifyCors, {
-    delegator: (request, callback) => callback(null, { ...options, preflight: isPreflight(request) }),
+    delegator: (request, callback) =>
+      callback(
+        null,
+        isApiPath(request) ? { ...options, preflight: isPreflight(request) } : { origin: false },
+      ),
   });
 }
