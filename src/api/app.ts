@@ -12,7 +12,7 @@ import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.ts';
-import { describeParam } from './params.ts';
+import { describeParam, paramSchema } from './params.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import { compression } from './plugins/compression.ts';
 import { conditionalRequests } from './plugins/conditional.ts';
@@ -160,10 +160,8 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error.validation) {
     const [first] = error.validation;
     const name = first?.instancePath.replace(/^\//, '') || String(first?.params?.additionalProperty ?? '');
-    const schema = request.routeOptions.schema?.querystring as
-      | { properties?: Record<string, Parameters<typeof describeParam>[1]> }
-      | undefined;
-    return new ApiError('invalid_request', describeParam(name, schema?.properties?.[name]));
+    const schema = request.routeOptions.schema?.querystring as Parameters<typeof paramSchema>[0];
+    return new ApiError('invalid_request', describeParam(name, paramSchema(schema, name)));
   }
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return new ApiError(error.statusCode === 404 ? 'not_found' : 'invalid_request', error.message);

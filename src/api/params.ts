@@ -27,6 +27,15 @@ export function describeParam(name: string, schema: PropertySchema | undefined):
   return `${name} is not valid`;
 }
 
+/** The parameter's schema: an own property only, or `constructor` and `__proto__` would find Object's. */
+export function paramSchema(
+  schema: { properties?: Record<string, PropertySchema> } | undefined,
+  name: string,
+): PropertySchema | undefined {
+  const properties = schema?.properties;
+  return properties && Object.hasOwn(properties, name) ? properties[name] : undefined;
+}
+
 /**
  * Runs before schema validation: Ajv coerces " 10", "1e2" and "0x10" to numbers, which would silently
  * accept values no client meant; here an integer must be plain digits, and every parameter given once.
@@ -37,7 +46,7 @@ export function describeParam(name: string, schema: PropertySchema | undefined):
 export function checkRawQuery(request: FastifyRequest, schema: QuerySchema): void {
   const query = request.query as Record<string, unknown>;
   for (const [name, value] of Object.entries(query)) {
-    const prop = schema.properties[name];
+    const prop = paramSchema(schema, name);
     if (!prop) throw new ApiError('invalid_request', `unknown parameter "${name}"`);
     if (typeof value !== 'string') throw new ApiError('invalid_request', `${name} must be given once`);
     if (prop.type === 'integer' && !(/^[0-9]+$/.test(value) && Number.isSafeInteger(Number(value)))) {

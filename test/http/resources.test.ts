@@ -230,6 +230,11 @@ describe('game lists', () => {
     [`offset=${'9'.repeat(400)}`, `offset must be an integer from 0 to ${MAX_OFFSET}`],
     ['limit=1&limit=2', 'limit must be given once'],
     ['limt=10', 'unknown parameter "limt"'],
+    // Names of Object.prototype members are unknown parameters like any other.
+    ...['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf'].map((name): [string, string] => [
+      `${name}=1`,
+      `unknown parameter "${name}"`,
+    ]),
   ];
   for (const [query, message] of badParams) {
     const shown = query.length > 40 ? `${query.slice(0, 30)}… (${query.length} characters)` : query;
