@@ -405,6 +405,18 @@ describe('logs', () => {
         headers: bearer(world.tokens.bob),
       });
       await raw(server.base, api(`/games/${world.tokens.alice}`), { headers: bearer(world.tokens.alice) });
+      // Percent-encoded, which the server decodes: the prefix, part of the secret, or a parameter's name.
+      const secret = world.tokens.alice.slice(3);
+      const encoded = `${secret.slice(0, 5)}%${secret.charCodeAt(5).toString(16)}${secret.slice(6)}`;
+      for (const target of [
+        `/games?x=cp%5F${secret}`,
+        `/games?x=%63P_${secret}&limit=1`,
+        `/games?x=cp_${encoded}`,
+        `/games?acc%65ss_token=${secret}`,
+        `/games/%63%70%5f${secret}`,
+      ]) {
+        await raw(server.base, api(target), { headers: bearer(world.tokens.bob) });
+      }
       await raw(server.base, api('/me'), { headers: { authorization: `Basic ${world.tokens.alice}` } });
       await raw(server.base, api('/me'), { method: 'POST', headers: bearer(world.tokens.alice) });
       // A path that does not percent-decode is routed with its % escaped; the log shows it as sent.
@@ -419,6 +431,7 @@ describe('logs', () => {
         assert.ok(!text.includes(token), 'a token is in the logs');
         assert.ok(!text.includes(token.slice(3)), 'a token body is in the logs');
       }
+      assert.ok(!text.includes(secret.slice(6)), 'the rest of a token after an escape is in the logs');
       const lines = text.trim().split('\n');
       assert.ok(lines.length > 10);
       for (const line of lines) {

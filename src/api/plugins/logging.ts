@@ -1,8 +1,28 @@
 // Structured pino logs that never carry a credential: Authorization headers are redacted wherever they
-// appear, and anything token-shaped in a URL (a client that put its token in the query) is masked.
+// appear, and anything token-shaped in a URL (a client that put its token in the query) is masked, also
+// when it is percent-encoded, as the server decodes it. The URL is logged as sent, never decoded.
 import { writeSync } from 'node:fs';
 
-const TOKEN_IN_URL = /cp_[A-Za-z0-9_~.+/=-]+|((?:access_)?token=)[^&#]*/gi;
+/**
+ * A literal as it may stand in a URL: each character as itself or percent-encoded (`cp%5F`, `%63p_`), in
+ * either case of letter and hex digit (the pattern is case-insensitive).
+ */
+function encodable(literal: string): string {
+  return [...literal]
+    .map((c) => {
+      const codes = new Set([c.toLowerCase(), c.toUpperCase()].map((v) => v.charCodeAt(0).toString(16)));
+      return `(?:${c}|${[...codes].map((code) => `%${code}`).join('|')})`;
+    })
+    .join('');
+}
+
+// A token's characters, or any percent-escape: an encoded token is masked whole (masking a little more is
+// harmless).
+const TOKEN_BODY = '(?:[A-Za-z0-9_~.+/=-]|%[0-9A-Fa-f]{2})+';
+const TOKEN_IN_URL = new RegExp(
+  `${encodable('cp_')}${TOKEN_BODY}|((?:${encodable('access_')})?${encodable('token')}=)[^&#]*`,
+  'gi',
+);
 
 export function maskTokens(text: string): string {
   return text.replace(TOKEN_IN_URL, (_match, param?: string) =>
