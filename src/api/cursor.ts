@@ -1,6 +1,7 @@
 // Feed cursors (DESIGN.md 20): a position in the change sequence, opaque to clients, versioned, and
 // authenticated with keys of the server secret for one reader (the pairwise user id of the token's user and
-// app), so a cursor of another user, app or server is refused, not obeyed. The reader never appears in one.
+// app), so a cursor of another user, of an app of another sector (apps of one sector share the pairwise id,
+// and so their cursors) or of another server is refused, not obeyed. The reader never appears in one.
 //
 // v2, issued now: base64url(0x02 ‖ iv ‖ AES-256-GCM(position as 8 bytes) ‖ tag), always 50 characters. The
 // position is encrypted because the change sequence is shared by every user: a readable one showed a user
