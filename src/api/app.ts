@@ -14,7 +14,7 @@ import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.ts';
 import { describeParam, paramSchema } from './params.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
-import { compression } from './plugins/compression.ts';
+import { compression, headLikeGet } from './plugins/compression.ts';
 import { conditionalRequests } from './plugins/conditional.ts';
 import { cors } from './plugins/cors.ts';
 import { healthRoutes } from './plugins/health.ts';
@@ -119,6 +119,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   streamChunks(app);
   metrics(app, options.store);
   conditionalRequests(app, options.store);
+  headLikeGet(app);
   const limiter = rateLimiter(app, options.rateLimit ?? { max: 600, windowMs: 60_000 });
   healthRoutes(app, options.store);
   // The generator collects the routes added after it; the document and the page need no token.

@@ -352,6 +352,32 @@ describe('compression', () => {
     });
   }
 
+  test('HEAD sends the header fields GET sends, compressed or not', async () => {
+    const alice = bearer(world.tokens.alice);
+    const gameId = (
+      JSON.parse((await get('/games?limit=1', alice)).body.toString()) as { data: { id: string }[] }
+    ).data[0]?.id;
+    const paths = [
+      `/games/${gameId}`,
+      `/games/${gameId}?format=pgn`,
+      '/games?limit=200',
+      '/games?limit=1',
+      `/databases/${world.alice.main.slug}/games?format=pgn`,
+      '/openapi.json',
+    ];
+    for (const path of paths) {
+      for (const coding of ['gzip', 'br', 'identity', 'gzip, br']) {
+        const headers = { ...alice, 'accept-encoding': coding };
+        const got = await get(path, headers);
+        const head = await raw(world.server.base, api(path), { method: 'HEAD', headers });
+        assert.equal(head.status, got.status);
+        for (const name of ['content-encoding', 'content-length', 'etag', 'vary', 'content-type']) {
+          assert.equal(header(head, name), header(got, name), `${path} ${coding}: ${name}`);
+        }
+      }
+    }
+  });
+
   test('br is preferred when the client accepts both; q=0 refuses a coding', async () => {
     const alice = bearer(world.tokens.alice);
     const both = await get('/games?limit=200', { ...alice, 'accept-encoding': 'gzip, deflate, br' });

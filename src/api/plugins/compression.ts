@@ -1,32 +1,76 @@
-// Negotiated response compression (br, gzip) with @fastify/compress, the streamed PGN export included.
+// Negotiated response compression (br, gzip) with @fastify/compress, the streamed PGN export included, and
+// HEAD answers with the same Content-Encoding and length.
 // Brotli runs at quality 4: 11 (zlib's default) costs far more CPU than the bytes it saves on a live answer.
-import { constants } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import negotiate from '@fastify/accept-negotiator';
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const CODINGS: ('br' | 'gzip')[] = ['br', 'gzip'];
 const COMPRESSIBLE = /^(?:application\/(?:json|x-chess-pgn|vnd\.chess-pgn)|text\/)/;
+const THRESHOLD = 1024;
+// JSON answers (up to a few hundred KB for a 500-item feed page) are compressed in one synchronous
+// call: cheaper than setting up a zlib stream on the thread pool, which the plugin would otherwise do
+// above 8 KB on a 2-core machine and which halved the requests/s of a gzip'd 50-game list.
+const SYNC_THRESHOLD = 512 * 1024;
+const BROTLI_OPTIONS = {
+  params: {
+    [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    [constants.BROTLI_PARAM_QUALITY]: 4,
+  },
+};
+// Level 1: on API JSON within 3 % of level 6's size for about half the CPU; the gzip'd PGN export streams
+// about 50,000 games/s instead of 31,000 (bench/http.ts, 2 cores).
+const ZLIB_OPTIONS = { level: 1 };
 
 export function compression(app: FastifyInstance): void {
   app.register(fastifyCompress, {
     global: true,
     encodings: CODINGS,
-    threshold: 1024,
-    // JSON answers (up to a few hundred KB for a 500-item feed page) are compressed in one synchronous
-    // call: cheaper than setting up a zlib stream on the thread pool, which the plugin would otherwise do
-    // above 8 KB on a 2-core machine and which halved the requests/s of a gzip'd 50-game list.
-    syncThreshold: 512 * 1024,
+    threshold: THRESHOLD,
+    syncThreshold: SYNC_THRESHOLD,
     customTypes: COMPRESSIBLE,
-    brotliOptions: {
-      params: {
-        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-        [constants.BROTLI_PARAM_QUALITY]: 4,
-      },
-    },
-    // Level 1: on API JSON within 3 % of level 6's size for about half the CPU; the gzip'd PGN export streams
-    // about 50,000 games/s instead of 31,000 (bench/http.ts, 2 cores).
-    zlibOptions: { level: 1 },
+    brotliOptions: BROTLI_OPTIONS,
+    zlibOptions: ZLIB_OPTIONS,
+  });
+}
+
+/**
+ * HEAD answers with the header fields GET would send (RFC 9110 9.3.2): @fastify/compress leaves HEAD alone,
+ * so a HEAD that GET would compress lacked Content-Encoding and gave the identity length. Here the body is
+ * encoded as GET's is (the same options, so the same length) and dropped by Fastify; a body GET would
+ * stream (a stream, or one above the synchronous threshold) gets Content-Encoding and no length, as GET.
+ * Added after the ETag hook (conditional.ts), which leaves a HEAD's body or an empty stream.
+ */
+export function headLikeGet(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    // The API's read routes (a token was found), as for ETags: other routes' GET is not compressed alike
+    // (the OpenAPI document is sent as it is).
+    if (
+      payload == null ||
+      request.method !== 'HEAD' ||
+      !request.token ||
+      reply.statusCode === 304 ||
+      reply.hasHeader('content-encoding')
+    ) {
+      return payload;
+    }
+    const coding = negotiatedCoding(request, String(reply.getHeader('content-type') ?? ''));
+    if (!coding) return payload;
+    const streamed = payload instanceof Readable;
+    const bytes = streamed ? undefined : Buffer.from(payload as string | Buffer);
+    if (bytes && bytes.length < THRESHOLD) return payload;
+    const vary = String(reply.getHeader('vary') ?? '');
+    if (!/\baccept-encoding\b/i.test(vary))
+      reply.header('vary', vary ? `${vary}, accept-encoding` : 'accept-encoding');
+    reply.header('content-encoding', coding);
+    if (!bytes || bytes.length > SYNC_THRESHOLD) {
+      reply.removeHeader('content-length');
+      if (bytes) return Readable.from([]);
+      return payload;
+    }
+    return coding === 'br' ? brotliCompressSync(bytes, BROTLI_OPTIONS) : gzipSync(bytes, ZLIB_OPTIONS);
   });
 }
 
