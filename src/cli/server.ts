@@ -5,12 +5,10 @@ import { sql } from 'kysely';
 import { buildApp } from '../api/app.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
-import { CliError, loadServerSettings, parseDuration, type Settings } from './settings.ts';
+import { CliError, loadServerSettings, type Settings } from './settings.ts';
 
 export async function runServer(store: Store, settings: Settings): Promise<string> {
   const server = loadServerSettings();
-  const requestTimeout = process.env.REQUEST_TIMEOUT;
-  const requestTimeoutMs = requestTimeout ? parseDuration(requestTimeout, 'REQUEST_TIMEOUT') : undefined;
   // The secret may be created (a write) on first start: that still waits as long as the CLI's writers do.
   const secret = settings.secret ?? (await store.serverSecret());
   if (store.dialect === 'sqlite') {
@@ -32,7 +30,7 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
     logLevel: settings.logLevel,
     trustProxy: server.trustProxy,
     pageCacheBytes: server.pageCacheBytes,
-    requestTimeoutMs,
+    requestTimeoutMs: server.requestTimeoutMs,
     rateLimit: {
       max: settings.rateLimitMax,
       windowMs: settings.rateLimitWindowMs,

@@ -88,6 +88,8 @@ export interface ServerSettings {
   storeBusyTimeoutMs: number;
   /** How long shutdown waits for requests in flight before it cuts their connections. */
   shutdownTimeoutMs: number;
+  /** How long a client has to send its whole request (REQUEST_TIMEOUT); undefined: the app's default. */
+  requestTimeoutMs: number | undefined;
   /**
    * Which proxies to believe about the client address (TRUST_PROXY: `true` for any, or addresses and CIDRs
    * such as `loopback, 10.0.0.0/8`). Requests without a valid token are limited per client address, so
@@ -142,6 +144,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT
       ? parseDuration(env.SHUTDOWN_TIMEOUT, 'SHUTDOWN_TIMEOUT')
       : 30_000,
+    requestTimeoutMs: env.REQUEST_TIMEOUT ? parseDuration(env.REQUEST_TIMEOUT, 'REQUEST_TIMEOUT') : undefined,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     pageCacheBytes: env.PAGE_CACHE_MB
       ? parseCount(env.PAGE_CACHE_MB, 'PAGE_CACHE_MB') * 1024 * 1024
