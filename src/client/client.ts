@@ -1,24 +1,27 @@
 // A typed client of the chessport API: one method per endpoint, iterators over list pages (Link rel="next")
 // and over the changes feed (nextCursor until hasMore is false).
+import { ChessportError } from './errors.ts';
 import { linkTarget } from './link.ts';
 import { type CallOptions, Transport, type TransportOptions } from './transport.ts';
 import type { ChangesPage, Database, GameDetail, GameSummary, ListPage, User } from './types.ts';
 
 export type ClientOptions = TransportOptions;
 
+// Optional fields take undefined too (exactOptionalPropertyTypes): `{ cursor: saved }` with a saved cursor
+// that may be undefined is how callers write it.
 export interface PageQuery {
   /** 1 to 200; the server's default is 50. */
-  limit?: number;
-  offset?: number;
+  limit?: number | undefined;
+  offset?: number | undefined;
 }
 
 export interface ChangesQuery {
   /** nextCursor of an earlier page, unchanged. */
-  cursor?: string;
+  cursor?: string | undefined;
   /** First run only: changes at or after this time (a Date, or ISO 8601 with a zone). */
-  since?: Date | string;
+  since?: Date | string | undefined;
   /** 1 to 500; the server's default is 100. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 const JSON_TYPE = 'application/json';
@@ -141,19 +144,33 @@ export class ChessportClient {
     let page = await this.changes(feed, options);
     yield page;
     while (page.hasMore) {
-      page = await this.changes({ cursor: page.nextCursor, limit: feed.limit }, options);
+      const cursor = page.nextCursor;
+      page = await this.changes({ cursor, limit: feed.limit }, options);
+      // The server's pages always move on; one that does not (a faulty proxy or cache) would loop forever.
+      if (page.hasMore && page.data.length === 0 && page.nextCursor === cursor)
+        throw new ChessportError({
+          status: 200,
+          error: 'unexpected_response',
+          error_description: 'the feed answered an empty page that says hasMore with the same cursor',
+        });
       yield page;
     }
   }
 
   async #json<T>(url: string, options: CallOptions | undefined): Promise<T> {
-    return (await (await this.#http.get(url, JSON_TYPE, options)).json()) as T;
+    const response = await this.#http.get(url, JSON_TYPE, options);
+    const body = await jsonBody(response);
+    // Every success of the API is {data, ...}.
+    if (!('data' in body)) throw unexpected(response, 'a JSON object without data');
+    return body as T;
   }
 
   async #page<T>(url: string, options: CallOptions | undefined): Promise<ListPage<T>> {
     const response = await this.#http.get(url, JSON_TYPE, options);
-    const { data } = (await response.json()) as { data: T[] };
-    return { data, next: linkTarget(response.headers.get('link'), 'next', url) };
+    const { data } = (await jsonBody(response)) as { data: T[] };
+    if (!Array.isArray(data)) throw unexpected(response, 'a list page without a data array');
+    const next = linkTarget(response.headers.get('link'), 'next', url);
+    return { data, next: next === null ? null : this.#http.underApi(next) };
   }
 
   async *#pages<T>(first: string, options: CallOptions | undefined): AsyncGenerator<T[]> {
@@ -168,4 +185,31 @@ export class ChessportClient {
   #pgn(path: string, options: CallOptions | undefined): Promise<Response> {
     return this.#http.get(this.#http.url(`${path}?format=pgn`), PGN_TYPE, options);
   }
+}
+
+function unexpected(response: Response, what: string): ChessportError {
+  return new ChessportError({
+    status: response.status,
+    error: 'unexpected_response',
+    error_description: `HTTP ${response.status}: ${what}`,
+    requestId: response.headers.get('x-request-id'),
+  });
+}
+
+/**
+ * A successful answer's JSON object, or ChessportError unexpected_response: a 200 that is no JSON object
+ * (a proxy's or captive portal's page) must not reach callers as a SyntaxError or as a wrongly typed value.
+ */
+async function jsonBody(response: Response): Promise<object> {
+  const type = response.headers.get('content-type') ?? '';
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = /^application\/(?:[\w.+-]+\+)?json\b/i.test(type) ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw unexpected(response, `not a JSON object (${type || 'no content type'}): ${text.slice(0, 100)}`);
+  return body;
 }

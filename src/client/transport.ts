@@ -92,12 +92,34 @@ export class Transport {
     return `${this.apiBase}${path}`;
   }
 
+  /**
+   * A Link target as a URL under the API's base. The server writes them root-relative (`/api/v1/games?...`):
+   * behind a path prefix (`https://host/x/api/v1`) they go under it. Anything else is refused.
+   */
+  underApi(target: string): string {
+    const url = new URL(target);
+    const base = new URL(this.apiBase);
+    if (
+      url.origin === base.origin &&
+      !url.pathname.startsWith(`${base.pathname}/`) &&
+      url.pathname.startsWith('/api/v1/')
+    )
+      return `${this.apiBase}${url.pathname.slice('/api/v1'.length)}${url.search}`;
+    return this.#checked(url.href);
+  }
+
+  /** The URL itself when it is under the API's base: the token goes nowhere else, also following a Link. */
+  #checked(url: string): string {
+    const { origin, pathname } = new URL(url);
+    const base = new URL(this.apiBase);
+    if (origin !== base.origin || !pathname.startsWith(`${base.pathname}/`))
+      throw new TypeError(`refusing to send the token outside ${this.apiBase}: ${url}`);
+    return url;
+  }
+
   /** A successful answer to GET url (its body not yet read), or a ChessportError. */
   async get(url: string, accept: string, options: CallOptions = {}): Promise<Response> {
-    // The token goes only to the service's own origin, also when following a Link header.
-    if (new URL(url).origin !== new URL(this.apiBase).origin) {
-      throw new TypeError(`refusing to send the token to another origin: ${url}`);
-    }
+    this.#checked(url);
     const { signal } = options;
     const policy = this.#retry;
     let failures = 0;

@@ -310,6 +310,76 @@ describe('503 and network failures are retried with backoff', () => {
       token: world.tokens.alice,
       fetch: elsewhere,
     });
-    await assert.rejects(collect(c.allGames({ limit: 2 })), /another origin/);
+    await assert.rejects(collect(c.allGames({ limit: 2 })), /refusing to send the token outside/);
+  });
+
+  test('behind a path prefix, pages follow the Link header under it; a link outside the API is refused', async () => {
+    const asked: string[] = [];
+    // A proxy that serves the API under /pfx: the server's Link targets are root-relative (/api/v1/...).
+    const prefixed: typeof fetch = async (input, init) => {
+      const url = new URL(String(input));
+      asked.push(url.pathname + url.search);
+      if (!url.pathname.startsWith('/pfx/')) return new Response('not here', { status: 404 });
+      url.pathname = url.pathname.slice('/pfx'.length);
+      return fetch(url, init);
+    };
+    const c = new ChessportClient({
+      baseUrl: `${world.server.base}/pfx`,
+      token: world.tokens.alice,
+      fetch: prefixed,
+    });
+    const all = await collect(c.allGames({ limit: 2 }));
+    assert.ok(all.length > 2);
+    assert.ok(
+      asked.length > 1 && asked.every((path) => path.startsWith('/pfx/api/v1/games?')),
+      asked.join(' '),
+    );
+    const outside: typeof fetch = async (input, init) => {
+      const answer = await fetch(input, init);
+      const headers = new Headers(answer.headers);
+      headers.set('link', '</admin/export?offset=2>; rel="next"');
+      return new Response(await answer.text(), { status: answer.status, headers });
+    };
+    const d = new ChessportClient({ baseUrl: world.server.base, token: world.tokens.alice, fetch: outside });
+    await assert.rejects(collect(d.allGames({ limit: 2 })), /refusing to send the token outside/);
+  });
+
+  test("a success that is not the API's JSON is a ChessportError unexpected_response", async () => {
+    const answering =
+      (body: string, type: string): typeof fetch =>
+      async () =>
+        new Response(body, { status: 200, headers: { 'content-type': type } });
+    for (const [body, type] of [
+      ['<html>portal</html>', 'text/html'],
+      ['{"hello":1}', 'application/json'],
+      ['[1,2]', 'application/json'],
+      ['{broken', 'application/json'],
+    ] as const) {
+      const c = new ChessportClient({
+        baseUrl: world.server.base,
+        token: world.tokens.alice,
+        fetch: answering(body, type),
+      });
+      await assert.rejects(
+        c.me(),
+        (error: unknown) => error instanceof ChessportError && error.error === 'unexpected_response',
+        body,
+      );
+      await assert.rejects(
+        c.games(),
+        (error: unknown) => error instanceof ChessportError && error.error === 'unexpected_response',
+        body,
+      );
+    }
+  });
+
+  test('a feed page that says hasMore but does not move on ends the iteration with an error', async () => {
+    const stuck: typeof fetch = async () =>
+      new Response('{"data":[],"nextCursor":"same","hasMore":true}', {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    const c = new ChessportClient({ baseUrl: world.server.base, token: world.tokens.alice, fetch: stuck });
+    await assert.rejects(collect(c.feed({ cursor: 'same' })), /does not move on|same cursor/);
   });
 });
