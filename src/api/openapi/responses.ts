@@ -134,7 +134,11 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
     304: {
       description:
         'Not Modified: If-None-Match named the current ETag (any content coding of it, or *). No body.',
-      headers: headers([...COUNTED, 'ETag', 'Cache-Control', 'Vary']),
+      // A list page's 304 carries its Link header too, as its 200 would.
+      headers: headers(
+        [...COUNTED, 'ETag', 'Cache-Control', 'Vary', ...(answers.paged ? (['Link'] as const) : [])],
+        [...COUNTED, 'ETag', 'Cache-Control', 'Vary'],
+      ),
       type: 'null',
     },
     400: errorEntry(
