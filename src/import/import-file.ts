@@ -120,13 +120,9 @@ function detached(text: string): string {
   return ` ${text}`.slice(1);
 }
 
-export async function importFile(options: ImportOptions): Promise<ImportSummary> {
-  const { store, database, file } = options;
-  const started = performance.now();
-  const totalBytes = (await stat(file)).size;
-  const batchSize = options.batchSize ?? BATCH_GAMES;
-  const rejects = new RejectsWriter(options.rejects ?? new RejectsFiles([file]), file, options.rejectsFile);
-  const summary: ImportSummary = {
+/** The summary of a file before any of it is read. */
+export function emptySummary(file: string): ImportSummary {
+  return {
     file,
     games: 0,
     imported: 0,
@@ -140,6 +136,15 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     bytes: 0,
     seconds: 0,
   };
+}
+
+export async function importFile(options: ImportOptions): Promise<ImportSummary> {
+  const { store, database, file } = options;
+  const started = performance.now();
+  const totalBytes = (await stat(file)).size;
+  const batchSize = options.batchSize ?? BATCH_GAMES;
+  const rejects = new RejectsWriter(options.rejects ?? new RejectsFiles([file]), file, options.rejectsFile);
+  const summary = emptySummary(file);
   const bulk = totalBytes < BULK_WRITES_BYTES ? undefined : store.bulkWrites();
   let batch: GameRecord[] = [];
   let batchChars = 0;

@@ -175,7 +175,7 @@ async function isWritable(path: string): Promise<boolean> {
  * A game's text as the rejects file holds it: ending with a line break, then a blank line before the next
  * game, in the game's own line ends (CRLF in a CRLF file).
  */
-export function withBlankLine(text: string): string {
+function withBlankLine(text: string): string {
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   return text.endsWith('\n') ? `${text}${eol}` : `${text}${eol}${eol}`;
 }

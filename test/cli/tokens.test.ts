@@ -13,19 +13,8 @@ before(async () => {
 });
 after(() => env?.cleanup());
 
-const issue = (expiresIn: string) =>
-  cli(env, [
-    'tokens',
-    'issue',
-    '--user',
-    'alice',
-    '--app',
-    'app1',
-    '--scopes',
-    'games.read',
-    '--expires-in',
-    expiresIn,
-  ]);
+const ISSUE = ['tokens', 'issue', '--user', 'alice', '--app', 'app1', '--scopes', 'games.read'];
+const issue = (expiresIn: string) => cli(env, [...ISSUE, '--expires-in', expiresIn]);
 const tokenCount = async () => (await cliJson<unknown[]>(env, ['tokens', 'list'])).length;
 
 test('a lifetime over 100 years is refused in one line, and no token is stored', async () => {
@@ -49,16 +38,7 @@ test('100 years is accepted', async () => {
 });
 
 test('a stored expiry beyond the range of a Date: tokens list and revoke still work', async () => {
-  const issued = await cliJson<{ id: string }>(env, [
-    'tokens',
-    'issue',
-    '--user',
-    'alice',
-    '--app',
-    'app1',
-    '--scopes',
-    'games.read',
-  ]);
+  const issued = await cliJson<{ id: string }>(env, ISSUE);
   const db = new Database(env.databaseUrl);
   try {
     db.prepare('update tokens set expires_at = ? where id = ?').run(

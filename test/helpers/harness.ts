@@ -69,6 +69,17 @@ export async function cliJson<T = Record<string, unknown>>(env: Env, args: strin
   return JSON.parse(result.stdout) as T;
 }
 
+/** `chessport import file --user user --database database --json`: the database the games went to. */
+export async function importPgn(
+  env: Env,
+  file: string,
+  user: string,
+  database: string,
+): Promise<{ id: string; slug: string }> {
+  const args = ['import', file, '--user', user, '--database', database];
+  return (await cliJson<{ database: { id: string; slug: string } }>(env, args)).database;
+}
+
 /** Issues a token through `chessport tokens issue` and returns it (extra: e.g. ['--expires-in', '1h']). */
 export async function issueToken(
   env: Env,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cli, cliJson, http, startServer } from '../helpers/harness.ts';
+import { cli, cliJson, http, importPgn, startServer } from '../helpers/harness.ts';
 import { type Change, type FeedPage, numberedGames, type Player, writePgn } from './changes-fixtures.ts';
 import { makeWorld, type World } from './world.ts';
 
@@ -62,14 +62,7 @@ async function allGames(token = world.tokens.alice): Promise<Summary[]> {
 
 const pgn = (name: string, games: Parameters<typeof writePgn>[2]) => writePgn(world.env.dir, name, games);
 const importInto = (file: string, database: string, user = 'alice') =>
-  cliJson<{ database: { id: string; slug: string } }>(world.env, [
-    'import',
-    file,
-    '--user',
-    user,
-    '--database',
-    database,
-  ]);
+  importPgn(world.env, file, user, database);
 
 function assertNonDecreasingTimes(items: Change[]) {
   for (let i = 1; i < items.length; i++) {
@@ -349,7 +342,7 @@ describe('CLI writes and what the feed shows of them', () => {
   });
 
   test('databases delete: every game of it becomes a tombstone and the database is gone (404 by id and slug)', async () => {
-    const doomed = (await importInto(pgn('doomed.pgn', numberedGames('Doomed', 3)), 'Doomed')).database;
+    const doomed = await importInto(pgn('doomed.pgn', numberedGames('Doomed', 3)), 'Doomed');
     const ids = (await get<{ data: Summary[] }>(`/databases/${doomed.id}/games`)).json.data.map((g) => g.id);
     assert.equal(ids.length, 3);
     const { cursor } = await drain();

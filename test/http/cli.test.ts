@@ -15,6 +15,9 @@ before(async () => {
 });
 after(() => env?.cleanup());
 
+/** carol's databases, as `databases list --json` gives them. */
+const carolsDatabases = <T>() => cliJson<T[]>(env, ['databases', 'list', '--user', 'carol']);
+
 type ImportJson = {
   database: { id: string; slug: string };
   files: {
@@ -141,12 +144,7 @@ describe('CLI results and errors', () => {
       '2147483647',
     ]);
     assert.equal(db.maxGames, 2147483647);
-    const list = await cliJson<{ slug: string; maxGames: number }[]>(env, [
-      'databases',
-      'list',
-      '--user',
-      'carol',
-    ]);
+    const list = await carolsDatabases<{ slug: string; maxGames: number }>();
     assert.equal(list.find((d) => d.slug === 'huge')?.maxGames, 2147483647);
     assert.ok(!list.some((d) => d.slug === 'big'), 'the refused one was not created');
   });
@@ -230,12 +228,7 @@ describe('import', () => {
       '--allow-duplicates',
     ]);
     assert.equal(forced.files[0]?.imported, 4);
-    const list = await cliJson<{ slug: string; games: number }[]>(env, [
-      'databases',
-      'list',
-      '--user',
-      'carol',
-    ]);
+    const list = await carolsDatabases<{ slug: string; games: number }>();
     assert.equal(list.find((d) => d.slug === 'twice')?.games, 8);
   });
 
@@ -396,12 +389,7 @@ describe('import', () => {
       '--allow-duplicates',
     ]);
     assert.match(text.stdout, /stopped: the database reached its maxGames/);
-    const list = await cliJson<{ slug: string; games: number }[]>(env, [
-      'databases',
-      'list',
-      '--user',
-      'carol',
-    ]);
+    const list = await carolsDatabases<{ slug: string; games: number }>();
     assert.equal(list.find((d) => d.slug === 'small')?.games, 2);
   });
 

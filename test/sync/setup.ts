@@ -1,5 +1,5 @@
 // What the sync suites do through the CLI: issue a sync token, import games, spell a sync command.
-import { cliJson, type Env, issueToken, type Server } from '../helpers/harness.ts';
+import { type Env, importPgn, issueToken, type Server } from '../helpers/harness.ts';
 
 export const SYNC_SCOPES = 'user.read,games.read,databases.read';
 
@@ -7,17 +7,8 @@ export async function issue(env: Env, user: string, scopes = SYNC_SCOPES, app = 
   return issueToken(env, user, app, scopes);
 }
 
-export async function importInto(env: Env, user: string, database: string, file: string) {
-  return (
-    await cliJson<{ database: { id: string; slug: string } }>(env, [
-      'import',
-      file,
-      '--user',
-      user,
-      '--database',
-      database,
-    ])
-  ).database;
+export function importInto(env: Env, user: string, database: string, file: string) {
+  return importPgn(env, file, user, database);
 }
 
 export const syncArgs = (server: Server, token: string, out: string, extra: string[] = []) => [

@@ -12,24 +12,6 @@ import { sqliteFiles } from '../store-url.ts';
 /** A file's summary in the output; `skipped`: not read, because the database reached maxGames before it. */
 type FileSummary = ImportSummary & { skipped: boolean };
 
-function skipped(file: string): FileSummary {
-  return {
-    file,
-    games: 0,
-    imported: 0,
-    duplicates: 0,
-    rejected: 0,
-    overLimit: 0,
-    stoppedAtMaxGames: true,
-    rejections: [],
-    rejectsFile: null,
-    warnings: [],
-    bytes: 0,
-    seconds: 0,
-    skipped: true,
-  };
-}
-
 function describe(s: ImportSummary): string {
   const lines = [
     `${s.file}: ${s.imported} imported, ${s.duplicates} duplicates skipped, ${s.rejected} rejected` +
@@ -106,18 +88,19 @@ export function importCommand(program: Command): void {
             const summaries: FileSummary[] = [];
             for (const file of files) {
               // Once the database is full, the other files are not read; each is listed as skipped.
+              const { emptySummary, importFile } = await import('../../import/index.ts'); // only this command parses PGN
               if (summaries.at(-1)?.stoppedAtMaxGames) {
-                summaries.push(skipped(file));
+                summaries.push({ ...emptySummary(file), stoppedAtMaxGames: true, skipped: true });
                 if (!opts.json) process.stdout.write(`${file}: skipped: the database reached its maxGames\n`);
                 continue;
               }
               const progress = progressReporter();
-              const { importFile } = await import('../../import/index.ts'); // only this command parses PGN
               const summary = await importFile({
                 store,
                 database,
                 file,
-                ...(pool && { pool }),
+                // No pool: poolForFiles found the inputs not worth workers (importFile need not ask again).
+                ...(pool ? { pool } : { workers: 0 }),
                 allowDuplicates: Boolean(opts.allowDuplicates),
                 rejects,
                 ...(opts.rejects !== undefined && { rejectsFile: opts.rejects }),
