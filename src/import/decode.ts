@@ -80,6 +80,17 @@ function lastLineEnd(chunk: Buffer): number {
   return Math.max(lf, cr);
 }
 
+/**
+ * Where the chunk's first line ends (the index of its LF, or of its lone CR), in a chunk that lastLineEnd
+ * found a line end in: a CR there is never the chunk's last byte, so the byte after it says what it is.
+ */
+function firstLineEnd(chunk: Buffer): number {
+  const lf = chunk.indexOf(LF);
+  const cr = lf === -1 ? chunk.indexOf(CR) : chunk.subarray(0, lf).indexOf(CR);
+  if (cr === -1) return lf;
+  return chunk[cr + 1] === LF ? cr + 1 : cr; // CRLF, or a lone CR
+}
+
 /** Decodes a byte stream into text chunks that always end at a line boundary (except the last). */
 export async function* decodePgnStream(source: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
   let pending: Buffer = Buffer.alloc(0);
@@ -101,11 +112,15 @@ export async function* decodePgnStream(source: AsyncIterable<Buffer | string>): 
       pending = Buffer.concat([pending, chunk]);
       continue;
     }
-    const block = pending.length
-      ? Buffer.concat([pending, chunk.subarray(0, end + 1)])
-      : chunk.subarray(0, end + 1);
+    let start = 0;
+    if (pending.length) {
+      // The line begun in the previous chunk is completed on its own: joining it to the whole chunk copied
+      // every byte of the input once more (44 MB of TCEC games: ~25 ms, and as many fresh pages).
+      start = firstLineEnd(chunk) + 1;
+      yield decodeBlock(Buffer.concat([pending, chunk.subarray(0, start)]));
+    }
     pending = Buffer.from(chunk.subarray(end + 1));
-    yield decodeBlock(block);
+    if (start <= end) yield decodeBlock(chunk.subarray(start, end + 1));
   }
   if (first && pending.subarray(0, 3).equals(BOM)) pending = pending.subarray(3);
   if (pending.length) yield decodeBlock(pending);

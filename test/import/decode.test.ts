@@ -10,9 +10,11 @@ async function decode(bytes: Buffer, size = bytes.length): Promise<string> {
   async function* pieces() {
     for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
   }
-  let text = '';
-  for await (const chunk of decodePgnStream(pieces())) text += chunk;
-  return text;
+  const chunks: string[] = [];
+  for await (const chunk of decodePgnStream(pieces())) chunks.push(chunk);
+  // The splitter relies on it: every text chunk but the last ends a line.
+  for (const chunk of chunks.slice(0, -1)) assert.ok(chunk.endsWith('\n'), JSON.stringify(chunk));
+  return chunks.join('');
 }
 
 /** Asserts that every chunking of `bytes` decodes to `expected`. */
