@@ -11,7 +11,7 @@ import { type FileHandle, open, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerUrl } from '../store/worker-bundle.ts';
-import { type CheckedBatch, normalizeBatch, type PackedBatch, unpackBatch } from './normalize-batch.ts';
+import { type CheckedBatch, checkBatch, type PackedBatch, unpackBatch } from './normalize-batch.ts';
 
 type Pending = { resolve: (batch: CheckedBatch) => void; reject: (error: Error) => void };
 
@@ -49,7 +49,7 @@ export class NormalizePool {
 
   /** Checks the games `texts`, whose first lines in the input are `lines` (default: each from 1). */
   run(texts: string[], lines?: number[]): Promise<CheckedBatch> {
-    if (this.workers.length === 0) return Promise.resolve(unpackBatch(normalizeBatch(texts, lines)));
+    if (this.workers.length === 0) return Promise.resolve(checkBatch(texts, lines));
     const id = this.nextId++;
     const result = new Promise<CheckedBatch>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     let target = this.workers[0] as { worker: Worker; outstanding: number };

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { normalizeGame } from '../../src/chess/index.ts';
-import { normalizeBatch, unpackBatch } from '../../src/import/normalize-batch.ts';
+import { checkBatch, normalizeBatch, unpackBatch } from '../../src/import/normalize-batch.ts';
 import { NormalizePool } from '../../src/import/normalize-pool.ts';
 import { toGameRecord } from '../../src/import/record.ts';
 
@@ -46,6 +46,7 @@ test('a packed batch unpacks to the records and reasons of its games, in order',
   const { items, warnings } = unpackBatch(normalizeBatch(texts));
   assert.deepEqual(items, texts.map(expected));
   assert.deepEqual(warnings, []);
+  assert.deepEqual(checkBatch(texts), { items, warnings }, 'checked on the spot, without packing');
   const full = items[0];
   assert.ok(typeof full === 'object');
   // Every optional value present, of its own type; and all absent in the bare game.
@@ -72,6 +73,7 @@ test('a packed batch unpacks to the records and reasons of its games, in order',
 
 test('an empty batch, and a batch through a worker thread, give the same as on the spot', async () => {
   assert.deepEqual(unpackBatch(normalizeBatch([])), { items: [], warnings: [] });
+  assert.deepEqual(checkBatch([]), { items: [], warnings: [] });
   const pool = new NormalizePool(1);
   try {
     const texts = [BARE, LONG, FULL, BAD, LONGER];
@@ -110,7 +112,8 @@ test('what a kept game could not keep as written is reported per game, with line
     '[Result "*"]\n\n1. e4 1-0\n', // the tag's result is kept
   ];
   const lines = [10, 20, 30, 40, 50, 60, 70];
-  const inline = unpackBatch(normalizeBatch(texts, lines));
+  const inline = checkBatch(texts, lines);
+  assert.deepEqual(unpackBatch(normalizeBatch(texts, lines)), inline, 'packed as for a worker');
   assert.deepEqual(inline.warnings, [
     { index: 0, warning: 'variation cut: illegal move 3.Bxh8 (ply 5, line 12)' },
     { index: 1, warning: 'tag White repeated at line 21: "First" replaced by "Second"' },
