@@ -448,15 +448,28 @@ export class Store {
   /**
    * Adds games to a database in one transaction. A game whose content is already in the database (or
    * earlier in the same batch) is skipped unless allowDuplicates; games beyond maxGames are not added.
+   * A database deleted meanwhile (an import runs for minutes, `databases delete` may come in between) takes
+   * no more games: StoreError. Checked under the owner's write lock, which deleteDatabase takes too.
    */
   async insertGames(
     database: Database,
     games: GameRecord[],
     allowDuplicates = false,
   ): Promise<InsertOutcome> {
-    return this.write(database.ownerId, (trx, changes) =>
-      insertGameBatch({ db: this.db, trx, database, games, allowDuplicates, take: changes.take }),
-    );
+    return this.write(database.ownerId, async (trx, changes) => {
+      const live = await trx
+        .selectFrom('databases')
+        .select('id')
+        .where('id', '=', database.id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (!live) {
+        throw new StoreError(
+          `database "${database.slug}" was deleted while the import ran: no more games were added to it`,
+        );
+      }
+      return insertGameBatch({ db: this.db, trx, database, games, allowDuplicates, take: changes.take });
+    });
   }
 
   // ---- games: reads --------------------------------------------------------------------------------

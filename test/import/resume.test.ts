@@ -3,9 +3,9 @@
 // into one database also leave each game once: their batches take turns, and each sees what the other
 // committed before it (on SQLite through the game_keys log, which each process reads on from where it was).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { BIN, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
@@ -110,6 +110,63 @@ test('two imports of the same file into one database at once: every game exactly
     assert.equal(a.imported + b.imported, GAMES, 'each game imported by one of the two');
     assert.equal(a.duplicates + b.duplicates, GAMES, 'and skipped by the other');
     assert.deepEqual(await counts(env.databaseUrl), { games: GAMES, uniq: GAMES });
+  } finally {
+    env.cleanup();
+  }
+});
+
+test('a database deleted while an import runs takes no more games: the import stops, saying so', async () => {
+  const env = tempEnv();
+  try {
+    await kimWithManyGames(env);
+    const classics = readFileSync(CLASSICS_PGN, 'utf8')
+      .trim()
+      .split(/\n\n(?=\[Event )/);
+    const games = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        (classics[(from + i) % classics.length] as string).replace(
+          '[Round "?"]',
+          `[Round "${from + i + 1}"]`,
+        ),
+      ).join('\n\n');
+    // Fed through a named pipe, so that the import is surely part-way when the database is deleted.
+    const fifo = join(env.dir, 'games.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const child = spawn(process.execPath, [BIN, 'import', fifo, '--user', 'kim', '--database', 'many'], {
+      env: env.env,
+      cwd: env.dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const input = createWriteStream(fifo);
+    input.on('error', () => undefined); // EPIPE: the import stops reading once it fails
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = once(child, 'exit');
+    input.write(`${games(0, 6000)}\n\n`);
+    const deadline = Date.now() + 60_000;
+    while ((await counts(env.databaseUrl)).games === 0) {
+      assert.ok(Date.now() < deadline && child.exitCode === null, 'a first batch committed');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const deleted = await cliJson<{ gamesDeleted: number }>(env, [
+      'databases',
+      'delete',
+      'many',
+      '--user',
+      'kim',
+    ]);
+    assert.ok(deleted.gamesDeleted > 0);
+    input.end(`${games(6000, 6000)}\n`);
+    const [code] = await exited;
+    assert.equal(code, 1, 'the import fails');
+    assert.match(stderr, /database "many" was deleted while the import ran/);
+    const [live] = await queryStore<{ n: number }>(
+      env.databaseUrl,
+      'select cast(count(*) as integer) as n from games where deleted = 0',
+    );
+    assert.equal(live?.n, 0, 'no live game in the deleted database');
   } finally {
     env.cleanup();
   }
