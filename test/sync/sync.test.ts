@@ -3,6 +3,8 @@
 // a 429 storm, 401/403 and a rotated server secret with their exit codes. owner.test.ts: whose a mirror is.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
+import { createServer, type Server as HttpServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Sqlite from 'better-sqlite3';
@@ -313,5 +315,63 @@ describe('a 429 storm', () => {
     const mirror = mirrorData(out);
     assertSameData(mirror, await serverData(`${unlimited.base}/api/v1`, token), 'after the storm');
     assert.ok(existsSync(join(out, 'mirror.sqlite')));
+  });
+});
+
+describe('a 404 that is not the API’s', () => {
+  let env: Env;
+  let server: Server;
+  let proxy: HttpServer;
+  let proxyBase: string;
+  let token: string;
+  /** The game whose first detail request the proxy answers with its own 404 page. */
+  let hidden: string | undefined;
+
+  before(async () => {
+    env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
+    await cliJson(env, ['users', 'add', 'alice']);
+    await cliJson(env, ['apps', 'add', 'mirror']);
+    await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
+    token = await issue(env, 'alice');
+    server = await startServer(env);
+    // A proxy in front of the server, as a gateway during a deploy: once, a 404 page of its own.
+    proxy = createServer((req, res) => {
+      if (hidden !== undefined && req.url === `/api/v1/games/${hidden}`) {
+        hidden = undefined;
+        res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>404 Not Found</body></html>');
+        return;
+      }
+      const upstream = request(
+        `${server.base}${req.url}`,
+        { method: req.method, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyBase = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    proxy?.close();
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  test('fails the run rather than deleting the game from the mirror; the next run mirrors it', async () => {
+    const base = `${server.base}/api/v1`;
+    const expected = await serverData(base, token);
+    hidden = [...expected.games.keys()][5];
+    const out = join(env.dir, 'mirror');
+    const args = ['sync', '--base-url', proxyBase, '--token', token, '--out', out, '--limit', '4'];
+    const first = await cli(env, args);
+    assert.equal(first.code, 1, `the run fails: ${first.stderr}`);
+    assert.match(first.stderr, /404/);
+    assert.equal(hidden, undefined, 'the proxy answered its 404');
+    const second = await cli(env, [...args, '--json']);
+    assert.equal(second.code, 0, second.stderr);
+    assertSameData(mirrorData(out), expected, 'after the proxy’s 404');
   });
 });

@@ -199,8 +199,11 @@ async function run(
       try {
         return await call(() => api.game(change.id, { signal: each }));
       } catch (error) {
-        // Deleted since the page was read: its tombstone is further on in the feed; delete it now.
-        if (error instanceof ChessportError && error.status === 404) return null;
+        // Deleted since the page was read: its tombstone is further on in the feed; delete it now. Only
+        // the API's own not_found says so: a proxy's 404 page would drop a live game from the mirror for
+        // good (the cursor moves past it), so it fails the run, and the next run repeats the page.
+        if (error instanceof ChessportError && error.status === 404 && error.error === 'not_found')
+          return null;
         throw error;
       }
     });
