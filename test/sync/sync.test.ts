@@ -318,7 +318,7 @@ describe('a 429 storm', () => {
   });
 });
 
-describe('a 404 that is not the API’s', () => {
+describe('a proxy or server that answers what chessport would not', () => {
   let env: Env;
   let server: Server;
   let proxy: HttpServer;
@@ -326,6 +326,8 @@ describe('a 404 that is not the API’s', () => {
   let token: string;
   /** The game whose first detail request the proxy answers with its own 404 page. */
   let hidden: string | undefined;
+  /** A slug the proxy gives every database in /databases, in place of the server's. */
+  let slug: string | undefined;
 
   before(async () => {
     env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
@@ -339,6 +341,15 @@ describe('a 404 that is not the API’s', () => {
       if (hidden !== undefined && req.url === `/api/v1/games/${hidden}`) {
         hidden = undefined;
         res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>404 Not Found</body></html>');
+        return;
+      }
+      if (slug !== undefined && req.url === '/api/v1/databases') {
+        fetch(`${server.base}${req.url}`, { headers: { authorization: req.headers.authorization ?? '' } })
+          .then((up) => up.json() as Promise<{ data: { slug: string }[] }>)
+          .then(({ data }) => {
+            for (const database of data) database.slug = slug as string;
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
+          });
         return;
       }
       const upstream = request(
@@ -373,5 +384,21 @@ describe('a 404 that is not the API’s', () => {
     const second = await cli(env, [...args, '--json']);
     assert.equal(second.code, 0, second.stderr);
     assertSameData(mirrorData(out), expected, 'after the proxy’s 404');
+  });
+
+  test('--pgn-files refuses a slug that is not a plain file name, and writes nothing outside the folder', async () => {
+    const out = join(env.dir, 'slugs');
+    const args = ['sync', '--base-url', proxyBase, '--token', token, '--out', out, '--pgn-files'];
+    for (const bad of ['../escaped', '.hidden', 'a/b']) {
+      slug = bad;
+      const run = await cli(env, args);
+      assert.equal(run.code, 1, `${bad}: ${run.stderr}`);
+      assert.match(run.stderr, /is not a plain file name: no PGN file was written/);
+    }
+    assert.equal(existsSync(join(out, 'escaped.pgn')), false);
+    assert.equal(existsSync(join(out, 'pgn')), false);
+    slug = undefined;
+    assert.equal((await cli(env, args)).code, 0);
+    assert.deepEqual(readdirSync(join(out, 'pgn')), ['main.pgn']);
   });
 });

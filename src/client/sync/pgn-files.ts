@@ -16,11 +16,22 @@ import type { Mirror } from './mirror.ts';
 
 const TEMP = /\.pgn\.tmp-\d+$/;
 const FLUSH_BYTES = 1 << 20;
+// The slug names the file, and the slug comes from the server: one with a path in it (`../x`), or a hidden
+// name, would write outside the folder. chessport's own slugs are lower-case letters, digits and hyphens.
+const FILE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,200}$/;
 
 export function writePgnFiles(mirror: Mirror, folder: string): string[] {
+  const databases = mirror.databases();
+  const unsafe = databases.find((database) => !FILE_NAME.test(database.slug));
+  if (unsafe) {
+    throw new Error(
+      `the server gave database ${JSON.stringify(unsafe.id)} the slug ${JSON.stringify(unsafe.slug)}, ` +
+        'which is not a plain file name: no PGN file was written',
+    );
+  }
   mkdirSync(folder, { recursive: true });
   const written: string[] = [];
-  for (const database of mirror.databases()) {
+  for (const database of databases) {
     const file = join(folder, `${database.slug}.pgn`);
     const temp = `${file}.tmp-${process.pid}`;
     const fd = openSync(temp, 'w');
