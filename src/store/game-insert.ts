@@ -36,7 +36,7 @@ export interface GameBatch {
 interface SqliteStatements {
   existing: Statement<[string, string], string>;
   count: Statement<[string], number>;
-  touch: Statement<[number, string]>;
+  touch: Statement<[number, number, string]>;
 }
 
 const handles = new WeakMap<Kysely<DB>, SqliteHandle>();
@@ -66,7 +66,9 @@ function statementsOf(handle: SqliteHandle): SqliteStatements {
       count: handle
         .prepare<[string], number>('select count(*) from games where database_id = ? and deleted = 0')
         .pluck(),
-      touch: handle.prepare<[number, string]>('update databases set updated_at = ? where id = ?'),
+      touch: handle.prepare<[number, number, string]>(
+        'update databases set updated_at = ?, games_seq = ? where id = ?',
+      ),
     };
     prepared.set(handle, statements);
   }
@@ -240,7 +242,7 @@ async function insertWithSqlite(
     lastPk - fresh.length + 1,
     fresh.map((g) => g.contentHash),
   );
-  statements.touch.run(now, database.id);
+  statements.touch.run(now, firstSeq + fresh.length - 1, database.id);
   return { inserted: ids.length, duplicates, overLimit, ids };
 }
 
@@ -288,6 +290,10 @@ async function insertWithKysely(batch: GameBatch): Promise<InsertOutcome> {
   if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
   const { rows, now } = await rowsOf(batch, fresh);
   await insertPostgresRows(trx, rows);
-  await trx.updateTable('databases').set({ updated_at: now }).where('id', '=', database.id).execute();
+  await trx
+    .updateTable('databases')
+    .set({ updated_at: now, games_seq: (rows.at(-1) as GameInsertRow).seq })
+    .where('id', '=', database.id)
+    .execute();
   return { inserted: rows.length, duplicates, overLimit, ids: rows.map((r) => r.id) };
 }

@@ -41,6 +41,11 @@ export interface DatabasesTable {
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
+  /**
+   * The seq of the latest write to the database's games (0: none since migration 0007): what the PGN
+   * export's ETag is made of (etags.ts).
+   */
+  games_seq: Generated<number>;
 }
 
 export interface GamesTable {

@@ -633,7 +633,7 @@ export class Store {
         .where('id', '=', id)
         .execute();
       this.logGameKey(current.database_id, current.pk, game.contentHash);
-      await touchDatabase(trx, current.database_id, now);
+      await touchDatabase(trx, current.database_id, now, seqs[0] as number);
       return changeOf(trx, id);
     });
   }
@@ -672,8 +672,8 @@ export class Store {
         .where('id', '=', id)
         .execute();
       this.logGameKey(into.id, current.pk, current.content_hash);
-      await touchDatabase(trx, from, now);
-      await touchDatabase(trx, into.id, now);
+      await touchDatabase(trx, from, now, seqs[0] as number);
+      await touchDatabase(trx, into.id, now, seqs[0] as number);
       return { change: await changeOf(trx, id), fromDatabaseId: from, moved: true };
     });
   }
@@ -693,7 +693,7 @@ export class Store {
         .set({ ...TOMBSTONE, seq: seqs[0], updated_at: now })
         .where('id', '=', id)
         .execute();
-      await touchDatabase(trx, current.database_id, now);
+      await touchDatabase(trx, current.database_id, now, seqs[0] as number);
       return changeOf(trx, id);
     });
   }
@@ -730,7 +730,7 @@ export class Store {
         where games.pk = ranked.pk`.execute(trx);
       await trx
         .updateTable('databases')
-        .set({ deleted_at: now, updated_at: now })
+        .set({ deleted_at: now, updated_at: now, ...(count > 0 && { games_seq: seqs.at(-1) }) })
         .where('id', '=', database.id)
         .execute();
       // SQLite: its game keys find only tombstones now (the log's ids are AUTOINCREMENT, never reused).
@@ -989,8 +989,13 @@ export async function liveGameCount(db: Executor, databaseId: string): Promise<n
   return Number(row.n);
 }
 
-async function touchDatabase(db: Executor, databaseId: string, now: number): Promise<void> {
-  await db.updateTable('databases').set({ updated_at: now }).where('id', '=', databaseId).execute();
+/** Marks a write to the database's games: its time, and its seq for the export's ETag (etags.ts). */
+async function touchDatabase(db: Executor, databaseId: string, now: number, seq: number): Promise<void> {
+  await db
+    .updateTable('databases')
+    .set({ updated_at: now, games_seq: seq })
+    .where('id', '=', databaseId)
+    .execute();
 }
 
 function tokenQuery(db: Kysely<DB>) {

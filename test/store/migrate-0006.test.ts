@@ -43,8 +43,10 @@ for (const { dialect, skip } of DIALECTS) {
           'select event, result, seq, updated_at from games order by pk',
         );
         const lastSeq = Math.max(...before.map((g) => Number(g.seq)));
-        // The store as it was before 0006: the migration runs again when the store is next opened.
-        await execute(t.url, "delete from kysely_migration where name = '0006_export_result'");
+        // The store as it was before 0006 (and so before 0007, undone too): both run again when the store is
+        // next opened.
+        await execute(t.url, "delete from kysely_migration where name >= '0006'");
+        await execute(t.url, 'alter table databases drop column games_seq');
         const reopened = await t.reopen();
         const after = await queryStore<{ event: string; result: string; seq: number; updated_at: number }>(
           t.url,

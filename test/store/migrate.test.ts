@@ -40,6 +40,7 @@ for (const { dialect, skip } of DIALECTS) {
             '0004_dedup_key_column',
             '0005_sqlite_game_keys',
             '0006_export_result',
+            '0007_database_games_seq',
           ],
         );
       } finally {

@@ -69,14 +69,13 @@ export function conditionalRequests(app: FastifyInstance, store: Store): void {
     const { id } = request.params as { id: string };
     const database = await store.findDatabase(request.token.userId, id);
     if (!database) return; // the handler answers 404
-    const version = await databaseVersion(store.db, database.ownerId, database.id);
+    const version = await databaseVersion(store.db, database.id);
     request.representationTag = digest([
-      'pgn-export/1',
+      'pgn-export/2',
       database.id,
       database.slug,
       String(database.updatedAt),
-      String(version.games),
-      String(version.maxSeq),
+      String(version),
     ]);
   });
 
