@@ -11,7 +11,7 @@ import type { Store, TokenInfo } from '../store/index.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
-import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.ts';
+import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
 import { describeParam, paramSchema } from './params.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import { compression, headLikeGet } from './plugins/compression.ts';
@@ -60,6 +60,8 @@ export interface ApiContext {
   secret: string;
   limiter: RateLimiter;
   pages: PageCache;
+  /** Where game lists continue (page-cache.ts); used with the page cache, which reads the version. */
+  positions: ListPositions;
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
@@ -128,7 +130,13 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   docsPage(app);
 
   const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
-  const context: ApiContext = { store: options.store, secret: options.secret, limiter, pages };
+  const context: ApiContext = {
+    store: options.store,
+    secret: options.secret,
+    limiter,
+    pages,
+    positions: new ListPositions(),
+  };
   app.register(
     async (api) => {
       meRoutes(api, context);

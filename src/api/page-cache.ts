@@ -82,3 +82,41 @@ export class PageCache {
 function sizeOf(key: string, page: CachedPage): number {
   return page.body.length + key.length + (page.link?.length ?? 0) + OVERHEAD;
 }
+
+/**
+ * Where game lists continue, learned from the pages rendered: the list position of the game before
+ * offset o of a list at a version of the owner's games. A client paging by offset (Link `next`) asks next
+ * for exactly the offset where its last page ended, and that page seeks to the position instead of
+ * skipping o games: 535k games in, a skip took 22 ms of the event loop on SQLite and 270-330 ms of
+ * PostgreSQL's CPU (every skipped row read), so walking a whole list by offset cost time quadratic in
+ * its length. Positions are kept per version (any write makes new ones) and bounded in number, least
+ * recently used first out. As for pages: a position learned from rows newer than its version serves only
+ * requests that read that version before those rows were committed.
+ */
+export class ListPositions {
+  readonly #max: number;
+  readonly #positions = new Map<string, number>();
+
+  constructor(max = 50_000) {
+    this.#max = max;
+  }
+
+  get size(): number {
+    return this.#positions.size;
+  }
+
+  get(key: string): number | undefined {
+    const position = this.#positions.get(key);
+    if (position === undefined) return undefined;
+    this.#positions.delete(key);
+    this.#positions.set(key, position); // most recently used last
+    return position;
+  }
+
+  set(key: string, position: number): void {
+    this.#positions.delete(key);
+    this.#positions.set(key, position);
+    if (this.#positions.size > this.#max)
+      this.#positions.delete(this.#positions.keys().next().value as string);
+  }
+}

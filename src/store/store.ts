@@ -19,6 +19,7 @@ import type {
   GameRecord,
   GameSummary,
   InsertOutcome,
+  ListedGame,
   Page,
   Player,
   TokenInfo,
@@ -478,12 +479,12 @@ export class Store {
   // ---- games: reads --------------------------------------------------------------------------------
 
   /** The owner's live games across all databases, in import order. */
-  async listGames(ownerId: string, page: Page): Promise<GameSummary[]> {
+  async listGames(ownerId: string, page: Page): Promise<ListedGame[]> {
     return this.liveGames('owner_id', ownerId, page);
   }
 
   /** One database's live games, in import order. */
-  async listDatabaseGames(databaseId: string, page: Page): Promise<GameSummary[]> {
+  async listDatabaseGames(databaseId: string, page: Page): Promise<ListedGame[]> {
     return this.liveGames('database_id', databaseId, page);
   }
 
@@ -491,9 +492,9 @@ export class Store {
     scope: 'owner_id' | 'database_id',
     value: string,
     page: Page,
-  ): Promise<GameSummary[]> {
-    const rows = await this.hot[scope](value, page.limit, page.offset);
-    return rows.map(toSummary);
+  ): Promise<ListedGame[]> {
+    const rows = await this.hot[scope](value, page.after ?? 0, page.limit, page.offset);
+    return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
   /**
@@ -1019,13 +1020,16 @@ function tokenQuery(db: Kysely<DB>) {
 
 /** The reads behind every API request, built once; each returns its rows. */
 function hotQueries(db: Kysely<DB>, run: RunQuery) {
+  // An offset is walked entry by entry down the (scope, deleted, pk) index (and on PostgreSQL each row
+  // skipped is read): `after` lets a page that starts where an earlier one ended seek there instead.
   const liveGames = (scope: 'owner_id' | 'database_id') =>
-    prepared(run, 3, (value: string, limit: number, offset: number) =>
+    prepared(run, 4, (value: string, after: number, limit: number, offset: number) =>
       db
         .selectFrom('games')
-        .select(summaryColumns)
+        .select([...summaryColumns, 'pk'])
         .where(scope, '=', value)
         .where('deleted', '=', 0)
+        .where('pk', '>', after)
         .orderBy('pk')
         .limit(limit)
         .offset(offset),

@@ -74,6 +74,11 @@ export interface GameSummary {
   black: Player;
 }
 
+/** A game of a list with its position in import order: a page that starts after it can seek there (Page.after). */
+export interface ListedGame extends GameSummary {
+  position: number;
+}
+
 export interface GameDetail extends GameSummary {
   fen: string;
   moves: string;
@@ -96,6 +101,8 @@ export interface GameChange {
 export interface Page {
   limit: number;
   offset: number;
+  /** Only the games after this list position (ListedGame.position); `offset` counts from there. */
+  after?: number;
 }
 
 /** A long run of writes (an import): see Store.bulkWrites. */

@@ -3,7 +3,7 @@
 // ETag for every list URL, before and after every kind of write the CLI makes from its own process.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type CachedPage, PageCache } from '../../src/api/page-cache.ts';
+import { type CachedPage, ListPositions, PageCache } from '../../src/api/page-cache.ts';
 import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { bearer, header, raw, seed, writeGames } from './production-helpers.ts';
 
@@ -51,6 +51,18 @@ describe('PageCache', () => {
   });
 });
 
+describe('ListPositions', () => {
+  test('keeps at most its number of positions, dropping the least recently used first', () => {
+    const positions = new ListPositions(2);
+    positions.set('a', 1);
+    positions.set('b', 2);
+    assert.equal(positions.get('a'), 1); // a is now the most recently used
+    positions.set('c', 3);
+    assert.deepEqual([positions.get('a'), positions.get('b'), positions.get('c')], [1, undefined, 3]);
+    assert.equal(positions.size, 2);
+  });
+});
+
 describe('cached and uncached servers on one store', () => {
   let env: Env;
   let cached: Server;
@@ -80,7 +92,13 @@ describe('cached and uncached servers on one store', () => {
     '/api/v1/games?limit=3',
     '/api/v1/games?limit=3&offset=3',
     '/api/v1/games?offset=9&limit=3',
+    // Where the pages above ended (offsets 3, 6 and 12): these seek to the positions they learned.
+    '/api/v1/games?limit=4&offset=3',
+    '/api/v1/games?limit=2&offset=6',
+    '/api/v1/games?limit=1&offset=12',
     `/api/v1/databases/${mainSlug}/games?limit=2`,
+    `/api/v1/databases/${mainSlug}/games?limit=2&offset=2`,
+    `/api/v1/databases/${mainSlug}/games?limit=2&offset=4`,
     `/api/v1/databases/${mainSlug}/games?limit=2&offset=6`,
     '/api/v1/databases/second/games',
   ];

@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
 import { formatParam, pageQuery, schemas } from '../schemas.ts';
-import { databaseJson, gameSummaryJson } from '../serialize.ts';
+import { databaseJson } from '../serialize.ts';
 import { sendPage } from './paging.ts';
 
 export function databaseRoutes(app: FastifyInstance, context: ApiContext): void {
@@ -63,8 +63,8 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         );
         return pgnHeaders(reply, database.slug).send(body);
       }
-      return sendPage(request, reply, context, database.ownerId, async (page) =>
-        (await store.listDatabaseGames(database.id, page)).map(gameSummaryJson),
+      return sendPage(request, reply, context, database.ownerId, `database ${database.id}`, (page) =>
+        store.listDatabaseGames(database.id, page),
       );
     },
   });

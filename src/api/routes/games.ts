@@ -4,7 +4,7 @@ import { notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
 import { formatParam, pageQuery, schemas } from '../schemas.ts';
-import { gameDetailJson, gameSummaryJson } from '../serialize.ts';
+import { gameDetailJson } from '../serialize.ts';
 import { sendPage } from './paging.ts';
 
 export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
@@ -22,9 +22,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
     query: pageQuery(50, 200),
     ok: { description: 'One page of games.', schema: schemas.gameList },
     handler: async (request, reply, token) =>
-      sendPage(request, reply, context, token.userId, async (page) =>
-        (await store.listGames(token.userId, page)).map(gameSummaryJson),
-      ),
+      sendPage(request, reply, context, token.userId, 'games', (page) => store.listGames(token.userId, page)),
   });
 
   readRoute(app, context, {

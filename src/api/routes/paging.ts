@@ -1,26 +1,31 @@
 // Offset paging shared by the game lists: one extra row tells whether a next page exists. A page is
-// rendered once per version of the owner's games and then served from the page cache (page-cache.ts).
+// rendered once per version of the owner's games and then served from the page cache (page-cache.ts); a
+// page that starts where a rendered one ended seeks to its list position instead of skipping games.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Page } from '../../store/index.ts';
+import type { ListedGame, Page } from '../../store/index.ts';
 import type { ApiContext } from '../app.ts';
 import { pageLinks } from '../params.ts';
 import { bodyTag } from '../plugins/conditional.ts';
+import { gameSummaryJson } from '../serialize.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** One page of the owner's games: `fetch` reads the rows of a page of the list. */
-export async function sendPage<T>(
+/** One page of a list of the owner's games, named by `list`: `fetch` reads the rows of a page of it. */
+export async function sendPage(
   request: FastifyRequest,
   reply: FastifyReply,
   context: ApiContext,
   ownerId: string,
-  fetch: (page: Page) => Promise<T[]>,
+  list: string,
+  fetch: (page: Page) => Promise<ListedGame[]>,
 ): Promise<unknown> {
-  const { pages, store } = context;
+  const { pages, positions, store } = context;
+  const { limit, offset } = request.query as { limit: number; offset: number };
   if (!pages.enabled) {
-    const { data, link } = await readPage(request, fetch);
+    const { games, hasMore } = await readPage(limit, offset, undefined, fetch);
+    const link = pageLinks(request, limit, offset, hasMore);
     if (link) reply.header('link', link);
-    return { data };
+    return { data: games.map(gameSummaryJson) };
   }
   // Read before the rows: a page rendered from rows newer than its version can only be served to
   // requests that read that older version before those rows were committed, which is still correct.
@@ -28,8 +33,13 @@ export async function sendPage<T>(
   const key = `${ownerId} ${request.url}`;
   let page = pages.get(key, version);
   if (!page) {
-    const { data, link } = await readPage(request, fetch);
+    const at = (n: number) => `${ownerId} ${list} ${version} ${n}`;
+    const { games, hasMore } = await readPage(limit, offset, positions.get(at(offset)), fetch);
+    const last = games.at(-1);
+    if (hasMore && last) positions.set(at(offset + games.length), last.position);
+    const link = pageLinks(request, limit, offset, hasMore);
     // The route's own serialiser for a 200 JSON answer: the same bytes as an answer rendered uncached.
+    const data = games.map(gameSummaryJson);
     const body = Buffer.from(reply.serializeInput({ data }, '200', 'application/json') as string);
     page = { version, body, link, tag: bodyTag(JSON_TYPE, '', link ?? '', body) };
     pages.set(key, page);
@@ -39,15 +49,16 @@ export async function sendPage<T>(
   return reply.type(JSON_TYPE).send(page.body);
 }
 
-async function readPage<T>(
-  request: FastifyRequest,
-  fetch: (page: Page) => Promise<T[]>,
-): Promise<{ data: T[]; link: string | undefined }> {
-  const { limit, offset } = request.query as { limit: number; offset: number };
-  const rows = await fetch({ limit: limit + 1, offset });
+/** The games at `offset`, or right after list position `after` when it is known to be there. */
+async function readPage(
+  limit: number,
+  offset: number,
+  after: number | undefined,
+  fetch: (page: Page) => Promise<ListedGame[]>,
+): Promise<{ games: ListedGame[]; hasMore: boolean }> {
+  const rows = await fetch(
+    after === undefined ? { limit: limit + 1, offset } : { limit: limit + 1, offset: 0, after },
+  );
   const hasMore = rows.length > limit;
-  return {
-    data: hasMore ? rows.slice(0, limit) : rows,
-    link: pageLinks(request, limit, offset, hasMore),
-  };
+  return { games: hasMore ? rows.slice(0, limit) : rows, hasMore };
 }
