@@ -305,7 +305,19 @@ for (const { dialect, skip } of DIALECTS) {
         eco: 'C60',
         white: { name: 'White 101', elo: 2101, fideId: null, country: 'NOR' },
         black: { name: 'Black 101', elo: null, fideId: '1503014', country: null },
+        position: summary?.position,
       });
+      // A page may start after a game's position instead of at an offset: the same games.
+      const positions = everything.map((g) => g.position);
+      assert.deepEqual(
+        positions,
+        [...positions].sort((a, b) => a - b),
+      );
+      const fromFirst = await store.listGames(bob.id, { limit: 200, offset: 1, after: positions[0] });
+      assert.deepEqual(
+        fromFirst.map((g) => g.id),
+        everything.slice(2).map((g) => g.id),
+      );
       // The random end of the id, not its start (the import millisecond, shared by a whole batch).
       assert.equal(summary?.slug, `white-101-vs-black-101-2024-${ids[0]?.slice(-12)}`);
       assert.equal(
