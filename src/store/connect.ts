@@ -125,8 +125,15 @@ async function migrateSqlite(db: Kysely<DB>, provider: MigrationProvider): Promi
   if (migrations.every((m) => m.executedAt !== undefined)) return { results: [] };
   return db.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn);
-    const outcome = await new Migrator({ db: conn, provider, disableTransactions: true }).migrateToLatest();
-    await sql.raw(outcome.error ? 'rollback' : 'commit').execute(conn);
+    let outcome = await new Migrator({ db: conn, provider, disableTransactions: true }).migrateToLatest();
+    if (!outcome.error) {
+      await sql`commit`.execute(conn).catch((error: unknown) => {
+        outcome = { ...outcome, error };
+      });
+    }
+    // A full disk or an I/O error has SQLite roll back by itself; the ROLLBACK's "no transaction is active"
+    // must not replace the migration's own error.
+    if (outcome.error) await sql`rollback`.execute(conn).catch(() => undefined);
     return outcome;
   });
 }

@@ -152,7 +152,9 @@ export class Store {
         await sql`commit`.execute(conn);
         return result;
       } catch (error) {
-        await sql`rollback`.execute(conn);
+        // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll the transaction back
+        // itself; a ROLLBACK then fails with "no transaction is active", which must not hide the cause.
+        await sql`rollback`.execute(conn).catch(() => undefined);
         throw error;
       }
     });

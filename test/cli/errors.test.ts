@@ -1,11 +1,14 @@
 // Whatever goes wrong, the CLI says it in one line on stderr and exits 1: never a stack trace (unless
 // CHESSPORT_DEBUG asks for it), and a command that fails on its input fails before it writes anything.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type CliResult, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { BIN, type CliResult, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { STORE_DIALECT } from '../helpers/stores.ts';
+import { writeGames } from '../http/production-helpers.ts';
 import { CLASSICS_PGN } from '../http/world.ts';
 
 let env: Env;
@@ -132,6 +135,29 @@ describe('store and server failures are one line', () => {
       await serve({}, ['--host', '999.1.1.1']),
       /cannot listen on 999\.1\.1\.1 port 0: no such host/,
     );
+  });
+
+  test('a store that cannot grow (disk full): the import names the cause; run again, it completes', {
+    skip: STORE_DIALECT === 'postgres' ? 'SQLite only' : false,
+  }, async () => {
+    const file = writeGames(env.dir, 'many.pgn', 20_000, 'Full', 'a comment that makes the games longer');
+    // A file size limit (RLIMIT_FSIZE; Node.js ignores its signal) makes the store's writes fail as on a
+    // full disk. SQLite then rolls the transaction back itself, and the ROLLBACK that followed failed with
+    // "no transaction is active", which was all the operator saw.
+    const args = ['import', file, '--user', 'alice', '--database', 'full'];
+    const limited = await new Promise<CliResult>((resolve) => {
+      const command = ['sh', '-c', 'ulimit -f 2048 && exec "$0" "$@"', process.execPath, BIN, ...args];
+      execFile(
+        command[0] as string,
+        command.slice(1),
+        { env: env.env, cwd: env.dir },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+      );
+    });
+    assertOneLine(limited, /^chessport: (disk I\/O error|database or disk is full)\b/);
+    type Summary = { files: { imported: number; duplicates: number }[] };
+    const [again] = (await cliJson<Summary>(env, args)).files;
+    assert.equal((again?.imported ?? 0) + (again?.duplicates ?? 0), 20_000);
   });
 
   test('CHESSPORT_DEBUG=1 adds the stack trace', async () => {
