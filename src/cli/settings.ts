@@ -54,7 +54,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     pgPoolMax: env.PG_POOL_MAX ? parsePositiveInt(env.PG_POOL_MAX, 'PG_POOL_MAX') : DEFAULT_POOL_MAX,
-    redisUrl: env.REDIS_URL || null,
+    redisUrl: env.REDIS_URL ? parseRedisUrl(env.REDIS_URL) : null,
     host: env.HOST || '127.0.0.1',
     port: env.PORT ? parsePort(env.PORT) : 8080,
     secret: env.CHESSPORT_SECRET || null,
@@ -64,6 +64,27 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       : 60_000,
     logLevel: env.LOG_LEVEL ? parseLogLevel(env.LOG_LEVEL) : 'info',
   };
+}
+
+const REDIS_URL_FORM = 'write it like redis://[:password@]host[:port][/db], or rediss:// for TLS';
+
+/**
+ * REDIS_URL: a redis:// or rediss:// URL. ioredis reads anything else as a host name or socket path
+ * (`http://x` became host "http"), so a mistyped URL started a server that never shares its limits.
+ */
+export function parseRedisUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    // Not echoed: the text may hold a password.
+    throw new CliError(`invalid REDIS_URL: ${REDIS_URL_FORM}`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new CliError(`invalid REDIS_URL scheme "${url.protocol}//": ${REDIS_URL_FORM}`);
+  }
+  if (url.hostname === '') throw new CliError(`invalid REDIS_URL: no host; ${REDIS_URL_FORM}`);
+  return text;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -111,6 +111,23 @@ describe('store and server failures are one line', () => {
     assertOneLine(await serve({ TRUST_PROXY: '10.0.0.0/255.0.255.0' }), /"10\.0\.0\.0\/255\.0\.255\.0"/);
   });
 
+  test('REDIS_URL must be a redis:// or rediss:// URL; a password is never echoed', async () => {
+    // ioredis took these as a host name ("http", "127.0.0.1:6379" fine, "mysql" a socket path): the server
+    // started, never reached Redis, and every instance counted its limits alone.
+    assertOneLine(await serve({ REDIS_URL: 'http://cache:6379' }), /invalid REDIS_URL scheme "http:\/\/"/);
+    assertOneLine(
+      await serve({ REDIS_URL: 'mysql://u:s3cret@cache' }),
+      /invalid REDIS_URL scheme "mysql:\/\/"/,
+    );
+    assertOneLine(
+      await serve({ REDIS_URL: 'redis://:s3cret@cache:99999' }),
+      /invalid REDIS_URL: write it like/,
+    );
+    assertOneLine(await serve({ REDIS_URL: 'redis://' }), /invalid REDIS_URL: no host/);
+    for (const url of ['mysql://u:s3cret@cache', 'redis://:s3cret@cache:99999'])
+      assert.doesNotMatch((await serve({ REDIS_URL: url })).stderr, /s3cret/);
+  });
+
   test('durations that a timer waits for are at most 24 days (a longer timer fires at once)', async () => {
     assertOneLine(
       await serve({ SHUTDOWN_TIMEOUT: '999999999d' }),
