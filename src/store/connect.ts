@@ -100,18 +100,49 @@ async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<void> {
   // migrations under a session advisory lock (pg_advisory_lock), so one applies them and the others then
   // find none; on SQLite, migrateSqlite takes the lock.
   const provider = migrationProvider(dialect);
-  const { error, results } =
-    dialect === 'sqlite'
-      ? await migrateSqlite(db, provider)
-      : await new Migrator({ db, provider }).migrateToLatest();
+  const newer = await newerMigrations(db, provider).catch(async (error: unknown) => {
+    await db.destroy();
+    throw error;
+  });
+  const { error, results }: MigrationResultSet =
+    newer.length > 0
+      ? { error: new Error(newerVersion(newer)) }
+      : dialect === 'sqlite'
+        ? await migrateSqlite(db, provider)
+        : await new Migrator({ db, provider }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     await db.destroy();
     const reason = error instanceof Error ? error.message : String(error ?? failed?.migrationName);
-    // The first query on a PostgreSQL store is the migrator's: an unreachable server or a missing database
-    // shows here, and the CLI prints a StoreError as a message, not a stack trace.
+    // The CLI prints a StoreError as a message, not a stack trace.
     throw new StoreError(`cannot open the store: ${reason}`);
   }
+}
+
+/**
+ * Migrations recorded in the store that this code does not have: a newer chessport has upgraded it. Such a
+ * store must not be used: this code would write rows without what the newer schema expects. (The SQLite
+ * path saw every migration it knew as done and started; Kysely's migrator refused on PostgreSQL, calling
+ * the store "corrupted".)
+ */
+async function newerMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<string[]> {
+  const known = new Set(Object.keys(await provider.getMigrations()));
+  const recorded = await sql<{ name: string }>`select name from kysely_migration`.execute(db).then(
+    (result) => result.rows.map((row) => row.name),
+    (error: unknown) => {
+      // A new store has no migration table yet (SQLite's message, PostgreSQL's undefined_table).
+      if (/no such table/.test(String(error)) || (error as { code?: unknown }).code === '42P01') return [];
+      throw error;
+    },
+  );
+  return recorded.filter((name) => !known.has(name)).sort();
+}
+
+function newerVersion(newer: string[]): string {
+  return (
+    `a newer version of chessport has upgraded it (migration ${newer.join(', ')}, unknown to this one): ` +
+    'run that version or a later one'
+  );
 }
 
 /**
