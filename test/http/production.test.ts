@@ -444,6 +444,11 @@ describe('logs', () => {
         await raw(server.base, api(target), { headers: bearer(world.tokens.bob) });
       }
       await raw(server.base, api('/me'), { headers: { authorization: `Basic ${world.tokens.alice}` } });
+      // A token as the request id, which would otherwise be on every line of the request (reqId).
+      const asId = await raw(server.base, api('/me'), {
+        headers: { ...bearer(world.tokens.bob), 'x-request-id': world.tokens.alice },
+      });
+      assert.match(header(asId, 'x-request-id'), /^[0-9a-f-]{36}$/);
       await raw(server.base, api('/me'), { method: 'POST', headers: bearer(world.tokens.alice) });
       // A path that does not percent-decode is routed with its % escaped; the log shows it as sent.
       const undecodable = `/games/%ZZ${id}`;
