@@ -28,6 +28,18 @@ import type {
 
 export class StoreError extends Error {}
 
+/**
+ * For an insert after a lookup found nothing: another process may insert the same name in between, and the
+ * unique index refuses ours. That is the lookup's "already exists", not a raw constraint error.
+ */
+function alreadyExists(message: string): (error: unknown) => never {
+  return (error) => {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505') throw new StoreError(message);
+    throw error;
+  };
+}
+
 /** The largest maxGames: what `databases.max_games` holds on PostgreSQL (integer), and so on both dialects. */
 export const MAX_GAMES_LIMIT = 2 ** 31 - 1;
 
@@ -253,7 +265,8 @@ export class Store {
         image: user.image,
         created_at: user.createdAt,
       })
-      .execute();
+      .execute()
+      .catch(alreadyExists(`user "${input.login}" already exists`));
     return user;
   }
 
@@ -291,7 +304,8 @@ export class Store {
     await this.db
       .insertInto('apps')
       .values({ id, name: app.name, sector: app.sector, created_at: app.createdAt })
-      .execute();
+      .execute()
+      .catch(alreadyExists(`app "${input.name}" already exists`));
     return app;
   }
 

@@ -45,6 +45,32 @@ describe('demo', () => {
     }
   });
 
+  test('several demos at once on a fresh store all succeed, and make one user, app and database', async () => {
+    const env = tempEnv();
+    try {
+      // Each looked the user, the app and the database up, found none and added them: the others failed
+      // on the unique index ("UNIQUE constraint failed: apps.name"), or made a second "Classics".
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () => cli(env, ['demo', '--no-serve', '--port', '8080', '--json'])),
+      );
+      for (const result of results) assert.equal(result.code, 0, result.stderr);
+      const databases = await cliJson<{ slug: string; games: number }[]>(env, ['databases', 'list']);
+      assert.deepEqual(
+        databases.map((d) => [d.slug, d.games]),
+        [['classics', 4]],
+      );
+      assert.equal((await cliJson<unknown[]>(env, ['users', 'list'])).length, 1);
+      assert.equal((await cliJson<unknown[]>(env, ['apps', 'list'])).length, 1);
+      // The same race in `users add`: the losers say the user exists, in one line.
+      const adds = await Promise.all(Array.from({ length: 4 }, () => cli(env, ['users', 'add', 'bob'])));
+      assert.equal(adds.filter((r) => r.code === 0).length, 1);
+      for (const failed of adds.filter((r) => r.code !== 0))
+        assert.equal(failed.stderr, 'chessport: user "bob" already exists\n');
+    } finally {
+      env.cleanup();
+    }
+  });
+
   test('--no-serve with --port 0 is refused: there is no port to print', async () => {
     const env = tempEnv();
     try {

@@ -67,6 +67,18 @@ for (const { dialect, skip } of DIALECTS) {
       );
     });
 
+    test('a user or app added by another process between the lookup and the insert: "already exists"', async () => {
+      // As if the other process inserted after this one looked: the lookups find nothing, the index refuses.
+      const late = Object.create(store, {
+        findUser: { value: async () => undefined },
+        findApp: { value: async () => undefined },
+      }) as Store;
+      const exists = (what: string) => (error: unknown) =>
+        error instanceof StoreError && error.message === `${what} already exists`;
+      await assert.rejects(late.addUser({ login: 'alice' }), exists('user "alice"'));
+      await assert.rejects(late.addApp({ name: 'one' }), exists('app "one"'));
+    });
+
     test('tokens: only the hash is kept; found by hash; revoked by id or by the token itself', async () => {
       const app = await store.addApp({ name: 'token-app' });
       const issue = () =>

@@ -10,20 +10,41 @@ import { DEMO_STORE, maskUrl } from '../store-url.ts';
 
 const DEMO_GAMES = fileURLToPath(new URL('../demo/classics.pgn', import.meta.url));
 
-/** Seeds a demo user, app and database with a few famous games; safe to run again (nothing is duplicated). */
+/** What find() gives, else what add() makes; when a demo started at the same time adds it first, that one. */
+async function findOrAdd<T>(find: () => Promise<T | undefined>, add: () => Promise<T>): Promise<T> {
+  const found = await find();
+  if (found) return found;
+  try {
+    return await add();
+  } catch (error) {
+    const added = await find();
+    if (added) return added;
+    throw error;
+  }
+}
+
+/**
+ * Seeds a demo user, app and database with a few famous games; safe to run again, also several at once
+ * (nothing is duplicated).
+ */
 async function seed(store: Store) {
-  const user =
-    (await store.findUser('demo')) ??
-    (await store.addUser({
-      login: 'demo',
-      name: 'Demo User',
-      email: 'demo@example.org',
-      image: 'https://example.org/avatars/demo.png',
-    }));
-  const app = (await store.findApp('demo-app')) ?? (await store.addApp({ name: 'demo-app' }));
-  const database =
-    (await store.findDatabaseByName(user.id, 'Classics')) ??
-    (await store.addDatabase({ ownerId: user.id, name: 'Classics' }));
+  const user = await findOrAdd(
+    () => store.findUser('demo'),
+    () =>
+      store.addUser({
+        login: 'demo',
+        name: 'Demo User',
+        email: 'demo@example.org',
+        image: 'https://example.org/avatars/demo.png',
+      }),
+  );
+  const app = await findOrAdd(
+    () => store.findApp('demo-app'),
+    () => store.addApp({ name: 'demo-app' }),
+  );
+  // Looked up and created under the user's write lock: two demos at once make one database.
+  const [database] = (await store.findOrAddDatabase(user.id, 'Classics')).databases;
+  if (!database) throw new Error('the demo database was not created');
   await importFile({ store, database, file: DEMO_GAMES });
   const { token } = await store.issueToken({
     userId: user.id,
