@@ -17,6 +17,8 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
     // request. So the wait is short and the request gets 503 `unavailable` instead.
     await sql.raw(`pragma busy_timeout = ${server.storeBusyTimeoutMs}`).execute(store.db);
   }
+  // The API's queries take milliseconds: a connection silent this long has lost its server.
+  store.dropSilentConnections(server.pgAnswerTimeoutMs);
 
   // The Redis link logs through the app's logger, which exists by the time the link has news.
   const redisLog = {

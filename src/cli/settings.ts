@@ -107,6 +107,8 @@ export interface ServerSettings {
   redisPrefix: string;
   /** How long a store read waits for another process's lock before the request fails with 503. */
   storeBusyTimeoutMs: number;
+  /** PostgreSQL: how long a query waits for an answer before its connection is dropped (503). */
+  pgAnswerTimeoutMs: number;
   /** How long shutdown waits for requests in flight before it cuts their connections. */
   shutdownTimeoutMs: number;
   /** How long a client has to send its whole request (REQUEST_TIMEOUT); undefined: the app's default. */
@@ -162,6 +164,9 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
     storeBusyTimeoutMs: env.STORE_BUSY_TIMEOUT_MS
       ? parsePositiveInt(env.STORE_BUSY_TIMEOUT_MS, 'STORE_BUSY_TIMEOUT_MS')
       : 1000,
+    pgAnswerTimeoutMs: env.PG_ANSWER_TIMEOUT
+      ? parseDuration(env.PG_ANSWER_TIMEOUT, 'PG_ANSWER_TIMEOUT')
+      : 30_000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT
       ? parseDuration(env.SHUTDOWN_TIMEOUT, 'SHUTDOWN_TIMEOUT')
       : 30_000,

@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import { registerSqliteHandle } from './game-insert.ts';
 import { type Dialect, migrationProvider } from './migrations.ts';
+import { PoolSockets } from './postgres-sockets.ts';
 import type { RunQuery } from './prepared.ts';
 import type { DB } from './schema.ts';
 import { checkpointAtWalSize } from './sqlite-checkpoints.ts';
@@ -34,10 +35,13 @@ export async function openStore(
   options: OpenOptions = {},
 ): Promise<Store> {
   const dialect: Dialect = isPostgresUrl(url) ? 'postgres' : 'sqlite';
+  const sockets = new PoolSockets();
   const { db, run } =
-    dialect === 'postgres' ? { db: await openPostgres(url, options), run: undefined } : openSqlite(url);
+    dialect === 'postgres'
+      ? { db: await openPostgres(url, options, sockets), run: undefined }
+      : openSqlite(url);
   if (options.migrate !== false) await migrate(db, dialect);
-  return new Store(db, dialect, run);
+  return new Store(db, dialect, run, (ms) => sockets.limitSilence(ms));
 }
 
 function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
@@ -69,7 +73,7 @@ function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
 const INT8_OID = 20;
 const parseInt8 = (text: string) => Number(text);
 
-async function openPostgres(url: string, options: OpenOptions): Promise<Kysely<DB>> {
+async function openPostgres(url: string, options: OpenOptions, sockets: PoolSockets): Promise<Kysely<DB>> {
   // Loaded only here: a command on a SQLite store starts 20 ms sooner without it.
   const { default: pg } = await import('pg');
   const types = {
@@ -84,6 +88,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Kysely<D
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // TCP keepalive on each connection, so that one to a host that vanished is found dead and dropped.
     keepAlive: true,
+    stream: sockets.create,
     types,
   });
   // A connection that the server or the network drops (restart, failover) emits 'error': on the pool while

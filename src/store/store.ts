@@ -83,10 +83,27 @@ export class Store {
   /** The queries every API request runs, compiled once (prepared.ts). */
   private readonly hot;
 
-  constructor(db: Kysely<DB>, dialect: Dialect, run: RunQuery = kyselyRunner(db)) {
+  private readonly limitSilence: (ms: number) => void;
+
+  constructor(
+    db: Kysely<DB>,
+    dialect: Dialect,
+    run: RunQuery = kyselyRunner(db),
+    limitSilence: (ms: number) => void = () => undefined,
+  ) {
     this.db = db;
     this.dialect = dialect;
     this.hot = hotQueries(db, run);
+    this.limitSilence = limitSilence;
+  }
+
+  /**
+   * PostgreSQL: from now on, a connection that gets no answer for ms is dropped, and its query fails as a
+   * lost connection (postgres-sockets.ts). For the server, whose queries are short; not for a migration or
+   * an import, whose statements may rightly run for minutes. SQLite: nothing.
+   */
+  dropSilentConnections(ms: number): void {
+    this.limitSilence(ms);
   }
 
   async close(): Promise<void> {

@@ -175,6 +175,61 @@ describe('an unreachable PostgreSQL', {
   });
 });
 
+describe('a PostgreSQL that vanishes without closing its connections', {
+  skip:
+    STORE_DIALECT === 'postgres' ? false : 'PostgreSQL only: runs in the PostgreSQL pass (TEST_POSTGRES_URL)',
+}, () => {
+  test('a query on a silent connection is 503 after PG_ANSWER_TIMEOUT, and new connections serve again', async () => {
+    const env = tempEnv();
+    const proxy = await tcpProxy(
+      new URL(env.databaseUrl).hostname,
+      Number(new URL(env.databaseUrl).port || 5432),
+    );
+    let server: Server | undefined;
+    try {
+      const seeded = await seed(env, 3);
+      const proxied = new URL(env.databaseUrl);
+      proxied.host = `127.0.0.1:${proxy.port}`;
+      server = await startServer(env, {
+        DATABASE_URL: proxied.toString(),
+        PG_ANSWER_TIMEOUT: '2s',
+        PG_POOL_MAX: '2',
+      });
+      const base = server.base;
+      const games = () => raw(base, '/api/v1/games', { headers: bearer(seeded.tokens.alice) });
+      // Both pooled connections in use, then frozen: open, and silent for good.
+      assert.deepEqual(
+        (await Promise.all([games(), games()])).map((a) => a.status),
+        [200, 200],
+      );
+      await proxy.freeze();
+      // Such a query waited for TCP to give up (about 15 minutes), holding its connection; the pool, full of
+      // them, left the API at 503 for as long, although the new connections work.
+      const started = Date.now();
+      const answers = await Promise.race([
+        Promise.all([games(), games()]),
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error('requests on silent connections still waiting after 15 s')),
+            15_000,
+          ),
+        ),
+      ]);
+      const waited = Date.now() - started;
+      for (const answer of answers) {
+        assert.equal(answer.status, 503);
+        assert.equal((JSON.parse(answer.body.toString()) as { error: string }).error, 'unavailable');
+      }
+      assert.ok(waited >= 1500 && waited < 10_000, `answered after ${waited} ms (PG_ANSWER_TIMEOUT 2 s)`);
+      await assertServing(server, seeded.tokens.alice, 3);
+    } finally {
+      await server?.stop();
+      await proxy.close();
+      env.cleanup();
+    }
+  });
+});
+
 describe('graceful shutdown', () => {
   const GAMES = 5000;
   let env: Env;

@@ -8,6 +8,11 @@ export interface TcpProxy {
   refuse(): Promise<void>;
   /** Drops every open connection; new ones are accepted but never answered (a host that stopped replying). */
   hang(): Promise<void>;
+  /**
+   * Stops forwarding on the open connections but keeps them open, as a server that vanished without a word
+   * (a failover, a partition); new connections are forwarded (to the server that took over).
+   */
+  freeze(): Promise<void>;
   /** Accepts and forwards again, on the same port. */
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -26,12 +31,18 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
     socket.on('error', () => undefined);
   };
 
+  const pairs = new Set<[Socket, Socket]>();
   const onConnection = (client: Socket) => {
     track(client);
     if (!forwarding) return; // accepted, never answered
     const upstream = createConnection({ host: targetHost, port: targetPort });
     track(upstream);
-    client.on('close', () => upstream.destroy());
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.on('close', () => {
+      upstream.destroy();
+      pairs.delete(pair);
+    });
     upstream.on('close', () => client.destroy());
     client.pipe(upstream);
     upstream.pipe(client);
@@ -74,6 +85,15 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
     hang: async () => {
       forwarding = false;
       dropAll();
+    },
+    freeze: async () => {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+      pairs.clear();
     },
     restore: async () => {
       forwarding = true;
