@@ -19,7 +19,7 @@ import { conditionalRequests } from './plugins/conditional.ts';
 import { cors } from './plugins/cors.ts';
 import { healthRoutes } from './plugins/health.ts';
 import { requireHost } from './plugins/host.ts';
-import { loggerOptions } from './plugins/logging.ts';
+import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
 import { type RateLimiter, type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
@@ -70,6 +70,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     requestTimeout,
     http: timeoutOptions(requestTimeout),
     logger: options.logLevel === 'silent' ? false : loggerOptions(options.logLevel ?? 'info'),
+    logController: new OneLinePerRequest(),
     // The caller's X-Request-Id when sane, else a UUID; requestId() validates it, so Fastify must not
     // take the header as it is.
     requestIdHeader: false,
@@ -106,6 +107,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   // Order matters. Instance hooks run in the order added, and before the route-level hooks that
   // @fastify/compress adds: onSend regroups a stream, then computes the ETag on the uncompressed body,
   // then compresses. Every route is registered after compression and CORS, so both apply to it.
+  accessLog(app); // first: the hooks after it may end the request
   echoRequestId(app);
   requireHost(app);
   cors(app);

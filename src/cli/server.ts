@@ -3,6 +3,7 @@
 // store and exits 0. A second signal exits at once.
 import { sql } from 'kysely';
 import { buildApp } from '../api/app.ts';
+import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
 import { CliError, loadServerSettings, type Settings } from './settings.ts';
@@ -70,6 +71,8 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
     }
     clearInterval(sweeper);
     clearTimeout(deadline);
+    // The requests cut at the deadline are logged as their answers close, just after the server does.
+    await answersClosed(app, 1000);
     if (redis) await redis.quit().catch(() => undefined);
     await store.close();
     app.log.info('stopped');

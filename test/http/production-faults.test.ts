@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { STORE_DIALECT } from '../helpers/stores.ts';
-import { bearer, header, raw, type Seeded, seed } from './production-helpers.ts';
+import { bearer, captureOutput, header, raw, type Seeded, seed } from './production-helpers.ts';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.ts';
 
 /** The answers while the store cannot answer: 503 unavailable with Retry-After, no driver detail. */
@@ -326,6 +326,52 @@ describe('graceful shutdown', () => {
     await done;
     assert.ok(received > 10_000_000);
     assert.equal(await exitCode, 0);
+  });
+});
+
+describe('shutdown past SHUTDOWN_TIMEOUT', () => {
+  test('a reader that never reads is cut at the timeout, logged as aborted, and the process exits 0', async () => {
+    const env = tempEnv();
+    try {
+      const seeded = await seed(env, 3000, 'x'.repeat(2000)); // 6 MB: more than the socket buffers hold
+      const server = await startServer(env, { SHUTDOWN_TIMEOUT: '1s' });
+      const output = captureOutput(server);
+      const url = new URL(`${server.base}/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`);
+      const id = `stalled-${Date.now()}`;
+      const headers = { ...bearer(seeded.tokens.alice), 'x-request-id': id };
+      const exited = new Promise<number | null>((resolve) => server.process.once('exit', resolve));
+      let signalled = 0;
+      const target = { host: url.hostname, port: url.port, path: url.pathname + url.search, headers };
+      const req = request(target, (res) => {
+        res.pause(); // and never resumed
+        res.on('error', () => undefined); // cut by the server
+        signalled = Date.now();
+        server.process.kill('SIGTERM');
+      });
+      req.on('error', () => undefined);
+      req.end();
+      assert.equal(await exited, 0);
+      const waited = Date.now() - signalled;
+      req.destroy();
+      assert.ok(waited >= 900 && waited < 5000, `exited ${waited} ms after SIGTERM (SHUTDOWN_TIMEOUT 1s)`);
+      // The cut export left no line at all: Fastify logs a request when its answer finishes.
+      const lines = output
+        .text()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { reqId?: string; msg: string; aborted?: boolean; level: number });
+      const logged = lines.filter((line) => line.reqId === id && line.msg.startsWith('request '));
+      assert.equal(logged.length, 1, JSON.stringify(lines));
+      assert.equal(logged[0]?.aborted, true);
+      assert.equal(logged[0]?.level, 40);
+      const messages = lines.map((line) => line.msg);
+      assert.ok(
+        messages.indexOf('shutdown timeout: closing the connections still open') <
+          messages.indexOf('stopped'),
+      );
+    } finally {
+      env.cleanup();
+    }
   });
 });
 

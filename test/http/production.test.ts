@@ -472,6 +472,15 @@ describe('logs', () => {
         if (entry.req || entry.res) assert.equal(typeof entry.reqId, 'string', line);
       }
       assert.ok(lines.some((line) => line.includes(`"reqId":"${id}"`)));
+      // One line per request, when its answer ends (Fastify wrote one on arrival and one on completion).
+      const ofId = lines.filter((line) => line.includes(`"reqId":"${id}"`));
+      assert.equal(ofId.length, tokens.length);
+      for (const line of ofId) {
+        const entry = JSON.parse(line) as { msg: string; req: { url: string }; res: { statusCode: number } };
+        assert.equal(entry.msg, 'request completed');
+        assert.equal(entry.req.url, api('/games?limit=1'));
+        assert.equal(typeof entry.res.statusCode, 'number');
+      }
       assert.ok(lines.some((line) => line.includes(`"url":"${api(undecodable)}%cp_[redacted]"`)));
     } finally {
       await server.stop();
