@@ -192,7 +192,7 @@ describe('a PostgreSQL that vanishes without closing its connections', {
       proxied.host = `127.0.0.1:${proxy.port}`;
       server = await startServer(env, {
         DATABASE_URL: proxied.toString(),
-        PG_ANSWER_TIMEOUT: '2s',
+        PG_ANSWER_TIMEOUT: '4s',
         PG_POOL_MAX: '2',
       });
       const base = server.base;
@@ -202,12 +202,15 @@ describe('a PostgreSQL that vanishes without closing its connections', {
         (await Promise.all([games(), games()])).map((a) => a.status),
         [200, 200],
       );
+      assert.equal((await raw(base, '/metrics')).status, 200); // sets the change sequence gauge
       await proxy.freeze();
       // Such a query waited for TCP to give up (about 15 minutes), holding its connection; the pool, full of
       // them, left the API at 503 for as long, although the new connections work.
       const started = Date.now();
+      const both = Promise.all([games(), games()]); // on the two frozen connections
+      const metrics = raw(base, '/metrics').then((answer) => ({ answer, ms: Date.now() - started }));
       const answers = await Promise.race([
-        Promise.all([games(), games()]),
+        both,
         new Promise<never>((_, reject) =>
           setTimeout(
             () => reject(new Error('requests on silent connections still waiting after 15 s')),
@@ -220,7 +223,13 @@ describe('a PostgreSQL that vanishes without closing its connections', {
         assert.equal(answer.status, 503);
         assert.equal((JSON.parse(answer.body.toString()) as { error: string }).error, 'unavailable');
       }
-      assert.ok(waited >= 1500 && waited < 10_000, `answered after ${waited} ms (PG_ANSWER_TIMEOUT 2 s)`);
+      assert.ok(waited >= 3500 && waited < 12_000, `answered after ${waited} ms (PG_ANSWER_TIMEOUT 4 s)`);
+      // A scrape waits for the store a second at most, keeping the gauge's last value: it took as long as a
+      // query (PG_ANSWER_TIMEOUT, 30 s by default, past Prometheus's 10 s scrape timeout).
+      const scraped = await metrics;
+      assert.equal(scraped.answer.status, 200);
+      assert.ok(scraped.ms < 3000, `/metrics answered after ${scraped.ms} ms`);
+      assert.match(scraped.answer.body.toString(), /^chessport_store_change_sequence [1-9]/m);
       await assertServing(server, seeded.tokens.alice, 3);
     } finally {
       await server?.stop();

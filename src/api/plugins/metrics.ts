@@ -7,6 +7,8 @@ import type { Store } from '../../store/index.ts';
 import { collectProcessMetrics, feedMetrics, processRegistry } from '../metrics.ts';
 
 const CHANGES_ROUTE = '/api/v1/changes';
+/** How long a scrape waits for the store's change sequence. */
+const STORE_WAIT_MS = 1000;
 
 export function metrics(app: FastifyInstance, store: Store): void {
   collectProcessMetrics();
@@ -31,11 +33,16 @@ export function metrics(app: FastifyInstance, store: Store): void {
     help: 'Latest value of the store change sequence (rises with every import, update, move and delete).',
     registers: [registry],
     async collect() {
-      try {
-        this.set(await store.lastSeq());
-      } catch {
-        // An unreachable store leaves the gauge at its last value; /readyz reports the outage.
-      }
+      // A store that does not answer leaves the gauge at its last value (/readyz reports the outage). The
+      // wait is short: a query could take up to PG_ANSWER_TIMEOUT (30 s) to fail, past Prometheus's scrape
+      // timeout (10 s), and the whole scrape, HTTP and process metrics included, was lost in the outage.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), STORE_WAIT_MS);
+      });
+      const seq = await Promise.race([store.lastSeq().catch(() => undefined), late]);
+      clearTimeout(timer);
+      if (seq !== undefined) this.set(seq);
     },
   });
 
