@@ -1,5 +1,6 @@
 // Settings from the environment (DESIGN.md "Operator interface"); command-line flags override them.
 import { isIP, isIPv4 } from 'node:net';
+import { totalmem } from 'node:os';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 
@@ -172,8 +173,21 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
       : 30_000,
     requestTimeoutMs: env.REQUEST_TIMEOUT ? parseDuration(env.REQUEST_TIMEOUT, 'REQUEST_TIMEOUT') : undefined,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    pageCacheBytes: env.PAGE_CACHE_MB
-      ? parseCount(env.PAGE_CACHE_MB, 'PAGE_CACHE_MB') * 1024 * 1024
-      : DEFAULT_PAGE_CACHE_BYTES,
+    pageCacheBytes: env.PAGE_CACHE_MB ? parsePageCacheMb(env.PAGE_CACHE_MB) * MB : DEFAULT_PAGE_CACHE_BYTES,
   };
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * PAGE_CACHE_MB: at most the memory this process can have (the machine's, or its cgroup's limit when lower).
+ * A cache that could never fit is a typo, and 9999999999 MB was not even a whole number of bytes in a double.
+ */
+export function parsePageCacheMb(text: string): number {
+  const mb = parseCount(text, 'PAGE_CACHE_MB');
+  const limit = process.constrainedMemory(); // 0, or about 2^64, when there is no limit
+  const max = Math.floor(Math.min(totalmem(), limit > 0 ? limit : Number.POSITIVE_INFINITY) / MB);
+  if (mb > max)
+    throw new CliError(`PAGE_CACHE_MB is at most ${max} (the memory of this machine), got "${text}"`);
+  return mb;
 }

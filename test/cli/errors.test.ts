@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, type CliResult, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
@@ -134,6 +135,17 @@ describe('store and server failures are one line', () => {
       /SHUTDOWN_TIMEOUT is at most 24d, got "999999999d"/,
     );
     assertOneLine(await serve({ RATE_LIMIT_WINDOW: '25d' }), /RATE_LIMIT_WINDOW is at most 24d, got "25d"/);
+  });
+
+  test('PAGE_CACHE_MB is at most the memory of the machine', { timeout: 20_000 }, async () => {
+    // 9999999999 MB was taken: a byte count past 2^53, of a cache no machine could hold.
+    assertOneLine(
+      await serve({ PAGE_CACHE_MB: '9999999999' }),
+      /^chessport: PAGE_CACHE_MB is at most \d+ \(the memory of this machine\), got "9999999999"\n$/,
+    );
+    const limit = process.constrainedMemory();
+    const max = Math.floor(Math.min(totalmem(), limit > 0 ? limit : Infinity) / 2 ** 20);
+    assertOneLine(await serve({ PAGE_CACHE_MB: String(max + 1) }), new RegExp(`at most ${max} \\(`));
   });
 
   test('a port in use, an unknown host', { timeout: 30_000 }, async () => {
