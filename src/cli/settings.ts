@@ -58,13 +58,31 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     redisUrl: env.REDIS_URL ? parseRedisUrl(env.REDIS_URL) : null,
     host: env.HOST || '127.0.0.1',
     port: env.PORT ? parsePort(env.PORT) : 8080,
-    secret: env.CHESSPORT_SECRET || null,
+    secret: env.CHESSPORT_SECRET ? parseSecret(env.CHESSPORT_SECRET) : null,
     rateLimitMax: env.RATE_LIMIT_MAX ? parsePositiveInt(env.RATE_LIMIT_MAX, 'RATE_LIMIT_MAX') : 600,
     rateLimitWindowMs: env.RATE_LIMIT_WINDOW
       ? parseDuration(env.RATE_LIMIT_WINDOW, 'RATE_LIMIT_WINDOW')
       : 60_000,
     logLevel: env.LOG_LEVEL ? parseLogLevel(env.LOG_LEVEL) : 'info',
   };
+}
+
+/**
+ * The shortest CHESSPORT_SECRET: 32 characters. It is the HMAC key of the pairwise user ids and the HKDF input
+ * of the feed cursors' keys: anyone with a token holds a cursor sealed under it for their own /me id, against
+ * which short secrets can be tried offline until one opens it. 32 random characters carry 128 bits even as
+ * hex digits; `openssl rand -base64 32` writes 44 (the secret created in the store is 43).
+ */
+export const MIN_SECRET_LENGTH = 32;
+
+export function parseSecret(text: string): string {
+  if (text.length < MIN_SECRET_LENGTH) {
+    // Not echoed, not even its length: it is a secret.
+    throw new CliError(
+      `CHESSPORT_SECRET is too short to be a secret: give at least ${MIN_SECRET_LENGTH} random characters (make them with: openssl rand -base64 32)`,
+    );
+  }
+  return text;
 }
 
 const REDIS_URL_FORM = 'write it like redis://[:password@]host[:port][/db], or rediss:// for TLS';

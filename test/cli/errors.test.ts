@@ -148,6 +148,22 @@ describe('store and server failures are one line', () => {
     assertOneLine(await serve({ PAGE_CACHE_MB: String(max + 1) }), new RegExp(`at most ${max} \\(`));
   });
 
+  test('CHESSPORT_SECRET must be at least 32 characters; it is never echoed', {
+    timeout: 20_000,
+  }, async () => {
+    // 'hunter2' was taken as the key of every pairwise id and feed cursor.
+    for (const secret of ['hunter2', 'q'.repeat(31)]) {
+      const result = await serve({ CHESSPORT_SECRET: secret });
+      assertOneLine(
+        result,
+        /^chessport: CHESSPORT_SECRET is too short to be a secret: give at least 32 random characters \(make them with: openssl rand -base64 32\)\n$/,
+      );
+      assert.ok(!result.stderr.includes(secret));
+    }
+    const enough = { ...env, env: { ...env.env, CHESSPORT_SECRET: 'q'.repeat(32) } };
+    assert.equal((await cli(enough, ['users', 'list'])).code, 0);
+  });
+
   test('a port in use, an unknown host', { timeout: 30_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
