@@ -1,6 +1,13 @@
 // What every command shares: the settings (environment, overridden by global flags) and the open store.
 import type { Command } from 'commander';
-import { type Database, openStore, type Store, StoreError, type User } from '../store/index.ts';
+import {
+  type Database,
+  isPostgresUrl,
+  openStore,
+  type Store,
+  StoreError,
+  type User,
+} from '../store/index.ts';
 import { CliError, loadSettings, type Settings } from './settings.ts';
 import { checkStoreUrl, maskUrl } from './store-url.ts';
 
@@ -11,6 +18,9 @@ export function settingsOf(command: Command): Settings {
   return settings;
 }
 
+const POSTGRES_URL_FORM =
+  'write it like postgres://user:password@host:5432/database, percent-encoding @ : / ? # in the password (@ as %40)';
+
 /** Opens the store of the settings; a store that cannot be opened is a one-line error naming it. */
 export async function openCliStore(settings: Settings): Promise<Store> {
   checkStoreUrl(settings.databaseUrl);
@@ -18,6 +28,12 @@ export async function openCliStore(settings: Settings): Promise<Store> {
     return await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
   } catch (error) {
     if (error instanceof StoreError) throw error;
+    // pg reads the URL when it opens the first connection, and says only "Invalid URL" (a port that is not
+    // a number, a bad host): its own parser decides, as it accepts forms that WHATWG URLs refuse.
+    if (isPostgresUrl(settings.databaseUrl) && (error as { code?: unknown }).code === 'ERR_INVALID_URL') {
+      // The URL is not shown: where it does not parse, its password cannot be told apart to be masked.
+      throw new CliError(`invalid DATABASE_URL: ${POSTGRES_URL_FORM}`, { cause: error });
+    }
     const message = `cannot open the store ${maskUrl(settings.databaseUrl)}: ${(error as Error).message}`;
     throw new CliError(message, { cause: error });
   }

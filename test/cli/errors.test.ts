@@ -93,6 +93,23 @@ describe('store and server failures are one line', () => {
     assert.ok(!existsSync(join(env.dir, 'missing')));
   });
 
+  test('a PostgreSQL URL that does not parse: one line naming DATABASE_URL and its form, no password', async () => {
+    // pg said only "Invalid URL" (behind "cannot open the store postgres://user:***@…").
+    for (const url of ['postgres://user:pa ss@host:x/db', 'postgresql://u:s3cret@[::1:5432/db']) {
+      for (const args of [
+        ['users', 'list'],
+        ['serve', '--port', '0'],
+      ]) {
+        const result = await cli({ ...env, env: { ...env.env, DATABASE_URL: url } }, args);
+        assertOneLine(
+          result,
+          /^chessport: invalid DATABASE_URL: write it like postgres:\/\/user:password@host:5432\/database, /,
+        );
+        assert.doesNotMatch(result.stderr, /pa ss|s3cret|Invalid URL/);
+      }
+    }
+  });
+
   test('the default store is created with its folder', async () => {
     const cwd = join(env.dir, 'fresh');
     mkdirSync(cwd);
