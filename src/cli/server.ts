@@ -7,8 +7,13 @@ import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
 import { CliError, loadServerSettings, type Settings } from './settings.ts';
+import type { StopSignals } from './stop-signals.ts';
 
-export async function runServer(store: Store, settings: Settings): Promise<string> {
+/**
+ * Serves until a signal. `signals` were caught when the command began: one that came during its start-up
+ * (or comes during this one's) stops the server like one that comes later, exit 0.
+ */
+export async function runServer(store: Store, settings: Settings, signals: StopSignals): Promise<string> {
   const server = loadServerSettings();
   // The secret may be created (a write) on first start: that still waits as long as the CLI's writers do.
   const secret = settings.secret ?? (await store.serverSecret());
@@ -41,12 +46,6 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
       redisPrefix: server.redisPrefix,
     },
   });
-  if (redis && settings.redisUrl && !(await redisReady(redis, 2000))) {
-    // Fail open: the limits are counted in this process until Redis answers.
-    app.log.warn({ redis: redisAddress(settings.redisUrl) }, 'starting without redis');
-  }
-  // The signal handlers come first: a SIGTERM that arrives while the server starts listening must stop it
-  // gracefully too, not kill it with the default action.
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) {
@@ -78,11 +77,20 @@ export async function runServer(store: Store, settings: Settings): Promise<strin
     app.log.info('stopped');
     process.exit(code);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  // From here a signal, also one that came before, stops the server; start-up then goes no further, and
+  // waits for shutdown() to end the process.
+  signals.handle((signal) => void shutdown(signal));
+  const stopped = new Promise<never>(() => undefined);
+  if (redis && settings.redisUrl) {
+    const ready = await Promise.race([redisReady(redis, 2000), signals.first.then(() => true)]);
+    // Fail open: the limits are counted in this process until Redis answers.
+    if (!ready) app.log.warn({ redis: redisAddress(settings.redisUrl) }, 'starting without redis');
+  }
+  if (closing) return stopped;
   try {
     return await app.listen({ host: settings.host, port: settings.port });
   } catch (error) {
+    if (closing) return stopped; // closed while it started listening
     const message = `cannot listen on ${settings.host} port ${settings.port}: ${listenFailure(error)}`;
     throw new CliError(message, { cause: error });
   }

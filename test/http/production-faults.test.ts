@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { openSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { BIN, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { STORE_DIALECT } from '../helpers/stores.ts';
-import { bearer, captureOutput, header, raw, type Seeded, seed } from './production-helpers.ts';
+import { bearer, captureOutput, header, raw, type Seeded, seed, waitFor } from './production-helpers.ts';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.ts';
 
 /** The answers while the store cannot answer: 503 unavailable with Retry-After, no driver detail. */
@@ -397,6 +398,44 @@ describe('shutdown of an idle server', () => {
       assert.equal(await server.stop('SIGINT'), 0);
       assert.ok(Date.now() - started < 5000);
       assert.match(lines.join(''), /"msg":"stopped"/);
+    } finally {
+      env.cleanup();
+    }
+  });
+});
+
+describe('a signal during start-up', () => {
+  test('SIGTERM or SIGINT while serve waits for Redis: a clean stop, exit 0, at once', async () => {
+    // Redis's port, closed: serve logs 'redis unreachable' and waits up to 2 s for it before listening. The
+    // signal handlers came after that wait, so a signal in it killed the process (exit 143 or 130).
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const env = tempEnv();
+    try {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+          env: { ...env.env, LOG_LEVEL: 'info', REDIS_URL: `redis://127.0.0.1:${port}` },
+          cwd: env.dir,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        await waitFor('redis unreachable', () => output.includes('redis unreachable'));
+        const signalled = Date.now();
+        child.kill(signal);
+        assert.equal(await exited, 0, `${signal}: ${output}`);
+        assert.ok(Date.now() - signalled < 1500, `${signal}: exited ${Date.now() - signalled} ms after`);
+        assert.doesNotMatch(output, /listening at|starting without redis/i, signal);
+        assert.match(output, /"msg":"stopped"/, signal);
+      }
     } finally {
       env.cleanup();
     }

@@ -6,6 +6,7 @@ import type { Store } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';
 import { emit } from '../output.ts';
 import { CliError, parsePort } from '../settings.ts';
+import { StopSignals } from '../stop-signals.ts';
 import { DEMO_STORE, maskUrl } from '../store-url.ts';
 
 const DEMO_GAMES = fileURLToPath(new URL('../demo/classics.pgn', import.meta.url));
@@ -76,14 +77,15 @@ export function demoCommand(program: Command): void {
           '--port 0 picks a free port when the demo serves: with --no-serve, give the port to use',
         );
       }
+      const signals = opts.serve ? new StopSignals() : undefined; // before the store opens: see serve.ts
       const store = await openCliStore(settings);
       const { token, database, gameId } = await seed(store);
       // Serving first: the URLs name the port the server bound (0 picks a free one).
       let port = settings.port;
-      if (opts.serve) {
+      if (signals) {
         settings.logLevel = process.env.LOG_LEVEL || 'warn';
         const { runServer } = await import('../server.ts'); // see serve.ts
-        port = Number(new URL(await runServer(store, settings)).port);
+        port = Number(new URL(await runServer(store, settings, signals)).port);
       }
       const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}/api/v1`;
       const auth = `-H "Authorization: Bearer ${token}"`;

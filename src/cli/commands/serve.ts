@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { openCliStore, settingsOf } from '../context.ts';
 import { parsePort } from '../settings.ts';
+import { StopSignals } from '../stop-signals.ts';
 
 export function serveCommand(program: Command): void {
   program
@@ -12,10 +13,11 @@ export function serveCommand(program: Command): void {
       const settings = settingsOf(cmd);
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port);
+      const signals = new StopSignals(); // before the store opens: see stop-signals.ts
       const store = await openCliStore(settings);
       // Loaded here, not at the top: the server (Fastify and its plugins) is most of the CLI's start-up
       // time, and every other command does without it.
       const { runServer } = await import('../server.ts');
-      await runServer(store, settings);
+      await runServer(store, settings, signals);
     });
 }
