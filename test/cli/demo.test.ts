@@ -2,6 +2,7 @@
 // password.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { maskUrl } from '../../src/cli/store-url.ts';
 import { BIN, cli, cliJson, tempEnv } from '../helpers/harness.ts';
@@ -67,6 +68,33 @@ describe('demo', () => {
       for (const failed of adds.filter((r) => r.code !== 0))
         assert.equal(failed.stderr, 'chessport: user "bob" already exists\n');
     } finally {
+      env.cleanup();
+    }
+  });
+
+  test('a demo whose port is taken fails in one line and leaves no token behind', {
+    timeout: 30_000,
+  }, async () => {
+    const env = tempEnv();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const result = await cli(env, ['demo', '--port', String(port)]);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(
+        result.stderr,
+        /^chessport: cannot listen on 127\.0\.0\.1 port \d+: the port is in use[^\n]*\n$/,
+      );
+      assert.equal(result.stdout, '');
+      // It issued its 30-day token first, and nobody ever saw it: a live credential for nothing.
+      const tokens = await cliJson<{ state: string }[]>(env, ['tokens', 'list']);
+      assert.deepEqual(
+        tokens.filter((t) => t.state === 'active'),
+        [],
+      );
+    } finally {
+      taken.close();
       env.cleanup();
     }
   });

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { SCOPES } from '../../api/auth.ts';
 import { importFile } from '../../import/index.ts';
-import type { Store } from '../../store/index.ts';
+import type { App, Store, User } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';
 import { emit } from '../output.ts';
 import { CliError, parsePort } from '../settings.ts';
@@ -47,14 +47,19 @@ async function seed(store: Store) {
   const [database] = (await store.findOrAddDatabase(user.id, 'Classics')).databases;
   if (!database) throw new Error('the demo database was not created');
   await importFile({ store, database, file: DEMO_GAMES });
+  const [first] = await store.listGames(user.id, { limit: 1, offset: 0 });
+  return { user, app, database, gameId: first?.id ?? null };
+}
+
+/** A 30-day token of the demo user for the demo app, with every scope. */
+async function issueDemoToken(store: Store, { user, app }: { user: User; app: App }): Promise<string> {
   const { token } = await store.issueToken({
     userId: user.id,
     appId: app.id,
     scopes: [...SCOPES],
     expiresAt: Date.now() + 30 * 86_400_000,
   });
-  const [first] = await store.listGames(user.id, { limit: 1, offset: 0 });
-  return { token, database, gameId: first?.id ?? null };
+  return token;
 }
 
 export function demoCommand(program: Command): void {
@@ -79,7 +84,8 @@ export function demoCommand(program: Command): void {
       }
       const signals = opts.serve ? new StopSignals() : undefined; // before the store opens: see serve.ts
       const store = await openCliStore(settings);
-      const { token, database, gameId } = await seed(store);
+      const seeded = await seed(store);
+      const { database, gameId } = seeded;
       // Serving first: the URLs name the port the server bound (0 picks a free one).
       let port = settings.port;
       if (signals) {
@@ -87,6 +93,8 @@ export function demoCommand(program: Command): void {
         const { runServer } = await import('../server.ts'); // see serve.ts
         port = Number(new URL(await runServer(store, settings, signals)).port);
       }
+      // Issued once the server listens: a demo that cannot (its port taken) left a live 30-day token behind.
+      const token = await issueDemoToken(store, seeded);
       const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}/api/v1`;
       const auth = `-H "Authorization: Bearer ${token}"`;
       const urls = [
