@@ -54,3 +54,12 @@ export const rateLimitMetrics = {
     registers: [processRegistry],
   }),
 };
+
+export const requestMetrics = {
+  aborted: new Counter({
+    name: 'chessport_http_requests_aborted_total',
+    help: 'Requests whose connection closed before their answer was all sent (the client left, or shutdown cut it), by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [processRegistry],
+  }),
+};

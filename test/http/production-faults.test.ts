@@ -385,6 +385,51 @@ describe('shutdown past SHUTDOWN_TIMEOUT', () => {
   });
 });
 
+describe('an answer the client leaves half-way', () => {
+  test('is counted in /metrics by method, route template and status, as it is logged', async () => {
+    const env = tempEnv();
+    try {
+      const seeded = await seed(env, 3000, 'x'.repeat(2000)); // 6 MB: more than the socket buffers hold
+      const server = await startServer(env);
+      const output = captureOutput(server);
+      try {
+        const path = `/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`;
+        const url = new URL(`${server.base}${path}`);
+        // The client reads the head and goes away: logged as aborted, but /metrics did not count it at all.
+        await new Promise<void>((resolve, reject) => {
+          const target = { host: url.hostname, port: url.port, path, headers: bearer(seeded.tokens.alice) };
+          const req = request(target, (res) => {
+            assert.equal(res.statusCode, 200);
+            res.destroy();
+            resolve();
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        await waitFor('the aborted line', () => output.text().includes('"aborted":true'));
+        const series =
+          'chessport_http_requests_aborted_total{method="GET",route="/api/v1/databases/:id/games",status="200"}';
+        const text = (await raw(server.base, '/metrics')).body.toString();
+        const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+        assert.equal(
+          line,
+          `${series} 1`,
+          text
+            .split('\n')
+            .filter((l) => l.includes('aborted'))
+            .join('\n'),
+        );
+        assert.match(text, /^# HELP chessport_http_requests_aborted_total /m);
+        assert.ok(!text.includes(seeded.databaseSlug), 'no slug or id in the labels');
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      env.cleanup();
+    }
+  });
+});
+
 describe('shutdown of an idle server', () => {
   test('SIGINT exits 0 promptly and says so in the log', async () => {
     const env = tempEnv();

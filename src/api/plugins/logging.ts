@@ -4,6 +4,7 @@
 import { writeSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { type FastifyInstance, LogController } from 'fastify';
+import { requestMetrics } from '../metrics.ts';
 
 /**
  * A literal as it may stand in a URL: each character as itself or percent-encoded (`cp%5F`, `%63p_`), in
@@ -114,8 +115,12 @@ export function accessLog(app: FastifyInstance): void {
     reply.raw.once('close', () => {
       open.delete(reply.raw);
       const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
-      if (reply.raw.writableFinished) request.log.info(line, 'request completed');
-      else request.log.warn({ ...line, aborted: true }, 'request aborted: the connection closed first');
+      if (reply.raw.writableFinished) return request.log.info(line, 'request completed');
+      request.log.warn({ ...line, aborted: true }, 'request aborted: the connection closed first');
+      // Counted here, where it is logged, so that /metrics and the log agree (Fastify's onResponse, which
+      // counts the answered ones, never runs for these). The route template, never the URL with its ids.
+      const route = request.routeOptions.url ?? 'unmatched';
+      requestMetrics.aborted.inc({ method: request.method, route, status: String(reply.statusCode) });
     });
   });
 }
