@@ -494,13 +494,7 @@ export class Store {
     allowDuplicates = false,
   ): Promise<InsertOutcome> {
     return this.write(database.ownerId, async (trx, changes) => {
-      const live = await trx
-        .selectFrom('databases')
-        .select('id')
-        .where('id', '=', database.id)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
-      if (!live) {
+      if (!(await isLive(trx, database.id))) {
         throw new StoreError(
           `database "${database.slug}" was deleted while the import ran: no more games were added to it`,
         );
@@ -738,13 +732,7 @@ export class Store {
    */
   async deleteDatabase(database: Database): Promise<{ tombstoned: number; deletedAt: number } | undefined> {
     return this.write(database.ownerId, async (trx, changes) => {
-      const live = await trx
-        .selectFrom('databases')
-        .select('id')
-        .where('id', '=', database.id)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
-      if (!live) return undefined;
+      if (!(await isLive(trx, database.id))) return undefined;
       const count = await liveGameCount(trx, database.id);
       const { seqs, now } = await changes.take(count);
       // One statement gives the games their seqs in import order (the owner's other writers wait). The
@@ -1021,6 +1009,17 @@ export async function liveGameCount(db: Executor, databaseId: string): Promise<n
     .where('deleted', '=', 0)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** Whether the database exists and is not deleted (read in the caller's transaction). */
+async function isLive(db: Executor, databaseId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('databases')
+    .select('id')
+    .where('id', '=', databaseId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Marks a write to the database's games: its time, and its seq for the export's ETag (etags.ts). */
