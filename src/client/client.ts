@@ -2,7 +2,7 @@
 // and over the changes feed (nextCursor until hasMore is false).
 import { ChessportError } from './errors.ts';
 import { linkTarget } from './link.ts';
-import { type CallOptions, Transport, type TransportOptions } from './transport.ts';
+import { type Answer, type CallOptions, Transport, type TransportOptions } from './transport.ts';
 import type { ChangesPage, Database, GameDetail, GameSummary, ListPage, User } from './types.ts';
 
 export type ClientOptions = TransportOptions;
@@ -109,23 +109,23 @@ export class ChessportClient {
 
   /** GET /games/{id}?format=pgn: the game's PGN text. */
   async gamePgn(id: string, options?: CallOptions): Promise<string> {
-    return (await this.#pgn(`/games/${segment(id)}`, options)).text();
+    return (await this.#http.text(this.#pgnUrl(`/games/${segment(id)}`), PGN_TYPE, options)).text;
   }
 
   /** GET /databases/{id}/games?format=pgn: every game of the database as one PGN text. */
   async databasePgn(database: string, options?: CallOptions): Promise<string> {
-    return (await this.#pgn(`/databases/${segment(database)}/games`, options)).text();
+    const url = this.#pgnUrl(`/databases/${segment(database)}/games`);
+    return (await this.#http.text(url, PGN_TYPE, options)).text;
   }
 
   /**
    * The same export as a stream of text chunks, for databases too large to hold in memory. The stream is
-   * async iterable: `for await (const chunk of stream)`. A failure mid-download errors the stream; it is
-   * not retried, since part of the text has been handed out.
+   * async iterable: `for await (const chunk of stream)`. A failure mid-download errors the stream with a
+   * ChessportNetworkError (`truncated`); it is not retried, since part of the text has been handed out.
    */
   async databasePgnStream(database: string, options?: CallOptions): Promise<ReadableStream<string>> {
-    const response = await this.#pgn(`/databases/${segment(database)}/games`, options);
-    if (!response.body) return new ReadableStream<string>({ start: (c) => c.close() });
-    return response.body.pipeThrough(new TextDecoderStream());
+    const url = this.#pgnUrl(`/databases/${segment(database)}/games`);
+    return (await this.#http.stream(url, PGN_TYPE, options)).pipeThrough(new TextDecoderStream());
   }
 
   /** GET /changes: one page of the feed. */
@@ -158,19 +158,28 @@ export class ChessportClient {
   }
 
   async #json<T>(url: string, options: CallOptions | undefined): Promise<T> {
-    const response = await this.#http.get(url, JSON_TYPE, options);
-    const body = await jsonBody(response);
+    const answer = await this.#http.text(url, JSON_TYPE, options);
+    const body = jsonBody(answer);
     // Every success of the API is {data, ...}.
-    if (!('data' in body)) throw unexpected(response, 'a JSON object without data');
+    if (!('data' in body)) throw unexpected(answer.response, 'a JSON object without data');
     return body as T;
   }
 
   async #page<T>(url: string, options: CallOptions | undefined): Promise<ListPage<T>> {
-    const response = await this.#http.get(url, JSON_TYPE, options);
-    const { data } = (await jsonBody(response)) as { data: T[] };
+    const answer = await this.#http.text(url, JSON_TYPE, options);
+    const { response } = answer;
+    const { data } = jsonBody(answer) as { data: T[] };
     if (!Array.isArray(data)) throw unexpected(response, 'a list page without a data array');
     const next = linkTarget(response.headers.get('link'), 'next', url);
-    return { data, next: next === null ? null : this.#http.underApi(next) };
+    if (next === null) return { data, next: null };
+    const target = this.#http.underApi(next);
+    // A server (or proxy) that names a page elsewhere answered wrongly: the token is not sent there.
+    if (target === null)
+      throw unexpected(
+        response,
+        `a Link rel="next" to ${next}: refusing to send the token outside ${this.apiBase}`,
+      );
+    return { data, next: target };
   }
 
   async *#pages<T>(first: string, options: CallOptions | undefined): AsyncGenerator<T[]> {
@@ -182,8 +191,8 @@ export class ChessportClient {
     }
   }
 
-  #pgn(path: string, options: CallOptions | undefined): Promise<Response> {
-    return this.#http.get(this.#http.url(`${path}?format=pgn`), PGN_TYPE, options);
+  #pgnUrl(path: string): string {
+    return this.#http.url(`${path}?format=pgn`);
   }
 }
 
@@ -200,9 +209,8 @@ function unexpected(response: Response, what: string): ChessportError {
  * A successful answer's JSON object, or ChessportError unexpected_response: a 200 that is no JSON object
  * (a proxy's or captive portal's page) must not reach callers as a SyntaxError or as a wrongly typed value.
  */
-async function jsonBody(response: Response): Promise<object> {
+function jsonBody({ response, text }: Answer): object {
   const type = response.headers.get('content-type') ?? '';
-  const text = await response.text();
   let body: unknown;
   try {
     body = /^application\/(?:[\w.+-]+\+)?json\b/i.test(type) ? JSON.parse(text) : undefined;

@@ -1,4 +1,6 @@
-// The client's typed error: any answer that is not a success, in the API's error shape (DESIGN.md 17).
+// The client's typed errors. ChessportError: the server answered, and not with a success (DESIGN.md 17).
+// ChessportNetworkError: no complete answer came. Everything else a call throws is the caller's own: the
+// reason of their AbortSignal, or a TypeError for a bad argument.
 import type { ErrorCode } from './types.ts';
 
 export class ChessportError extends Error {
@@ -25,6 +27,63 @@ export class ChessportError extends Error {
     this.retryAfter = init.retryAfter ?? null;
     this.requestId = init.requestId ?? null;
   }
+}
+
+/**
+ * No complete answer, after the retries: the connection failed (refused, reset, DNS, TLS), no headers came
+ * within `timeoutMs`, or the body broke off. `cause` is the last attempt's error as fetch threw it.
+ */
+export class ChessportNetworkError extends Error {
+  override readonly name = 'ChessportNetworkError';
+  /** The URL of the GET. The token travels in the Authorization header only, so it is never here. */
+  readonly url: string;
+  /** Requests the call sent, the first included (429 refusals count too). */
+  readonly attempts: number;
+  /** The last attempt had no answer headers within `timeoutMs`. */
+  readonly timedOut: boolean;
+  /** The last attempt's answer had begun, and its body broke off before the end. */
+  readonly truncated: boolean;
+
+  constructor(init: {
+    url: string;
+    attempts: number;
+    timedOut: boolean;
+    truncated: boolean;
+    cause: unknown;
+  }) {
+    const what = init.truncated
+      ? `the answer broke off (${rootMessage(init.cause)})`
+      : rootMessage(init.cause);
+    const tries = init.attempts === 1 ? '1 attempt' : `${init.attempts} attempts`;
+    super(`GET ${init.url} failed after ${tries}: ${what}`, { cause: init.cause });
+    this.url = init.url;
+    this.attempts = init.attempts;
+    this.timedOut = init.timedOut;
+    this.truncated = init.truncated;
+  }
+}
+
+/**
+ * The most specific message in a chain of causes: fetch's own is a bare `fetch failed` or `terminated`, its
+ * cause says `connect ECONNREFUSED 127.0.0.1:8080`. A failed connect to a name with several addresses is an
+ * AggregateError with an empty message: its errors speak instead.
+ */
+function rootMessage(error: unknown): string {
+  let found = '';
+  const seen = new Set<unknown>();
+  for (let current = error; current instanceof Error && !seen.has(current); current = current.cause) {
+    seen.add(current);
+    const { code, library, reason } = current as { code?: unknown; library?: unknown; reason?: unknown };
+    const own =
+      // OpenSSL's message is a multi-line dump; its library and reason say the same in a few words.
+      (typeof library === 'string' && typeof reason === 'string' ? `${library}: ${reason}` : '') ||
+      current.message ||
+      (current instanceof AggregateError ? current.errors.map((e) => rootMessage(e)).join('; ') : '') ||
+      String(code ?? '');
+    if (own) found = own;
+  }
+  // One line, whatever the platform put in it.
+  return (found || String(error)).replace(/\s+/g, ' ').trim();
 }
 
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([

@@ -1,10 +1,11 @@
 // One GET with the client's manners: a bearer token, waiting on 429 as Retry-After says, and retrying 503,
 // gateway errors and network failures with exponential backoff. Every API call is a GET, so every call is
-// safe to repeat. Only global fetch, setTimeout and AbortSignal: the client runs wherever fetch does.
-import { type ChessportError, errorFromResponse } from './errors.ts';
+// safe to repeat, a body that breaks off while it is read included. Only global fetch, setTimeout and
+// AbortSignal: the client runs wherever fetch does.
+import { type ChessportError, ChessportNetworkError, errorFromResponse } from './errors.ts';
 
 export interface RetryPolicy {
-  /** 503, 502, 504 and network failures: retries after the first attempt. */
+  /** 503, 502, 504 and network failures (a body broken off included): retries after the first attempt. */
   maxRetries: number;
   /** First backoff delay; doubled each retry (with jitter) up to maxBackoffMs. */
   backoffMs: number;
@@ -32,8 +33,8 @@ export interface RetryEvent {
   /** 1 for the first retry of this call. */
   attempt: number;
   waitMs: number;
-  /** The answer that caused the retry, or the network error. */
-  cause: ChessportError | Error;
+  /** The answer that caused the retry, or the attempt's network failure. */
+  cause: ChessportError | ChessportNetworkError;
 }
 
 export interface TransportOptions {
@@ -49,6 +50,15 @@ export interface TransportOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
+}
+
+/** What a fetch Response's body streams. */
+type Bytes = Uint8Array<ArrayBuffer>;
+
+/** A successful answer and its body, read whole. */
+export interface Answer {
+  response: Response;
+  text: string;
 }
 
 const RETRIED_STATUS = new Set([502, 503, 504]);
@@ -79,9 +89,20 @@ export class Transport {
   constructor(options: TransportOptions) {
     // Accept the address with or without the version prefix, with or without a trailing slash.
     const base = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-    this.apiBase = `${new URL(base).href.replace(/\/+$/, '')}/api/v1`;
+    const parsed = new URL(base);
+    // fetch refuses such a URL with a message that quotes it, password and all: refuse it here, unquoted.
+    if (parsed.username || parsed.password)
+      throw new TypeError(
+        'the base URL must not carry a user name or password; the token is sent as a header',
+      );
+    this.apiBase = `${parsed.href.replace(/\/+$/, '')}/api/v1`;
     if (!options.token) throw new TypeError('a token is needed');
-    this.#token = options.token;
+    // fetch strips the outer whitespace of a header value (a token read from a file ends with a newline), and
+    // refuses a value with a line break inside, quoting it: the token would end up in an error message.
+    const token = options.token.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+    if (!/^[\x21-\x7e]+$/.test(token))
+      throw new TypeError('the token must be printable ASCII without spaces or line breaks');
+    this.#token = token;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     this.#onRetry = options.onRetry;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -94,9 +115,9 @@ export class Transport {
 
   /**
    * A Link target as a URL under the API's base. The server writes them root-relative (`/api/v1/games?...`):
-   * behind a path prefix (`https://host/x/api/v1`) they go under it. Anything else is refused.
+   * behind a path prefix (`https://host/x/api/v1`) they go under it. Anything else is null.
    */
-  underApi(target: string): string {
+  underApi(target: string): string | null {
     const url = new URL(target);
     const base = new URL(this.apiBase);
     if (
@@ -105,47 +126,81 @@ export class Transport {
       url.pathname.startsWith('/api/v1/')
     )
       return `${this.apiBase}${url.pathname.slice('/api/v1'.length)}${url.search}`;
-    return this.#checked(url.href);
+    return this.#isUnderApi(url.href) ? url.href : null;
   }
 
-  /** The URL itself when it is under the API's base: the token goes nowhere else, also following a Link. */
-  #checked(url: string): string {
-    const { origin, pathname } = new URL(url);
+  /** Whether the URL is under the API's base: the token goes nowhere else, also following a Link. */
+  #isUnderApi(url: string): boolean {
+    const { origin, pathname, username, password } = new URL(url);
     const base = new URL(this.apiBase);
-    if (origin !== base.origin || !pathname.startsWith(`${base.pathname}/`))
-      throw new TypeError(`refusing to send the token outside ${this.apiBase}: ${url}`);
-    return url;
+    return origin === base.origin && pathname.startsWith(`${base.pathname}/`) && !username && !password;
   }
 
-  /** A successful answer to GET url (its body not yet read), or a ChessportError. */
-  async get(url: string, accept: string, options: CallOptions = {}): Promise<Response> {
-    this.#checked(url);
+  /** A successful answer to GET url with its body read whole; or ChessportError, ChessportNetworkError. */
+  async text(url: string, accept: string, options: CallOptions = {}): Promise<Answer> {
+    return this.#get(url, accept, options.signal, async (response) => ({
+      response,
+      text: await response.text(),
+    }));
+  }
+
+  /**
+   * A successful answer to GET url with its body as a stream of bytes, for downloads too large to hold. A
+   * failure while the stream is read is a ChessportNetworkError (truncated), not retried: part of the body
+   * has been handed out.
+   */
+  async stream(url: string, accept: string, options: CallOptions = {}): Promise<ReadableStream<Bytes>> {
     const { signal } = options;
+    let attempts = 0;
+    const response = await this.#get(url, accept, signal, async (answer, n) => {
+      attempts = n;
+      return answer;
+    });
+    const body = response.body;
+    if (!body) return new ReadableStream({ start: (controller) => controller.close() });
+    return typedFailures(body, (error) =>
+      signal?.aborted ? signal.reason : this.#failure(url, attempts, error, true),
+    );
+  }
+
+  async #get<T>(
+    url: string,
+    accept: string,
+    signal: AbortSignal | undefined,
+    read: (response: Response, attempts: number) => Promise<T>,
+  ): Promise<T> {
+    if (!this.#isUnderApi(url)) throw new TypeError(`refusing to send the token outside ${this.apiBase}`);
     const policy = this.#retry;
+    let attempts = 0;
     let failures = 0;
     let refusals = 0;
+    const retryOrThrow = async (error: unknown, truncated: boolean) => {
+      // The caller's abort is theirs, as the platform has it: their signal's reason, not a network failure.
+      if (signal?.aborted) throw signal.reason;
+      const failure = this.#failure(url, attempts, error, truncated);
+      if (failures >= policy.maxRetries) throw failure;
+      failures++;
+      const waitMs = this.#backoff(failures);
+      await this.#wait({ reason: 'network', url, attempt: failures, waitMs, cause: failure }, signal);
+    };
     for (;;) {
       signal?.throwIfAborted();
+      attempts++;
       let response: Response;
       try {
         response = await this.#attempt(url, accept, signal);
       } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (failures >= policy.maxRetries) throw error;
-        failures++;
-        await this.#wait(
-          {
-            reason: 'network',
-            url,
-            attempt: failures,
-            waitMs: this.#backoff(failures),
-            cause: error as Error,
-          },
-          signal,
-        );
+        await retryOrThrow(error, false);
         continue;
       }
-      if (response.ok) return response;
+      if (response.ok) {
+        try {
+          return await read(response, attempts);
+        } catch (error) {
+          await retryOrThrow(error, true);
+          continue;
+        }
+      }
       if (response.status === 429) {
         const refusal = await errorFromResponse(response);
         const reset = Number(response.headers.get('x-ratelimit-reset'));
@@ -169,11 +224,17 @@ export class Transport {
     }
   }
 
+  #failure(url: string, attempts: number, error: unknown, truncated: boolean): ChessportNetworkError {
+    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+    return new ChessportNetworkError({ url, attempts, timedOut, truncated, cause: error });
+  }
+
   async #attempt(url: string, accept: string, signal: AbortSignal | undefined): Promise<Response> {
-    // The timeout covers the wait for the headers only: a long PGN download is not cut off.
+    // The timeout covers the wait for the headers only: a long PGN download is not cut off. Its reason is a
+    // TimeoutError DOMException, as AbortSignal.timeout() gives.
     const timeout = new AbortController();
     const timer = setTimeout(
-      () => timeout.abort(new Error(`no answer within ${this.#retry.timeoutMs} ms`)),
+      () => timeout.abort(new DOMException(`no answer within ${this.#retry.timeoutMs} ms`, 'TimeoutError')),
       this.#retry.timeoutMs,
     );
     try {
@@ -198,4 +259,24 @@ export class Transport {
     this.#onRetry?.(event);
     await sleep(event.waitMs, signal);
   }
+}
+
+/** The same bytes, with the error a failed read ends in replaced by `typed(error)`. */
+function typedFailures(
+  body: ReadableStream<Bytes>,
+  typed: (error: unknown) => unknown,
+): ReadableStream<Bytes> {
+  const reader = body.getReader();
+  return new ReadableStream<Bytes>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        controller.error(typed(error));
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }

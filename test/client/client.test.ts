@@ -6,6 +6,7 @@ import {
   type ChangesPage,
   ChessportClient,
   ChessportError,
+  ChessportNetworkError,
   type RetryEvent,
 } from '../../src/client/index.ts';
 import { http, type Server, startServer } from '../helpers/harness.ts';
@@ -273,8 +274,9 @@ describe('503 and network failures are retried with backoff', () => {
     );
   });
 
-  test('a network failure, then the answer; out of retries, the error surfaces', async () => {
-    const networkDown = () => Promise.reject(new TypeError('fetch failed'));
+  test('a network failure, then the answer; out of retries, a ChessportNetworkError with it as cause', async () => {
+    const failure = new TypeError('fetch failed');
+    const networkDown = () => Promise.reject(failure);
     const recovering = new ChessportClient({
       baseUrl: world.server.base,
       token: world.tokens.alice,
@@ -288,7 +290,11 @@ describe('503 and network failures are retried with backoff', () => {
       retry: { ...retry, maxRetries: 2 },
       fetch: failingFirst(3, networkDown),
     });
-    await assert.rejects(down.me(), /fetch failed/);
+    await assert.rejects(
+      down.me(),
+      (error: unknown) =>
+        error instanceof ChessportNetworkError && error.attempts === 3 && error.cause === failure,
+    );
     const stillBusy = new ChessportClient({
       baseUrl: world.server.base,
       token: world.tokens.alice,
@@ -298,8 +304,10 @@ describe('503 and network failures are retried with backoff', () => {
     await assert.rejects(stillBusy.me(), (error) => error instanceof ChessportError && error.status === 503);
   });
 
-  test('the token is never sent to another origin named by a Link header', async () => {
+  test('the token is never sent to another origin named by a Link header: a ChessportError instead', async () => {
+    const asked: string[] = [];
     const elsewhere: typeof fetch = async (input, init) => {
+      asked.push(String(input));
       const answer = await fetch(input, init);
       const headers = new Headers(answer.headers);
       headers.set('link', '<http://elsewhere.example/api/v1/games?offset=2>; rel="next"');
@@ -310,7 +318,14 @@ describe('503 and network failures are retried with backoff', () => {
       token: world.tokens.alice,
       fetch: elsewhere,
     });
-    await assert.rejects(collect(c.allGames({ limit: 2 })), /refusing to send the token outside/);
+    await assert.rejects(
+      collect(c.allGames({ limit: 2 })),
+      (error: unknown) =>
+        error instanceof ChessportError &&
+        error.error === 'unexpected_response' &&
+        /refusing to send the token outside/.test(error.message),
+    );
+    assert.deepEqual(asked, [`${world.base}/games?limit=2`]);
   });
 
   test('behind a path prefix, pages follow the Link header under it; a link outside the API is refused', async () => {
@@ -341,7 +356,11 @@ describe('503 and network failures are retried with backoff', () => {
       return new Response(await answer.text(), { status: answer.status, headers });
     };
     const d = new ChessportClient({ baseUrl: world.server.base, token: world.tokens.alice, fetch: outside });
-    await assert.rejects(collect(d.allGames({ limit: 2 })), /refusing to send the token outside/);
+    await assert.rejects(
+      collect(d.allGames({ limit: 2 })),
+      (error: unknown) =>
+        error instanceof ChessportError && /refusing to send the token outside/.test(error.message),
+    );
   });
 
   test("a success that is not the API's JSON is a ChessportError unexpected_response", async () => {

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,15 @@ import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
 import { importInto, issue } from './setup.ts';
 
 const run = promisify(execFile);
+
+/** The address of a port nothing listens on. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
 /** The project's tsc, run with this Node.js. */
 function tscPath(): string {
   const manifest = fileURLToPath(import.meta.resolve('typescript/package.json'));
@@ -27,12 +37,15 @@ function tscPath(): string {
   return join(dirname(manifest), bin.tsc);
 }
 
-/** What the consumer's script prints: the module's exports, where it loaded from, and two answers. */
+/**
+ * What the consumer's script prints: the module's exports, where it loaded from, two answers, and what a
+ * closed port gives.
+ */
 const CONSUMER_SCRIPT = `
 import * as exported from 'chessport/client';
-import { ChessportClient, ChessportError } from 'chessport/client';
+import { ChessportClient, ChessportError, ChessportNetworkError } from 'chessport/client';
 
-const [baseUrl, token] = process.argv.slice(2);
+const [baseUrl, token, closedUrl] = process.argv.slice(2);
 const api = new ChessportClient({ baseUrl, token });
 const me = await api.me();
 const databases = await api.databases();
@@ -44,23 +57,38 @@ try {
 } catch (error) {
   refused = error instanceof ChessportError ? { status: error.status, error: error.error } : String(error);
 }
+let unreachable;
+try {
+  await new ChessportClient({ baseUrl: closedUrl, token, retry: { maxRetries: 1, backoffMs: 1 } }).me();
+} catch (error) {
+  unreachable =
+    error instanceof ChessportNetworkError
+      ? { name: error.name, url: error.url, attempts: error.attempts, timedOut: error.timedOut, message: error.message }
+      : String(error);
+}
 console.log(JSON.stringify({
   exports: Object.keys(exported).sort(),
   resolved: import.meta.resolve('chessport/client'),
-  me, databases, games, refused,
+  me, databases, games, refused, unreachable,
 }));
 `;
 
 /** A consumer's TypeScript, strict, with an error on purpose when `broken`. */
 const consumerTs = (broken: boolean) => `
-import { ChessportClient, ChessportError, type GameDetail, type User } from 'chessport/client';
+import { ChessportClient, ChessportError, ChessportNetworkError, type GameDetail, type User } from 'chessport/client';
 
 const api = new ChessportClient({ baseUrl: 'https://chess.example.org', token: 'cp_x' });
 const me: User = await api.me();
 const game: GameDetail = await api.game(me.id);
 const white: string | null = game.white.name;
+let failed: { url: string; attempts: number; timedOut: boolean; truncated: boolean; cause?: unknown } | undefined;
+try {
+  await api.databases();
+} catch (error) {
+  if (error instanceof ChessportNetworkError) failed = error;
+}
 ${broken ? 'const wrong: number = game.pgn;' : ''}
-export { ChessportError, white };
+export { ChessportError, failed, white };
 `;
 
 describe('chessport/client from an npm package', () => {
@@ -123,9 +151,10 @@ describe('chessport/client from an npm package', () => {
     assert.doesNotMatch(`${rebuilt.stdout}${rebuilt.stderr}`, /ERR_|not bundled|Error/);
 
     writeFileSync(join(app, 'main.mjs'), CONSUMER_SCRIPT);
-    const { stdout } = await run(process.execPath, ['main.mjs', server.base, token], { cwd: app });
+    const closed = await closedPort();
+    const { stdout } = await run(process.execPath, ['main.mjs', server.base, token, closed], { cwd: app });
     const result = JSON.parse(stdout) as Record<string, unknown>;
-    assert.deepEqual(result.exports, ['ChessportClient', 'ChessportError']);
+    assert.deepEqual(result.exports, ['ChessportClient', 'ChessportError', 'ChessportNetworkError']);
     assert.ok(String(result.resolved).endsWith('/node_modules/chessport/dist/client/index.js'));
     const base = `${server.base}/api/v1`;
     const raw = async (path: string) => (await http<{ data: unknown }>(base, path, { token })).json.data;
@@ -136,6 +165,13 @@ describe('chessport/client from an npm package', () => {
       ((await raw('/games?limit=200')) as { id: string }[]).map((g) => g.id),
     );
     assert.deepEqual(result.refused, { status: 404, error: 'not_found' });
+    assert.deepEqual(result.unreachable, {
+      name: 'ChessportNetworkError',
+      url: `${closed}/api/v1/me`,
+      attempts: 2,
+      timedOut: false,
+      message: `GET ${closed}/api/v1/me failed after 2 attempts: connect ECONNREFUSED ${new URL(closed).host}`,
+    });
   });
 
   test("its declarations type a consumer's strict TypeScript, and catch its type errors", async () => {
