@@ -1,7 +1,7 @@
 // `chessport sync`: the reference consumer of the API. The engine lives in src/client/sync (it uses only the
 // client); this file turns options into a run, prints the summary and maps failures to exit codes.
 import type { Command } from 'commander';
-import { ChessportError } from '../../client/errors.ts';
+import { ChessportError, ChessportNetworkError } from '../../client/errors.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
 import { jsonOption } from '../context.ts';
 import { emit } from '../output.ts';
@@ -135,7 +135,7 @@ export function syncCommand(program: Command): void {
         });
       } catch (error) {
         progress.done();
-        process.exitCode = fail(error, controller.signal, opts.baseUrl);
+        process.exitCode = fail(error, controller.signal);
       } finally {
         process.off('SIGINT', interrupt);
         process.off('SIGTERM', interrupt);
@@ -144,7 +144,7 @@ export function syncCommand(program: Command): void {
 }
 
 /** Prints why the run stopped and returns the exit code. */
-function fail(error: unknown, signal: AbortSignal, baseUrl: string): number {
+function fail(error: unknown, signal: AbortSignal): number {
   const say = (message: string) => process.stderr.write(`chessport sync: ${message}\n`);
   if (signal.aborted) {
     say('interrupted; the mirror keeps every page written so far, run again to continue');
@@ -158,9 +158,8 @@ function fail(error: unknown, signal: AbortSignal, baseUrl: string): number {
     say(`the server answered ${error.message}`);
     return 1;
   }
-  if (error instanceof TypeError && error.message === 'fetch failed') {
-    const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
-    say(`cannot reach ${baseUrl}: ${cause}`);
+  if (error instanceof ChessportNetworkError) {
+    say(`${error.message}. The mirror keeps every page written so far; run again to continue`);
     return 1;
   }
   if (error instanceof Error) {

@@ -1,0 +1,116 @@
+// `chessport sync` when the network fails, through the CLI: a closed port, and a gateway that starts cutting
+// the answers mid-way through a run. The run says why in one line, without a stack or the token, exits 1,
+// keeps the pages it wrote, and the next run finishes the mirror.
+import assert from 'node:assert/strict';
+import { createServer, type Server as HttpServer, request } from 'node:http';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { SyncSummary } from '../../src/client/sync/engine.ts';
+import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
+import { assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
+import { importInto, issue } from './setup.ts';
+
+/** The one line a network failure prints: the request, the attempts, the cause, and what to do. */
+const ONE_LINE =
+  /^chessport sync: GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/\S+ failed after 5 attempts: (.+)\. The mirror keeps every page written so far; run again to continue\n$/;
+
+describe('chessport sync when the network fails', () => {
+  let env: Env;
+  let server: Server;
+  let token: string;
+  let gateway: HttpServer;
+  let gatewayBase: string;
+  /** Game details the gateway passes whole before it cuts every answer; Infinity: it cuts nothing. */
+  let wholeDetails = Number.POSITIVE_INFINITY;
+
+  before(async () => {
+    env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
+    await cliJson(env, ['users', 'add', 'alice']);
+    await cliJson(env, ['apps', 'add', 'mirror']);
+    await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
+    token = await issue(env, 'alice');
+    server = await startServer(env);
+    const upstream = new URL(server.base);
+    gateway = createServer((req, res) => {
+      const detail = /^\/api\/v1\/games\/[^/?]+$/.test(req.url ?? '');
+      const cut = detail && wholeDetails-- <= 0;
+      const forward = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
+        (answer) => {
+          if (!cut) {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+            return;
+          }
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('end', () => {
+            const body = Buffer.concat(chunks);
+            const headers = { ...answer.headers, 'content-length': String(body.length) };
+            delete headers['transfer-encoding'];
+            res.writeHead(answer.statusCode ?? 502, headers);
+            res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
+          });
+        },
+      );
+      req.pipe(forward);
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    gatewayBase = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    gateway?.closeAllConnections();
+    gateway?.close();
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  test('a closed port: one line naming the refused connection, exit 1, no stack, no token', async () => {
+    const probe = createTcpServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    const out = join(env.dir, 'closed');
+    const run = await cli(env, [
+      'sync',
+      '--base-url',
+      `http://127.0.0.1:${port}`,
+      '--token',
+      token,
+      '--out',
+      out,
+    ]);
+    assert.equal(run.code, 1, run.stderr);
+    const [, cause] = ONE_LINE.exec(run.stderr) ?? [];
+    assert.equal(cause, `connect ECONNREFUSED 127.0.0.1:${port}`, run.stderr);
+    assert.ok(run.stderr.includes(`GET http://127.0.0.1:${port}/api/v1/me `), 'the first request, /me');
+    assert.ok(!`${run.stdout}${run.stderr}`.includes(token), 'the token is not printed');
+    assert.equal(mirroredCount(out), 0);
+  });
+
+  test('answers cut mid-way from the third page on: the run fails in one line and keeps two pages; the next run finishes', async () => {
+    const out = join(env.dir, 'cut');
+    const args = ['sync', '--base-url', gatewayBase, '--token', token, '--out', out, '--limit', '4'];
+    wholeDetails = 8;
+    const first = await cli(env, args);
+    assert.equal(first.code, 1, first.stderr);
+    const [, cause] = ONE_LINE.exec(first.stderr) ?? [];
+    assert.match(cause ?? '', /^the answer broke off \(.+\)$/, first.stderr);
+    assert.ok(!`${first.stdout}${first.stderr}`.includes(token));
+    assert.equal(mirroredCount(out), 8, 'the two pages written before the cuts are kept');
+
+    wholeDetails = Number.POSITIVE_INFINITY;
+    const second = await cliJson<SyncSummary>(env, args);
+    assert.equal(second.resumed, true);
+    assert.equal(second.gamesUpserted, 4, 'only the rest');
+    assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'after the cuts');
+  });
+});
