@@ -11,6 +11,7 @@ import type { Store, TokenInfo } from '../store/index.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
+import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
 import { describeParam, paramSchema } from './params.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
@@ -53,6 +54,8 @@ export interface ApiOptions {
   pageCacheBytes?: number;
   /** How long a client may take to send a request, head and body (timeouts.ts). Default 30 s. */
   requestTimeoutMs?: number;
+  /** How often an outage of the store or of Redis is summarised in the log (outage-log.ts). Default 10 s. */
+  outageLogIntervalMs?: number;
 }
 
 export interface ApiContext {
@@ -97,8 +100,10 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   routeEveryMethod(app);
   for (const schema of sharedSchemas) app.addSchema(schema);
 
+  const storeOutage = new OutageLog(app.log, STORE_OUTAGE, options.outageLogIntervalMs);
+  app.addHook('onClose', async () => storeOutage.close());
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    sendError(reply, toApiError(error, request));
+    sendError(reply, toApiError(error, request, storeOutage));
   });
   app.setNotFoundHandler((_request, reply) => {
     sendError(reply, unknownPath());
@@ -124,8 +129,16 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   metrics(app, options.store);
   conditionalRequests(app, options.store);
   headLikeGet(app);
-  const limiter = rateLimiter(app, options.rateLimit ?? { max: 600, windowMs: 60_000 });
-  healthRoutes(app, options.store);
+  const limiter = rateLimiter(app, {
+    ...(options.rateLimit ?? { max: 600, windowMs: 60_000 }),
+    outageLogIntervalMs: options.outageLogIntervalMs,
+  });
+  healthRoutes(app, options.store, storeOutage);
+  // A request whose token was found got an answer from the store: the end of an outage, unless a later
+  // query of the same request failed (its 503). Requests that never reach the store tell nothing.
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.token && reply.statusCode !== 503) storeOutage.succeeded();
+  });
   // The generator collects the routes added after it; the document and the page need no token.
   openapiGenerator(app);
   openapiRoute(app);
@@ -151,19 +164,28 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   return app;
 }
 
+const STORE_OUTAGE = {
+  down: 'store unavailable',
+  more: (count: string, seconds: string) =>
+    `store unavailable: ${count} more failed ${requests(count)} in the last ${seconds} s`,
+  back: (seconds: string, count: string) =>
+    `store available again after ${seconds} s, ${count} ${requests(count)} failed`,
+};
+
 const unknownPath = () => new ApiError('not_found', 'There is no such resource.');
 
 function sendError(reply: FastifyReply, error: ApiError): void {
   reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.body());
 }
 
-function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
+function toApiError(error: FastifyError, request: FastifyRequest, storeOutage: OutageLog): ApiError {
   if (error instanceof ApiError) return error;
   // The docs page's file server refuses what it cannot check (a name too long for the file system, a `.`
   // or empty segment) with a 403 of its own; to a client it is an unknown path like any other.
   if (error.code === 'FST_STATIC_FORBIDDEN_PATH') return unknownPath();
   if (isStoreUnavailable(error)) {
-    request.log.warn({ reason: error.message, code: error.code }, 'store unavailable');
+    // One line when the outage begins, then a count every interval (outage-log.ts): not one per request.
+    storeOutage.failed({ reason: error.message, code: error.code }, request.log);
     return new ApiError('unavailable', 'The service cannot reach its store right now: retry shortly.', {
       'retry-after': '1',
     });

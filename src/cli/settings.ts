@@ -140,6 +140,8 @@ export interface ServerSettings {
   trustProxy: boolean | string;
   /** Bytes of rendered game-list pages each instance keeps (PAGE_CACHE_MB; 0 turns the cache off). */
   pageCacheBytes: number;
+  /** How often an outage of the store or of Redis is summarised in the log (OUTAGE_LOG_INTERVAL). */
+  outageLogIntervalMs: number | undefined;
 }
 
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
@@ -192,6 +194,9 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
     requestTimeoutMs: env.REQUEST_TIMEOUT ? parseDuration(env.REQUEST_TIMEOUT, 'REQUEST_TIMEOUT') : undefined,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     pageCacheBytes: env.PAGE_CACHE_MB ? parsePageCacheMb(env.PAGE_CACHE_MB) * MB : DEFAULT_PAGE_CACHE_BYTES,
+    outageLogIntervalMs: env.OUTAGE_LOG_INTERVAL
+      ? parseDuration(env.OUTAGE_LOG_INTERVAL, 'OUTAGE_LOG_INTERVAL')
+      : undefined,
   };
 }
 

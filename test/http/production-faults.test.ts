@@ -8,7 +8,17 @@ import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { BIN, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { STORE_DIALECT } from '../helpers/stores.ts';
-import { bearer, captureOutput, header, raw, type Seeded, seed, waitFor } from './production-helpers.ts';
+import {
+  bearer,
+  captureOutput,
+  header,
+  logLines,
+  outageSeen,
+  raw,
+  type Seeded,
+  seed,
+  waitFor,
+} from './production-helpers.ts';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.ts';
 
 /** The answers while the store cannot answer: 503 unavailable with Retry-After, no driver detail. */
@@ -28,6 +38,73 @@ async function assertUnavailable(base: string, token: string, databaseSlug: stri
   }
   assert.equal((await raw(base, '/readyz')).status, 503);
   assert.equal((await raw(base, '/healthz')).status, 200, 'the process itself is fine');
+}
+
+const STORE_OUTAGE = {
+  down: 'store unavailable',
+  more: 'failed requests',
+  back: 'store available again',
+  counted: 'requests failed',
+};
+
+/**
+ * Breaks the store, sends waves of concurrent requests for a while (all 503), mends it, and checks the log:
+ * one warning with the cause at once, then one line per interval (1 s) with the count of the others, and
+ * one line when a request succeeds again, with how long it lasted and how many failed. Before, every
+ * failed request wrote its own warning. Each request still has its access-log line.
+ */
+async function outageLoggedOnce(
+  server: Server,
+  token: string,
+  store: { break(): Promise<void>; mend(): Promise<void>; code?: RegExp },
+): Promise<void> {
+  const output = captureOutput(server);
+  const games = (id: string) =>
+    raw(server.base, '/api/v1/games', { headers: { ...bearer(token), 'x-request-id': id } });
+  await store.break();
+  const started = Date.now();
+  let firstAnswered = 0;
+  let failed = 0;
+  try {
+    // Past two intervals, so that summaries are written while it lasts.
+    for (let wave = 0; Date.now() - started < 2500; wave++) {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => games(`outage-${wave}-${i}`)));
+      firstAnswered ||= Date.now();
+      for (const answer of answers) {
+        assert.equal(answer.status, 503);
+        assert.equal((JSON.parse(answer.body.toString()) as { error: string }).error, 'unavailable');
+      }
+      failed += answers.length;
+    }
+  } finally {
+    await store.mend();
+  }
+  const mended = Date.now();
+  assert.equal((await games('after-outage')).status, 200);
+  const answered = Date.now();
+  await waitFor('the store-available line', () => output.text().includes('store available again'), 5000);
+
+  const lines = logLines(output.text());
+  const seen = outageSeen(lines, STORE_OUTAGE);
+  assert.match(String(seen.first.reqId), /^outage-0-/, 'the first line is the first failed request’s');
+  assert.ok(typeof seen.first.reason === 'string' && seen.first.reason.length > 0, 'with the cause');
+  if (store.code) assert.match(String(seen.first.code), store.code);
+  assert.ok(seen.summaries.length >= 1, `${failed} failures over ${mended - started} ms: summarised`);
+  assert.ok(seen.summaries.length <= Math.ceil((answered - started) / 1000) + 1, 'one summary per interval');
+  const summarised = seen.summaries.reduce((a, b) => a + b, 0);
+  assert.ok(1 + summarised <= failed, `1 + ${summarised} counted of ${failed}`);
+  assert.equal(seen.back.count, failed, 'every failed request is counted in the end');
+  assert.equal(seen.back.line.failed, failed);
+  // From the first failure to the first success: on the same clock, between these bounds.
+  assert.ok(seen.back.seconds >= (mended - firstAnswered) / 1000 - 0.1, `${seen.back.seconds} s`);
+  assert.ok(seen.back.seconds <= (answered - started) / 1000 + 0.1, `${seen.back.seconds} s`);
+  const warnings = lines.filter((line) => line.level >= 40);
+  assert.equal(warnings.length, 1 + seen.summaries.length, 'no warning per request');
+  const accessLines = lines.filter(
+    (line) => line.msg === 'request completed' && String(line.reqId).startsWith('outage-'),
+  );
+  assert.equal(accessLines.length, failed, 'each request still has its access-log line');
+  assert.ok(accessLines.every((line) => (line.res as { statusCode: number }).statusCode === 503));
 }
 
 async function assertServing(server: Server, token: string, games: number): Promise<void> {
@@ -103,6 +180,25 @@ describe('a locked store', {
     }
     await assertServing(server, seeded.tokens.alice, 3);
   });
+
+  test('a locked store under load is logged as one outage, not a warning per failed request', {
+    skip: python ? false : 'needs python3 to take the POSIX lock a crashed-and-recovering process would hold',
+  }, async () => {
+    // A server of its own: the outage of the test above ends in its log up to an interval later.
+    const busy = await startServer(env, { STORE_BUSY_TIMEOUT_MS: '5', OUTAGE_LOG_INTERVAL: '1s' });
+    try {
+      let release: (() => Promise<void>) | undefined;
+      await outageLoggedOnce(busy, seeded.tokens.alice, {
+        break: async () => {
+          release = await holdRecoveryLock(env.databaseUrl);
+        },
+        mend: async () => release?.(),
+        code: /^SQLITE_BUSY/,
+      });
+    } finally {
+      await busy.stop();
+    }
+  });
 });
 
 describe('an unreachable PostgreSQL', {
@@ -173,6 +269,28 @@ describe('an unreachable PostgreSQL', {
       await proxy.restore();
     }
     await assertServing(server, seeded.tokens.alice, 3);
+  });
+
+  test('PostgreSQL cut off under load is logged as one outage, not a warning per failed request', async () => {
+    // A proxy and a server of their own: the outages of the tests above end in the log an interval later.
+    const target = new URL(env.databaseUrl);
+    const own = await tcpProxy(target.hostname, Number(target.port || 5432));
+    const proxied = new URL(env.databaseUrl);
+    proxied.host = `127.0.0.1:${own.port}`;
+    const cut = await startServer(env, { DATABASE_URL: proxied.toString(), OUTAGE_LOG_INTERVAL: '1s' });
+    try {
+      assert.equal(
+        (await raw(cut.base, '/api/v1/games', { headers: bearer(seeded.tokens.alice) })).status,
+        200,
+      );
+      await outageLoggedOnce(cut, seeded.tokens.alice, {
+        break: () => own.refuse(),
+        mend: () => own.restore(),
+      });
+    } finally {
+      await cut.stop();
+      await own.close();
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 // Helpers of the production suites: raw HTTP (fetch would decompress and hide Content-Encoding), log capture,
 // generated PGN, and a small seeded store of one user with two apps.
+import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
@@ -153,5 +154,74 @@ export async function seed(env: Env, n = 3, comment = ''): Promise<Seeded> {
       aliceOtherApp: await issue('alice', 'app-two'),
       bob: await issue('bob', 'app-one'),
     },
+  };
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  reqId?: string;
+  [field: string]: unknown;
+}
+
+/** The server's JSON log lines (anything else it writes, such as a stack trace, is left out). */
+export function logLines(text: string): LogLine[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+export interface OutageSeen {
+  first: LogLine;
+  /** The counts of the summary lines, in order. */
+  summaries: number[];
+  back: { line: LogLine; seconds: number; count: number };
+}
+
+const count = (text: string) => Number(text.replaceAll(',', ''));
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The words as a pattern, where `requests` is `request` after a count of 1. */
+const counted = (text: string) => literal(text).replace('requests', 'requests?');
+
+/**
+ * The lines of one outage as the server logs it (src/api/outage-log.ts): `down` once, at once; then
+ * `<down>: N more <more>` lines; then `<back> after X s, N <counted>` once. Checks that nothing else of
+ * the outage is logged, and that every summary line is a warning and the last line an info.
+ */
+export function outageSeen(
+  lines: LogLine[],
+  words: { down: string; more: string; back: string; counted: string },
+): OutageSeen {
+  const prefix = words.down.split(',')[0] as string;
+  const summary = new RegExp(
+    `^${literal(prefix)}: ([0-9,]+) more ${counted(words.more)} in the last [0-9.,]+ s$`,
+  );
+  const backLine = new RegExp(
+    `^${literal(words.back)} after ([0-9.,]+) s, ([0-9,]+) ${counted(words.counted)}$`,
+  );
+  const firsts = lines.filter((line) => line.msg === words.down);
+  assert.equal(firsts.length, 1, `one "${words.down}" line`);
+  const first = firsts[0] as LogLine;
+  assert.equal(first.level, 40);
+  const summaries = lines.filter((line) => summary.test(line.msg));
+  for (const line of summaries) assert.equal(line.level, 40, line.msg);
+  const backs = lines.filter((line) => backLine.test(line.msg));
+  assert.equal(backs.length, 1, `one "${words.back}" line`);
+  const back = backs[0] as LogLine;
+  assert.equal(back.level, 30);
+  const other = lines.filter(
+    (line) =>
+      (line.msg.startsWith(prefix) || line.msg.startsWith(words.back)) &&
+      line !== first &&
+      !summaries.includes(line) &&
+      line !== back,
+  );
+  assert.deepEqual(other, [], 'no other line about the outage');
+  const [, seconds = '', total = ''] = backLine.exec(back.msg) ?? [];
+  return {
+    first,
+    summaries: summaries.map((line) => count(summary.exec(line.msg)?.[1] ?? '')),
+    back: { line: back, seconds: count(seconds), count: count(total) },
   };
 }

@@ -3,8 +3,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/index.ts';
 import { ApiError } from '../errors.ts';
+import type { OutageLog } from '../outage-log.ts';
 
-export function healthRoutes(app: FastifyInstance, store: Store): void {
+/** A failed /readyz counts in the store's outage like a failed request, and a passed one ends it. */
+export function healthRoutes(app: FastifyInstance, store: Store, storeOutage: OutageLog): void {
   const noStore = { 'cache-control': 'no-store' };
   app.register(async (probes) => {
     probes.get('/healthz', async (_request, reply) => reply.headers(noStore).send({ status: 'ok' }));
@@ -16,9 +18,11 @@ export function healthRoutes(app: FastifyInstance, store: Store): void {
         await store.lastSeq();
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
-        request.log.warn({ reason }, 'store not ready');
+        const code = (error as { code?: unknown }).code;
+        storeOutage.failed({ reason, code, probe: '/readyz' }, request.log);
         throw new ApiError('unavailable', 'The store is not reachable.', { 'retry-after': '1' });
       }
+      storeOutage.succeeded();
       return { status: 'ready' };
     });
   });

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { ApiError } from '../errors.ts';
 import { rateLimitMetrics } from '../metrics.ts';
+import { OutageLog, requests } from '../outage-log.ts';
 
 export interface RateLimitSettings {
   max: number;
@@ -15,7 +16,17 @@ export interface RateLimitSettings {
   redis?: Redis | null;
   /** Key prefix in Redis, so several deployments (or test runs) can share one Redis. */
   redisPrefix?: string;
+  /** How often a Redis outage is summarised in the log (outage-log.ts). */
+  outageLogIntervalMs?: number;
 }
+
+const SHARED_OUTAGE = {
+  down: 'rate limits: shared counters unreachable, counting in this process',
+  more: (count: string, seconds: string) =>
+    `rate limits: shared counters unreachable: ${count} more ${requests(count)} counted in this process in the last ${seconds} s`,
+  back: (seconds: string, count: string) =>
+    `rate limits: shared counters are back after ${seconds} s, ${count} ${requests(count)} counted in this process`,
+};
 
 export interface RateLimiter {
   /** Counts the request, sets the rate-limit headers, and throws 429 rate_limited over the limit. */
@@ -70,21 +81,20 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
     });
   }
 
-  let sharedFailing = false;
+  // A Redis outage is logged as a few lines, not one per flip of a Redis that fails some of its commands.
+  const outage = new OutageLog(app.log, SHARED_OUTAGE, settings.outageLogIntervalMs);
+  app.addHook('onClose', async () => outage.close());
+
   async function count(request: FastifyRequest): Promise<Counted | undefined> {
     if (shared) {
       try {
         const counted = await shared(request);
-        if (sharedFailing) request.log.info('rate limits: shared counters are back');
-        sharedFailing = false;
+        outage.succeeded();
         return counted.isAllowed ? undefined : counted;
       } catch (error) {
         rateLimitMetrics.sharedStoreErrors.inc();
-        if (!sharedFailing) {
-          const reason = error instanceof Error ? error.message : String(error);
-          request.log.warn({ reason }, 'rate limits: shared counters unreachable, counting in this process');
-        }
-        sharedFailing = true;
+        const reason = error instanceof Error ? error.message : String(error);
+        outage.failed({ reason }, request.log);
       }
     }
     if (!local) return undefined;
