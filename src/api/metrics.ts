@@ -1,7 +1,7 @@
 // Process-wide Prometheus counters that any layer may increment; the server's /metrics exports them next to
 // its HTTP metrics. They count what happens in this process only: an import run by the CLI is another
 // process, which is why /metrics also reports the store's change sequence (it rises with every import).
-import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 export const processRegistry = new Registry();
 
@@ -51,6 +51,11 @@ export const rateLimitMetrics = {
   sharedStoreErrors: new Counter({
     name: 'chessport_rate_limit_store_errors_total',
     help: 'Shared (Redis) rate-limit counter failures; the request was counted locally instead.',
+    registers: [processRegistry],
+  }),
+  breakerOpen: new Gauge({
+    name: 'chessport_rate_limit_breaker_open',
+    help: '1 while requests skip the shared (Redis) rate-limit counters after a failure and are counted locally, 0 otherwise.',
     registers: [processRegistry],
   }),
 };

@@ -9,7 +9,17 @@ import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { bearer, captureOutput, header, raw, type Seeded, seed, waitFor } from './production-helpers.ts';
+import {
+  bearer,
+  captureOutput,
+  header,
+  logLines,
+  outageSeen,
+  raw,
+  type Seeded,
+  seed,
+  waitFor,
+} from './production-helpers.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -188,5 +198,88 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
     assert.match(text, /redis unreachable|shared counters unreachable/);
     for (const token of Object.values(seeded.tokens))
       assert.ok(!text.includes(token), 'no token in the logs');
+  });
+
+  test('a hung Redis: after one request has waited for it, requests skip it for the cool-down, then one probes it', async () => {
+    // A server of its own: the outage of the test above may still be open in the other one's breaker and log.
+    const own = await startServer(env, {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      REDIS_PREFIX: prefix,
+      RATE_LIMIT_MAX: '1000',
+      OUTAGE_LOG_INTERVAL: '1s',
+    });
+    const output = captureOutput(own);
+    const bob = bearer(seeded.tokens.bob);
+    const timed = async () => {
+      const started = Date.now();
+      const answer = await raw(own.base, '/api/v1/me', { headers: bob });
+      assert.equal(answer.status, 200);
+      return { answer, ms: Date.now() - started };
+    };
+    const breakerOpen = async () => {
+      const text = (await raw(own.base, '/metrics')).body.toString();
+      return /^chessport_rate_limit_breaker_open ([01])$/m.exec(text)?.[1];
+    };
+    let counted = 0; // requests counted in this process while Redis is skipped
+    try {
+      assert.equal((await timed()).answer.status, 200);
+      assert.equal(await breakerOpen(), '0');
+
+      redisProcess?.kill('SIGSTOP');
+      // The first request waits for the command timeout (0.5 s) and trips the breaker.
+      const tripped = await timed();
+      const trippedAt = Date.now();
+      counted++;
+      // The next ones skip Redis. Before, each waited as long as the first: together they took 20 times as
+      // long, now less than it.
+      let skipped = 0;
+      let remaining = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 20; i++) {
+        const { answer, ms } = await timed();
+        skipped += ms;
+        counted++;
+        const left = Number(header(answer, 'x-ratelimit-remaining'));
+        assert.ok(left < remaining, 'still counted, in this process');
+        remaining = left;
+      }
+      assert.ok(skipped < tripped.ms, `20 requests in ${skipped} ms, the one that waited ${tripped.ms} ms`);
+      assert.equal(await breakerOpen(), '1');
+
+      // After the cool-down (5 s) one request probes Redis (and waits for it again), the others do not.
+      await new Promise((resolve) => setTimeout(resolve, 5000 - (Date.now() - trippedAt) + 300));
+      const wave = await Promise.all(Array.from({ length: 10 }, () => timed()));
+      counted += wave.length;
+      const slow = wave.filter(({ ms }) => ms >= tripped.ms / 2);
+      assert.equal(slow.length, 1, `one probe: ${wave.map(({ ms }) => ms).join(', ')} ms`);
+      const probedAt = Date.now();
+
+      // Redis answers again: the next probe succeeds and counting is shared again.
+      redisProcess?.kill('SIGCONT');
+      await new Promise((resolve) => setTimeout(resolve, 5000 - (Date.now() - probedAt) + 300));
+      await timed();
+      assert.equal(await breakerOpen(), '0');
+      await waitFor('the shared-counters-back line', () =>
+        output.text().includes('shared counters are back'),
+      );
+
+      const seen = outageSeen(logLines(output.text()), {
+        down: 'rate limits: shared counters unreachable, counting in this process',
+        more: 'requests counted in this process',
+        back: 'rate limits: shared counters are back',
+        counted: 'requests counted in this process',
+      });
+      assert.equal(seen.first.reason, 'Command timed out', 'the cause');
+      assert.ok(seen.summaries.length >= 1, 'summarised while it lasted');
+      assert.ok(1 + seen.summaries.reduce((a, b) => a + b, 0) <= counted);
+      assert.equal(seen.back.count, counted, 'every request counted in this process');
+      assert.equal(
+        logLines(output.text()).filter((line) => line.level >= 40).length,
+        1 + seen.summaries.length,
+        'no warning per request',
+      );
+    } finally {
+      redisProcess?.kill('SIGCONT');
+      await own.stop();
+    }
   });
 });

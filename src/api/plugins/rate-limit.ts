@@ -1,10 +1,12 @@
 // Rate limits (DESIGN.md 25): one fixed window per app and user for a valid token, per client address for
 // everything else on the API (so guessing tokens is throttled too). Counting is @fastify/rate-limit's: local
 // LRU counters, or Redis counters (one atomic script per request) shared by every instance. When Redis
-// fails the request is counted locally instead: the service stays up, the limit becomes per instance.
+// fails the request is counted locally instead: the service stays up, the limit becomes per instance. A
+// circuit breaker then skips Redis for a cool-down, so that a hung one does not hold every request up.
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { CircuitBreaker } from '../circuit-breaker.ts';
 import { ApiError } from '../errors.ts';
 import { rateLimitMetrics } from '../metrics.ts';
 import { OutageLog, requests } from '../outage-log.ts';
@@ -19,6 +21,13 @@ export interface RateLimitSettings {
   /** How often a Redis outage is summarised in the log (outage-log.ts). */
   outageLogIntervalMs?: number;
 }
+
+/**
+ * How long requests skip Redis after a failure or a timeout. Short, since the limits are per instance
+ * meanwhile; long enough that a hung Redis holds only one request per cool-down up for its 0.5 s command
+ * timeout.
+ */
+export const REDIS_COOL_DOWN_MS = 5000;
 
 const SHARED_OUTAGE = {
   down: 'rate limits: shared counters unreachable, counting in this process',
@@ -81,20 +90,30 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
     });
   }
 
-  // A Redis outage is logged as a few lines, not one per flip of a Redis that fails some of its commands.
+  // After a Redis failure or timeout, requests skip Redis for the cool-down and are counted here, as during
+  // an outage; then one request probes it. The outage is logged as a few lines, not one per request.
+  const breaker = new CircuitBreaker(REDIS_COOL_DOWN_MS, (open) =>
+    rateLimitMetrics.breakerOpen.set(open ? 1 : 0),
+  );
   const outage = new OutageLog(app.log, SHARED_OUTAGE, settings.outageLogIntervalMs);
   app.addHook('onClose', async () => outage.close());
 
   async function count(request: FastifyRequest): Promise<Counted | undefined> {
     if (shared) {
-      try {
-        const counted = await shared(request);
-        outage.succeeded();
-        return counted.isAllowed ? undefined : counted;
-      } catch (error) {
-        rateLimitMetrics.sharedStoreErrors.inc();
-        const reason = error instanceof Error ? error.message : String(error);
-        outage.failed({ reason }, request.log);
+      if (breaker.allow()) {
+        try {
+          const counted = await shared(request);
+          breaker.succeeded();
+          outage.succeeded();
+          return counted.isAllowed ? undefined : counted;
+        } catch (error) {
+          rateLimitMetrics.sharedStoreErrors.inc();
+          breaker.failed();
+          const reason = error instanceof Error ? error.message : String(error);
+          outage.failed({ reason, coolDownMs: breaker.coolDownMs }, request.log);
+        }
+      } else {
+        outage.failed({});
       }
     }
     if (!local) return undefined;
