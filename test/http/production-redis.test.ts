@@ -231,7 +231,7 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
       const trippedAt = Date.now();
       counted++;
       // The next ones skip Redis. Before, each waited as long as the first: together they took 20 times as
-      // long, now less than it.
+      // long as it; now a fraction of it (37 ms against 506 here), bounded loosely for a busy machine.
       let skipped = 0;
       let remaining = Number.POSITIVE_INFINITY;
       for (let i = 0; i < 20; i++) {
@@ -242,7 +242,10 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
         assert.ok(left < remaining, 'still counted, in this process');
         remaining = left;
       }
-      assert.ok(skipped < tripped.ms, `20 requests in ${skipped} ms, the one that waited ${tripped.ms} ms`);
+      assert.ok(
+        skipped < 4 * tripped.ms,
+        `20 requests in ${skipped} ms, the one that waited ${tripped.ms} ms`,
+      );
       assert.equal(await breakerOpen(), '1');
 
       // After the cool-down (5 s) one request probes Redis (and waits for it again), the others do not.
