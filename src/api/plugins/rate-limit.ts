@@ -113,7 +113,8 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
           outage.failed({ reason, coolDownMs: breaker.coolDownMs }, request.log);
         }
       } else {
-        outage.failed({});
+        // Counted in the outage that opened the breaker (its first line gave the cause).
+        outage.failed({ reason: 'skipped: circuit breaker open' });
       }
     }
     if (!local) return undefined;
