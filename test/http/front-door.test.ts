@@ -23,6 +23,12 @@ interface Exchange {
   text: string;
   /** Milliseconds from the first byte sent to the close. */
   closedAfter: number;
+  /**
+   * The close was a reset, with nothing received: a byte dripped just before the server closed reached it
+   * unread, so its kernel answered with RST, which may discard the answer already on its way (seen on a
+   * loaded machine). Only the time of the close can be checked then.
+   */
+  lost: boolean;
 }
 
 /**
@@ -41,15 +47,18 @@ function exchange(head: string, drip = '', every = 200, limit = 10_000): Promise
     }, every);
     const giveUp = setTimeout(() => socket.destroy(new Error(`still open after ${limit} ms`)), limit);
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', (error) => {
+    let reset = false;
+    socket.on('error', (error: NodeJS.ErrnoException) => {
       clearInterval(timer);
       clearTimeout(giveUp);
-      reject(error);
+      if (error.code === 'ECONNRESET') reset = true;
+      else reject(error);
     });
     socket.on('close', () => {
       clearInterval(timer);
       clearTimeout(giveUp);
-      resolve({ text: Buffer.concat(chunks).toString('latin1'), closedAfter: Date.now() - started });
+      const text = Buffer.concat(chunks).toString('latin1');
+      resolve({ text, closedAfter: Date.now() - started, lost: reset && text === '' });
     });
     socket.write(head);
   });
@@ -91,13 +100,14 @@ describe('slow clients', () => {
       'GET /api/v1/games HTTP/1.1\r\nHost: x\r\n',
       'X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaa',
     );
+    assert.ok(sent.closedAfter >= 900 && sent.closedAfter < 4000, `closed after ${sent.closedAfter} ms`);
+    if (sent.lost) return; // the answer was discarded by the reset (Exchange.lost): the close time is checked
     const [answer, ...more] = answers(sent.text);
     assert.equal(answer?.status, 408);
     assert.equal(more.length, 0);
     assert.match(answer?.headers.get('content-type') ?? '', /^application\/json/);
     assert.match(answer?.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
     assertErrorBody(answer?.body ?? '', 'invalid_request');
-    assert.ok(sent.closedAfter >= 900 && sent.closedAfter < 4000, `closed after ${sent.closedAfter} ms`);
   });
 
   for (const [method, path, status] of [
