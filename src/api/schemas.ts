@@ -112,7 +112,8 @@ const gameSummaryProperties = {
   id: { type: 'string', format: 'uuid', description: 'Game UUID.' },
   slug: {
     type: 'string',
-    description: 'Readable, unique slug: <white>-vs-<black>-<year>-<12 hex of the id>.',
+    // In a code span: the reference page renders descriptions as Markdown, where <white> is an HTML tag.
+    description: 'Readable, unique slug: `<white>-vs-<black>-<year>-<12 hex of the id>`.',
     examples: ['anderssen-vs-kieseritzky-1851-0193c0de4f2a'],
   },
   databaseId: { type: 'string', format: 'uuid', description: 'Id of the containing database.' },

@@ -45,6 +45,7 @@ interface Document {
   components: {
     schemas: Record<string, Node>;
     responses: Record<string, Node>;
+    headers: Record<string, Node>;
     securitySchemes: Record<string, Node>;
   };
 }
@@ -174,14 +175,16 @@ describe('endpoints and security', () => {
       const responses = operation(path, method).responses;
       const expected = ['200', '304', ...ERROR_STATUSES, ...(path.includes('{id}') ? ['404'] : [])];
       assert.deepEqual(Object.keys(responses).sort(), expected.sort(), path);
+      const header = (status: string, name: string) => {
+        const found = (resolved(responses[status] as Node).headers as Record<string, Node>)[name];
+        return found && resolved(found);
+      };
       for (const status of ERROR_STATUSES) {
         const response = resolved(responses[status] as Node);
         const content = response.content as Record<string, { schema: Node }>;
         assert.deepEqual(content['application/json']?.schema, { $ref: '#/components/schemas/Error' });
-        assert.equal((response.headers as Record<string, Node>)['X-Request-Id']?.required, true);
+        assert.equal(header(status, 'X-Request-Id')?.required, true);
       }
-      const header = (status: string, name: string) =>
-        (resolved(responses[status] as Node).headers as Record<string, Node>)[name];
       assert.equal(header('401', 'WWW-Authenticate')?.required, true);
       assert.equal(header('403', 'WWW-Authenticate')?.required, true);
       assert.equal(header('429', 'Retry-After')?.required, true);
@@ -194,6 +197,10 @@ describe('endpoints and security', () => {
         'X-RateLimit-Reset',
       ]) {
         assert.equal(header('200', name)?.required, true, `${path} 200 ${name}`);
+        assert.equal(header('304', name)?.required, true, `${path} 304 ${name}`);
+      }
+      for (const status of ['401', '403', '429']) {
+        assert.equal(header(status, 'X-RateLimit-Remaining')?.required, true, `${path} ${status}`);
       }
     }
     const lists = ['/api/v1/games', '/api/v1/databases/{id}/games'];
@@ -205,6 +212,39 @@ describe('endpoints and security', () => {
       const ok = operation(path).responses['200'] as Node;
       assert.ok((ok.content as Node)['application/x-chess-pgn'], `${path} documents PGN`);
     }
+  });
+
+  test('each header is described once, in components/headers, and each shared answer in components/responses', () => {
+    const used = new Set<string>();
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, { responses }] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(responses)) {
+          if (status !== '200') {
+            assert.match(String(response.$ref), /^#\/components\/responses\//, `${method} ${path} ${status}`);
+          }
+          for (const [name, header] of Object.entries(
+            (resolved(response).headers ?? {}) as Record<string, Node>,
+          )) {
+            const ref = String(header.$ref);
+            assert.match(
+              ref,
+              new RegExp(`^#/components/headers/${name}(\\.optional)?$`),
+              `${path} ${status} ${name}`,
+            );
+            used.add(ref.split('/').at(-1) as string);
+          }
+        }
+      }
+    }
+    assert.deepEqual([...used].sort(), Object.keys(document.components.headers).sort());
+    // The rate-limit headers of a 400 may be missing (a request refused before it was counted), not those
+    // of a 401: one header, two entries.
+    assert.equal(document.components.headers['X-RateLimit-Limit']?.required, true);
+    assert.equal(document.components.headers['X-RateLimit-Limit.optional']?.required, undefined);
+    assert.equal(
+      document.components.headers['X-RateLimit-Limit.optional']?.description,
+      document.components.headers['X-RateLimit-Limit']?.description,
+    );
   });
 });
 
@@ -242,7 +282,7 @@ describe('schemas and descriptions', () => {
     const checkResponse = (response: Node, where: string) => {
       if (!response.description || response.description === 'Default Response') missing.push(where);
       for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Node>)) {
-        if (!header.description) missing.push(`${where} header ${name}`);
+        if (!resolved(header).description) missing.push(`${where} header ${name}`);
       }
       for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, Node>)) {
         checkSchema(media.schema as Node, `${where} ${type}`);
@@ -250,6 +290,9 @@ describe('schemas and descriptions', () => {
     };
     for (const [name, response] of Object.entries(document.components.responses)) {
       checkResponse(response, `responses.${name}`);
+    }
+    for (const [name, header] of Object.entries(document.components.headers)) {
+      if (!header.description) missing.push(`headers.${name}`);
     }
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations)) {

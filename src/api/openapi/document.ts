@@ -128,6 +128,13 @@ const SHARED_RESPONSES: Record<string, string> = {
   503: 'Unavailable',
 };
 
+/** The components/responses name of an answer: a list page's 304 carries Link, the others' do not. */
+function sharedName(status: string, response: Json): string | undefined {
+  const name = SHARED_RESPONSES[status];
+  if (status === '304' && (response.headers as Json | undefined)?.Link) return `${name}Page`;
+  return name;
+}
+
 function responsesOf(document: Json): Record<string, Json>[] {
   const paths = (document.paths ?? {}) as Record<string, Record<string, Json>>;
   return Object.values(paths).flatMap((operations) =>
@@ -135,9 +142,10 @@ function responsesOf(document: Json): Record<string, Json>[] {
   );
 }
 
-/** The last touches @fastify/swagger cannot make from route schemas; see the two steps. */
+/** The last touches @fastify/swagger cannot make from route schemas; see the steps. */
 export function finishDocument(document: Json): Json {
   liftRequiredHeaders(document);
+  shareHeaders(document);
   shareResponses(document);
   return document;
 }
@@ -161,6 +169,57 @@ function liftRequiredHeaders(document: Json): void {
 }
 
 /**
+ * Each header is described once, in components/headers, and referenced from every answer that carries it.
+ * A Reference Object cannot say `required`, so a header that some answers always carry and others only
+ * may (the rate-limit headers of a 400, which can come before the request is counted) has two entries:
+ * `X-RateLimit-Limit` and `X-RateLimit-Limit.optional`. A name with other differences stays inline.
+ */
+function shareHeaders(document: Json): void {
+  const answers = responsesOf(document).flatMap((responses) => Object.values(responses));
+  const variants = new Map<string, Map<string, Json>>();
+  for (const answer of answers) {
+    for (const [name, header] of Object.entries((answer.headers ?? {}) as Record<string, Json>)) {
+      const texts = variants.get(name) ?? new Map<string, Json>();
+      texts.set(JSON.stringify(header), header);
+      variants.set(name, texts);
+    }
+  }
+  const components = (document.components ?? {}) as Json;
+  const shared = (components.headers ?? {}) as Record<string, Json>;
+  const keys = new Map<string, string>(); // name and header text -> components/headers key
+  for (const [name, texts] of variants) {
+    const all = [...texts.entries()];
+    const required = all.filter(([, header]) => header.required === true);
+    const optional = all.filter(([, header]) => header.required !== true);
+    if (required.length > 1 || optional.length > 1) continue;
+    const [requiredText, requiredHeader] = required[0] ?? [];
+    const [optionalText, optionalHeader] = optional[0] ?? [];
+    if (requiredText && optionalText) {
+      const { required: _, ...rest } = requiredHeader as Json;
+      if (JSON.stringify(rest) !== optionalText) continue;
+    }
+    if (requiredText) {
+      shared[name] = requiredHeader as Json;
+      keys.set(`${name}\n${requiredText}`, name);
+    }
+    if (optionalText) {
+      const key = requiredText ? `${name}.optional` : name;
+      shared[key] = optionalHeader as Json;
+      keys.set(`${name}\n${optionalText}`, key);
+    }
+  }
+  for (const answer of answers) {
+    const headers = (answer.headers ?? {}) as Record<string, Json>;
+    for (const [name, header] of Object.entries(headers)) {
+      const key = keys.get(`${name}\n${JSON.stringify(header)}`);
+      if (key) headers[name] = { $ref: `#/components/headers/${key}` };
+    }
+  }
+  components.headers = shared;
+  document.components = components;
+}
+
+/**
  * Every route schema spells out its error and 304 answers (Fastify serialises with them), so the generated
  * document repeats them per operation; identical ones become one named components/responses entry.
  */
@@ -168,12 +227,19 @@ function shareResponses(document: Json): void {
   const all = responsesOf(document);
   const components = (document.components ?? {}) as Json;
   const shared = (components.responses ?? {}) as Record<string, Json>;
-  for (const [status, name] of Object.entries(SHARED_RESPONSES)) {
-    const owners = all.filter((responses) => responses[status] !== undefined);
-    const texts = new Set(owners.map((responses) => JSON.stringify(responses[status])));
-    if (owners.length === 0 || texts.size !== 1) continue;
-    shared[name] = owners[0]?.[status] as Json;
-    for (const responses of owners) responses[status] = { $ref: `#/components/responses/${name}` };
+  const owners = new Map<string, { status: string; responses: Record<string, Json> }[]>();
+  for (const responses of all) {
+    for (const [status, response] of Object.entries(responses)) {
+      const name = sharedName(status, response);
+      if (name) owners.set(name, [...(owners.get(name) ?? []), { status, responses }]);
+    }
+  }
+  for (const [name, group] of owners) {
+    const texts = new Set(group.map(({ status, responses }) => JSON.stringify(responses[status])));
+    if (texts.size !== 1) continue;
+    const [first] = group;
+    if (first) shared[name] = first.responses[first.status] as Json;
+    for (const { status, responses } of group) responses[status] = { $ref: `#/components/responses/${name}` };
   }
   components.responses = shared;
   document.components = components;

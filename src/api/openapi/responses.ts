@@ -1,7 +1,9 @@
 // The answers of a read route as route schema entries, one per status: Fastify serialises with their body
 // schemas, and @fastify/swagger turns the same entries (descriptions, headers, media types) into the
 // document's responses. A header marked `required` is on every answer of that status; the document moves
-// the mark to the header object (see document.ts), the test suite's validator enforces it.
+// the mark to the header object and shares each header as one components/headers entry (see document.ts),
+// the test suite's validator enforces it. What the headers say is what the black-box tests see
+// (test/http/openapi.test.ts): no header of an answer may go undocumented.
 import type { ERROR_CODES } from '../schemas.ts';
 
 type ErrorCode = (typeof ERROR_CODES)[number];
@@ -24,17 +26,24 @@ export const HEADERS = {
     'The id of this request in the server logs: the caller’s X-Request-Id when it is 1-128 characters of ' +
       '[A-Za-z0-9._-], otherwise a new UUID. Quote it when reporting a problem.',
   ),
-  'X-RateLimit-Limit': header('integer', 'Requests allowed per window for this app and user.', {
-    minimum: 1,
-  }),
+  'X-RateLimit-Limit': header(
+    'integer',
+    'Requests allowed per window for this app and user (for this client address without a valid token).',
+    { minimum: 1 },
+  ),
   'X-RateLimit-Remaining': header('integer', 'Requests left in the current window.', { minimum: 0 }),
   'X-RateLimit-Reset': header('integer', 'Seconds until the current window resets.', { minimum: 0 }),
+  // Descriptions are Markdown (the reference page renders them): placeholders in <> go in code spans, or
+  // they would be taken for HTML tags and vanish.
   'RateLimit-Policy': header(
     'string',
-    'IETF draft form of the limit: "app-user";q=<limit>;w=<window seconds> (or "client-address" for ' +
+    'IETF draft form of the limit: `"app-user";q=<limit>;w=<window seconds>` (`"client-address"` for ' +
       'requests without a valid token).',
   ),
-  RateLimit: header('string', 'IETF draft form of what is left: "app-user";r=<remaining>;t=<reset seconds>.'),
+  RateLimit: header(
+    'string',
+    'IETF draft form of what is left: `"app-user";r=<remaining>;t=<reset seconds>`.',
+  ),
   'Retry-After': header('integer', 'Seconds to wait before retrying.', { minimum: 1 }),
   ETag: header(
     'string',
@@ -42,15 +51,16 @@ export const HEADERS = {
   ),
   'Cache-Control': header(
     'string',
-    'private, no-cache: a client may keep the answer but revalidates it (If-None-Match) before reuse.',
+    'private, no-cache: never for shared caches; a client may keep a 200 but revalidates it ' +
+      '(If-None-Match) before reuse.',
   ),
-  Vary: header('string', 'Authorization, Accept-Encoding and, where PGN can be negotiated, Accept.'),
+  Vary: header('string', 'authorization, accept-encoding and, where PGN can be negotiated, accept.'),
   Link: header(
     'string',
     'RFC 8288 paging links with root-relative targets: rel="next" while more items exist, rel="prev" ' +
-      'after the first page, e.g. </api/v1/games?limit=50&offset=50>; rel="next".',
+      'after the first page, e.g. `</api/v1/games?limit=50&offset=50>; rel="next"`.',
   ),
-  'Content-Disposition': header('string', 'On PGN answers: attachment; filename="<slug>.pgn".'),
+  'Content-Disposition': header('string', 'On PGN answers: `attachment; filename="<slug>.pgn"`.'),
   'WWW-Authenticate': header(
     'string',
     'RFC 6750 challenge: Bearer realm="chessport", error="...", error_description="..." (403 adds ' +
@@ -76,6 +86,8 @@ function headers(names: readonly HeaderName[], mandatory: readonly HeaderName[] 
 
 /** Headers of every answer that went through authentication and the rate limit. */
 const COUNTED: readonly HeaderName[] = ['X-Request-Id', ...RATE_LIMIT];
+/** Set on every answer of a read route as soon as the route takes the request, errors included. */
+const CACHING: readonly HeaderName[] = ['Cache-Control', 'Vary'];
 
 const errorEntry = (
   description: string,
@@ -108,7 +120,7 @@ export interface ReadAnswers {
 }
 
 export function readResponses(answers: ReadAnswers): Record<string, object> {
-  const okHeaders: HeaderName[] = [...COUNTED, 'ETag', 'Cache-Control', 'Vary'];
+  const okHeaders: HeaderName[] = [...COUNTED, 'ETag', ...CACHING];
   if (answers.paged) okHeaders.push('Link');
   if (answers.pgn) okHeaders.push('Content-Disposition');
   const content: Record<string, { schema: object }> = { 'application/json': { schema: answers.ok.schema } };
@@ -136,8 +148,8 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
         'Not Modified: If-None-Match named the current ETag (any content coding of it, or *). No body.',
       // A list page's 304 carries its Link header too, as its 200 would.
       headers: headers(
-        [...COUNTED, 'ETag', 'Cache-Control', 'Vary', ...(answers.paged ? (['Link'] as const) : [])],
-        [...COUNTED, 'ETag', 'Cache-Control', 'Vary'],
+        [...COUNTED, 'ETag', ...CACHING, ...(answers.paged ? (['Link'] as const) : [])],
+        [...COUNTED, 'ETag', ...CACHING],
       ),
       type: 'null',
     },
@@ -148,7 +160,8 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
         'token, with a WWW-Authenticate challenge saying error="invalid_request".',
       'invalid_request',
       'limit must be an integer from 1 to 200',
-      [...COUNTED, 'WWW-Authenticate'],
+      // A request the server refuses before any route (no Host header) has none of the route's headers.
+      [...COUNTED, ...CACHING, 'WWW-Authenticate'],
       ['X-Request-Id'],
     ),
     401: errorEntry(
@@ -156,13 +169,13 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
         'about the request is checked first. Authorize again.',
       'invalid_token',
       'The access token is invalid or has been revoked.',
-      [...COUNTED, 'WWW-Authenticate'],
+      [...COUNTED, ...CACHING, 'WWW-Authenticate'],
     ),
     403: errorEntry(
       'insufficient_scope: the token lacks the scope this operation needs.',
       'insufficient_scope',
       'The access token lacks the games.read scope.',
-      [...COUNTED, 'WWW-Authenticate'],
+      [...COUNTED, ...CACHING, 'WWW-Authenticate'],
     ),
     ...(answers.notFound && {
       404: errorEntry(
@@ -170,7 +183,7 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
           'indistinguishable.',
         'not_found',
         'The game does not exist or is not owned by the user.',
-        COUNTED,
+        [...COUNTED, ...CACHING],
       ),
     }),
     429: errorEntry(
@@ -178,21 +191,22 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
         'valid token). Wait Retry-After seconds, then retry.',
       'rate_limited',
       'Too many requests: the limit is 600 per 60 s for each app and user. Retry in 12 s.',
-      [...COUNTED, 'Retry-After'],
+      [...COUNTED, ...CACHING, 'Retry-After'],
     ),
     500: errorEntry(
       'server_error: a fault in the server. Bad input never causes one.',
       'server_error',
       'The server failed to answer the request.',
-      COUNTED,
+      [...COUNTED, ...CACHING],
       ['X-Request-Id'],
     ),
     503: errorEntry(
       'unavailable: the store is locked or unreachable right now. Wait Retry-After seconds, then retry.',
       'unavailable',
       'The service cannot reach its store right now: retry shortly.',
-      [...COUNTED, 'Retry-After'],
-      ['X-Request-Id', 'Retry-After'],
+      // The token is looked up in the store before the request is counted: no rate-limit headers then.
+      [...COUNTED, ...CACHING, 'Retry-After'],
+      ['X-Request-Id', ...CACHING, 'Retry-After'],
     ),
   };
 }
