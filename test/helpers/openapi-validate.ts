@@ -1,17 +1,23 @@
 // Checks one HTTP answer against the OpenAPI document the server itself serves, so that every answer the
 // black-box suites see is one the document promises: the path and method are documented, the status is
-// documented for that operation, every header marked required is there and matches its schema, and a JSON
-// body matches the schema of its media type. Paths outside /api/v1 are not checked; non-JSON bodies (PGN) only
-// as far as their status, headers and media type go.
+// documented for that operation, every header marked required is there and matches its schema, no header
+// of the API goes undocumented, and a JSON body matches the schema of its media type. Paths outside /api/v1
+// are not checked; non-JSON bodies (PGN) only as far as their status, headers and media type go.
 //
-// The write methods and OPTIONS are described in the document's text, not as operations (they would double
-// every path of the reference page): for those the check is the text's rule, 405 + Allow in the Error
-// shape, or 204. A path the document does not have must be 404 in the Error shape.
+// The write methods and OPTIONS have no operations (see src/api/openapi/methods.ts): their answers are
+// checked against the document's x-other-methods extension in the same way. A path the document does not
+// have must be 404 in the Error shape.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
+export const OTHER_METHODS = 'x-other-methods';
 const API_PREFIX = '/api/v1/';
+// Headers no answer's description names: HTTP's own framing (the media type is checked against content),
+// and CORS, which every API answer carries alike (x-other-methods' description says so; the preflight's
+// own headers are documented there).
+const UNDESCRIBED =
+  /^(?:content-type|content-length|content-encoding|transfer-encoding|date|connection|keep-alive|access-control-.*)$/;
 // The document's own $id inside Ajv: its internal "#/components/..." references resolve against it.
 const DOCUMENT_ID = 'https://chessport.invalid/openapi.json';
 
@@ -42,38 +48,19 @@ export async function checkAgainstOpenApi(exchange: Exchange): Promise<void> {
   const url = new URL(exchange.url);
   if (!url.pathname.startsWith(API_PREFIX) || url.pathname === OPENAPI_PATH) return;
   const contract = await contractFor(url.origin);
-  const method = exchange.method.toLowerCase();
   const fail = (detail: string): never => {
     throw new OpenApiMismatch(
       `${exchange.method.toUpperCase()} ${url.pathname}${url.search} answered ${exchange.status}: ${detail}`,
     );
   };
-
-  const path = contract.paths.find(({ pattern }) => pattern.test(url.pathname));
-  if (!path) {
-    if (exchange.status !== 404) fail('the path is not in the OpenAPI document, so only 404 is expected');
-    return checkErrorBody(contract, exchange, fail);
-  }
-  const pathPointer = ['paths', path.template];
-  const item = at(contract.document, pathPointer) as Node;
-  const operationMethod = method === 'head' && item.head === undefined ? 'get' : method;
-  if (item[operationMethod] === undefined) return checkUnlistedMethod(contract, exchange, fail);
-
-  const responsesPointer = [...pathPointer, operationMethod, 'responses'];
-  const responses = at(contract.document, responsesPointer) as Node;
-  const status = String(exchange.status);
-  const key = [status, `${status[0]}XX`, 'default'].find((candidate) => responses[candidate] !== undefined);
-  if (key === undefined) {
-    fail(
-      `the status is not documented for ${path.template} (documented: ${Object.keys(responses).join(', ')})`,
-    );
-  }
-  const [response, responsePointer] = resolve(contract.document, [...responsesPointer, key as string]);
+  const found = documentedAnswer(contract, exchange, fail);
+  if (!found) return checkErrorBody(contract, exchange, fail);
+  const { response, pointer: responsePointer } = found;
 
   checkHeaders(contract, exchange, response, responsePointer, fail);
 
   const content = response.content as Node | undefined;
-  if (method === 'head' || exchange.status === 304 || content === undefined) {
+  if (exchange.method.toUpperCase() === 'HEAD' || exchange.status === 304 || content === undefined) {
     if (exchange.text !== '') fail('a body came where the document describes none');
     return;
   }
@@ -85,6 +72,95 @@ export async function checkAgainstOpenApi(exchange: Exchange): Promise<void> {
   checkJson(contract, exchange.text, pointerOf([...responsePointer, 'content', mediaType, 'schema']), fail);
 }
 
+interface Documented {
+  /** `get /api/v1/games/{id}`, or `x-other-methods options` and the like for a method without one. */
+  operation: string;
+  /** The documented status it falls under: `404`, or `4XX` or `default` were there such entries. */
+  status: string;
+  response: Node;
+  /** Where `response` is, after following any $ref (components/responses/...). */
+  pointer: string[];
+}
+
+/**
+ * The operation and response the document gives for this answer, with the headers that response documents
+ * (lower-case name -> name as documented, and whether it is required). Undefined for a path the document
+ * does not have. Throws OpenApiMismatch when the status is not documented there.
+ */
+export async function documentedFor(
+  exchange: Exchange,
+): Promise<
+  (Omit<Documented, 'response' | 'pointer'> & { headers: Map<string, DocumentedHeader> }) | undefined
+> {
+  const contract = await contractFor(new URL(exchange.url).origin);
+  const fail = (detail: string): never => {
+    throw new OpenApiMismatch(`${exchange.method} ${exchange.url} answered ${exchange.status}: ${detail}`);
+  };
+  const found = documentedAnswer(contract, exchange, fail);
+  if (!found) return undefined;
+  const headers = new Map<string, DocumentedHeader>();
+  for (const name of Object.keys((found.response.headers ?? {}) as Node)) {
+    const [header] = resolve(contract.document, [...found.pointer, 'headers', name]);
+    headers.set(name.toLowerCase(), { name, required: header.required === true });
+  }
+  return { operation: found.operation, status: found.status, headers };
+}
+
+export interface DocumentedHeader {
+  name: string;
+  required: boolean;
+}
+
+/** The response the document gives for this answer, or undefined for a path it does not have. */
+function documentedAnswer(
+  contract: Contract,
+  exchange: Exchange,
+  fail: (detail: string) => never,
+): Documented | undefined {
+  const url = new URL(exchange.url);
+  const method = exchange.method.toLowerCase();
+  const path = contract.paths.find(({ pattern }) => pattern.test(url.pathname));
+  if (!path) {
+    if (exchange.status !== 404) fail('the path is not in the OpenAPI document, so only 404 is expected');
+    return undefined;
+  }
+  const item = at(contract.document, ['paths', path.template]) as Node;
+  const operationMethod = method === 'head' && item.head === undefined ? 'get' : method;
+  let operation = `${operationMethod} ${path.template}`;
+  let responsesPointer = ['paths', path.template, operationMethod, 'responses'];
+  if (item[operationMethod] === undefined) {
+    const key = otherMethodKey(contract, exchange, fail);
+    operation = `${OTHER_METHODS} ${key}`;
+    responsesPointer = [OTHER_METHODS, key, 'responses'];
+  }
+  const responses = (at(contract.document, responsesPointer) ?? {}) as Node;
+  const code = String(exchange.status);
+  const status = [code, `${code[0]}XX`, 'default'].find((candidate) => responses[candidate] !== undefined);
+  if (status === undefined) {
+    return fail(
+      `the status is not documented for ${operation} (documented: ${Object.keys(responses).join(', ')})`,
+    );
+  }
+  const [response, pointer] = resolve(contract.document, [...responsesPointer, status]);
+  return { operation, status, response, pointer };
+}
+
+/**
+ * The x-other-methods entry of a method without an operation. An OPTIONS answer is taken for a CORS
+ * preflight's when it carries Access-Control-Allow-Methods (the answer, not the request, is at hand here).
+ */
+function otherMethodKey(contract: Contract, exchange: Exchange, fail: (detail: string) => never): string {
+  const method = exchange.method.toUpperCase();
+  if (method === 'OPTIONS') {
+    return exchange.headers.has('access-control-allow-methods') ? 'preflight' : 'options';
+  }
+  const methods = at(contract.document, [OTHER_METHODS, 'other', 'methods']);
+  if (!Array.isArray(methods) || !methods.includes(method)) {
+    fail(`the method has no operation and is not among ${OTHER_METHODS}.other.methods`);
+  }
+  return 'other';
+}
+
 function checkHeaders(
   contract: Contract,
   exchange: Exchange,
@@ -92,7 +168,12 @@ function checkHeaders(
   responsePointer: string[],
   fail: (detail: string) => never,
 ): void {
-  for (const name of Object.keys((response.headers ?? {}) as Node)) {
+  const documented = Object.keys((response.headers ?? {}) as Node);
+  const names = new Set(documented.map((name) => name.toLowerCase()));
+  for (const [name] of exchange.headers) {
+    if (!names.has(name) && !UNDESCRIBED.test(name)) fail(`header ${name} is not documented for this answer`);
+  }
+  for (const name of documented) {
     const [header, headerPointer] = resolve(contract.document, [...responsePointer, 'headers', name]);
     const value = exchange.headers.get(name);
     if (value === null) {
@@ -124,17 +205,6 @@ function checkErrorBody(contract: Contract, exchange: Exchange, fail: (detail: s
   const type = exchange.headers.get('content-type') ?? '';
   if (!type.startsWith('application/json')) fail(`an error answer must be JSON, got "${type}"`);
   checkJson(contract, exchange.text, '#/components/schemas/Error', fail);
-}
-
-/** The document's text: write methods are 405 with Allow in the Error shape, OPTIONS is 204. */
-function checkUnlistedMethod(contract: Contract, exchange: Exchange, fail: (detail: string) => never): void {
-  if (exchange.method.toUpperCase() === 'OPTIONS') {
-    if (exchange.status !== 204) fail('OPTIONS is answered 204');
-    return;
-  }
-  if (exchange.status !== 405) fail('a method the document does not list is 405 method_not_allowed');
-  if (!exchange.headers.get('allow')) fail('a 405 carries Allow');
-  checkErrorBody(contract, exchange, fail);
 }
 
 function describe(validate: ValidateFunction): string {

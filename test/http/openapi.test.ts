@@ -1,16 +1,37 @@
 // The OpenAPI document as an integrator gets it: served without a token at /api/v1/openapi.json, OpenAPI 3.1,
-// every endpoint of the spec with its scope, every field, parameter, header and answer described, and clean
-// under an external linter (Redocly CLI, recommended rules). The HTTP suites check every answer they get
-// against this document (test/helpers/openapi-validate.ts); the last tests here show that check has teeth.
+// every endpoint of the spec with its scope, every field, parameter, header and answer described once, and
+// clean under an external linter (Redocly CLI, recommended rules). A black-box
+// pass asks every operation for every answer a client can provoke and checks that the document names each
+// status and header, and that each answer and header it names is one the server gives. The HTTP suites
+// check every answer they get against this document (test/helpers/openapi-validate.ts); the last tests
+// here show that check has teeth.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import packageJson from '../../package.json' with { type: 'json' };
-import { type Env, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { checkAgainstOpenApi, OPENAPI_PATH, OpenApiMismatch } from '../helpers/openapi-validate.ts';
+import {
+  cliJson,
+  type Env,
+  FIXTURES,
+  importPgn,
+  issueToken,
+  ROOT,
+  type Server,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
+import {
+  checkAgainstOpenApi,
+  documentedFor,
+  OPENAPI_PATH,
+  OpenApiMismatch,
+  OTHER_METHODS,
+} from '../helpers/openapi-validate.ts';
 
 const run = promisify(execFile);
 const REDOCLY = join(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
@@ -36,6 +57,11 @@ interface Operation {
   parameters?: { name: string; in: string; description?: string }[];
   responses: Record<string, Node>;
 }
+interface OtherMethod {
+  description: string;
+  methods?: string[];
+  responses?: Record<string, Node>;
+}
 interface Document {
   openapi: string;
   info: Node & { license: Node; version: string };
@@ -48,6 +74,7 @@ interface Document {
     headers: Record<string, Node>;
     securitySchemes: Record<string, Node>;
   };
+  [OTHER_METHODS]: Record<'head' | 'options' | 'preflight' | 'other', OtherMethod> & { description: string };
 }
 
 let env: Env;
@@ -246,6 +273,32 @@ describe('endpoints and security', () => {
       document.components.headers['X-RateLimit-Limit']?.description,
     );
   });
+
+  test('x-other-methods: HEAD as GET, OPTIONS 204 with Allow, a CORS preflight, 405 with Allow for the rest', () => {
+    const other = document[OTHER_METHODS];
+    for (const topic of ['CORS', 'rate limit']) assert.ok(other.description.includes(topic), topic);
+    assert.match(other.head.description, /GET/);
+    const header = (entry: OtherMethod, status: string, name: string) => {
+      const headers = (entry.responses?.[status]?.headers ?? {}) as Record<string, Node>;
+      return resolved(headers[name] ?? {});
+    };
+    assert.deepEqual(header(other.options, '204', 'Allow'), {
+      description: 'The methods the path answers.',
+      required: true,
+      schema: { type: 'string', const: 'GET, HEAD, OPTIONS' },
+    });
+    assert.equal(header(other.preflight, '204', 'Access-Control-Allow-Methods').required, true);
+    assert.deepEqual(header(other.other, '405', 'Allow').schema, { type: 'string', const: 'GET, HEAD' });
+    assert.equal(header(other.other, '405', 'X-Request-Id').required, true);
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'QUERY', 'PROPFIND']) {
+      assert.ok(other.other.methods?.includes(method), method);
+    }
+    for (const method of ['GET', 'HEAD', 'OPTIONS', 'CONNECT'])
+      assert.ok(!other.other.methods?.includes(method));
+    const content = other.other.responses?.['405']?.content as Record<string, Node>;
+    assert.deepEqual(content['application/json']?.schema, { $ref: '#/components/schemas/Error' });
+    assert.ok(String(document.info.description).includes(OTHER_METHODS), 'info.description points to it');
+  });
 });
 
 describe('schemas and descriptions', () => {
@@ -294,6 +347,13 @@ describe('schemas and descriptions', () => {
     for (const [name, header] of Object.entries(document.components.headers)) {
       if (!header.description) missing.push(`headers.${name}`);
     }
+    for (const [name, entry] of Object.entries(document[OTHER_METHODS])) {
+      if (typeof entry === 'string') continue;
+      if (!entry.description) missing.push(`${OTHER_METHODS}.${name}`);
+      for (const [status, response] of Object.entries(entry.responses ?? {})) {
+        checkResponse(response, `${OTHER_METHODS}.${name} ${status}`);
+      }
+    }
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         for (const parameter of operation.parameters ?? []) {
@@ -337,6 +397,234 @@ describe('external linter', () => {
   });
 });
 
+interface Sent {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body as sent, compressed or not. */
+  body: Buffer;
+}
+
+/** One request over node:http: a header given as an array goes out as that many lines. */
+function send(
+  base: string,
+  path: string,
+  method = 'GET',
+  headers: Record<string, string | string[]> = {},
+): Promise<Sent> {
+  const url = new URL(base + path);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('black box: every answer a client can provoke, against the document', () => {
+  // The statuses no request from outside provokes on a healthy server, and where they are seen instead.
+  const UNPROVOKED: Record<string, string> = {
+    '500': 'a fault in the server; no request makes one',
+    '503': 'the store cut off: production-faults.test.ts, whose answers the validator checks',
+  };
+  let roomy: Server;
+  /** Operation -> documented status -> the documented headers seen on its answers (lower case). */
+  const seen = new Map<string, Map<string, Set<string>>>();
+  let tokens: { all: string; userOnly: string; gamesOnly: string; spender: string };
+  let paths: Record<string, string>;
+
+  before(async () => {
+    await cliJson(env, ['users', 'add', 'alice']);
+    for (const app of ['app-one', 'app-spender']) await cliJson(env, ['apps', 'add', app]);
+    const database = await importPgn(env, join(FIXTURES, 'api/alice.pgn'), 'alice', 'Main');
+    const issue = (app: string, scopes: string) => issueToken(env, 'alice', app, scopes);
+    tokens = {
+      all: await issue('app-one', 'user.read,databases.read,games.read'),
+      userOnly: await issue('app-one', 'user.read'),
+      gamesOnly: await issue('app-one', 'games.read'),
+      spender: await issue('app-spender', 'user.read,databases.read,games.read'),
+    };
+    // The file's server allows 2 requests a minute (for 429s); this one all the others.
+    roomy = await startServer(env, { RATE_LIMIT_MAX: '100000' });
+    const games = await send(roomy.base, '/api/v1/games?limit=1', 'GET', bearer(tokens.all));
+    const [game] = (JSON.parse(games.body.toString()) as { data: { id: string }[] }).data;
+    paths = {
+      '/api/v1/me': '/api/v1/me',
+      '/api/v1/databases': '/api/v1/databases',
+      '/api/v1/databases/{id}/games': `/api/v1/databases/${database.slug}/games`,
+      '/api/v1/games': '/api/v1/games',
+      '/api/v1/games/{id}': `/api/v1/games/${game?.id}`,
+      '/api/v1/changes': '/api/v1/changes',
+    };
+  });
+  after(async () => roomy?.stop());
+
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  /** Sends, checks the expected status and the answer against the document, and records what it shows. */
+  async function expect(
+    base: string,
+    path: string,
+    method: string,
+    headers: Record<string, string | string[]>,
+    status: number,
+  ): Promise<Sent> {
+    const answer = await send(base, path, method, headers);
+    assert.equal(answer.status, status, `${method} ${path} ${JSON.stringify(headers)}`);
+    const coding = answer.body.length === 0 ? undefined : answer.headers['content-encoding'];
+    const body =
+      coding === 'br'
+        ? brotliDecompressSync(answer.body)
+        : coding === 'gzip'
+          ? gunzipSync(answer.body)
+          : answer.body;
+    const exchange = {
+      url: `${base}${path}`,
+      method,
+      status: answer.status,
+      headers: new Headers(
+        Object.entries(answer.headers).map(([name, value]) => [
+          name,
+          ([] as string[]).concat(value ?? []).join(', '),
+        ]),
+      ),
+      text: body.toString(),
+    };
+    await checkAgainstOpenApi(exchange);
+    const documented = await documentedFor(exchange);
+    assert.ok(documented, `${method} ${path} is on a documented path`);
+    const statuses = seen.get(documented.operation) ?? new Map<string, Set<string>>();
+    const names = statuses.get(documented.status) ?? new Set<string>();
+    for (const name of Object.keys(answer.headers)) if (documented.headers.has(name)) names.add(name);
+    statuses.set(documented.status, names);
+    seen.set(documented.operation, statuses);
+    return answer;
+  }
+
+  test('each operation: success, HEAD, 304, compressed, PGN, paging, 400, 401, 403, 404', async () => {
+    for (const { path: template, scope } of ENDPOINTS) {
+      const path = paths[template] as string;
+      const all = bearer(tokens.all);
+      const ok = await expect(roomy.base, path, 'GET', all, 200);
+      await expect(roomy.base, path, 'HEAD', all, 200);
+      await expect(roomy.base, path, 'GET', { ...all, 'if-none-match': String(ok.headers.etag) }, 304);
+      await expect(roomy.base, path, 'GET', { ...all, 'accept-encoding': 'br' }, 200);
+      await expect(roomy.base, path, 'GET', { 'accept-encoding': 'gzip' }, 401);
+      await expect(roomy.base, path, 'GET', bearer('cp_unknown'), 401);
+      await expect(roomy.base, path, 'GET', { authorization: [`Bearer ${tokens.all}`, 'Bearer cp_x'] }, 400);
+      const lacking = scope === 'user.read' ? tokens.gamesOnly : tokens.userOnly;
+      await expect(roomy.base, path, 'GET', bearer(lacking), 403);
+      await expect(roomy.base, `${path}?limt=10`, 'GET', all, 400);
+      const parameters = (operation(template).parameters ?? []).map(({ name }) => name);
+      if (parameters.includes('offset')) {
+        const page = await expect(roomy.base, `${path}?limit=1`, 'GET', all, 200);
+        assert.match(String(page.headers.link), /rel="next"/);
+        const second = await expect(roomy.base, `${path}?limit=1&offset=1`, 'GET', all, 200);
+        const etag = String(second.headers.etag);
+        await expect(roomy.base, `${path}?limit=1&offset=1`, 'GET', { ...all, 'if-none-match': etag }, 304);
+        await expect(roomy.base, `${path}?limit=0`, 'GET', all, 400);
+      }
+      if (parameters.includes('format')) {
+        const pgn = await expect(roomy.base, `${path}?format=pgn`, 'GET', all, 200);
+        assert.match(String(pgn.headers['content-disposition']), /^attachment; filename=".+\.pgn"$/);
+        await expect(roomy.base, path, 'GET', { ...all, accept: 'application/x-chess-pgn' }, 200);
+        const etag = String(pgn.headers.etag);
+        await expect(roomy.base, `${path}?format=pgn`, 'GET', { ...all, 'if-none-match': etag }, 304);
+        await expect(roomy.base, `${path}?format=txt`, 'GET', all, 400);
+      }
+      if (template.includes('{id}')) {
+        await expect(roomy.base, path.replace(/[^/]+(\/games)?$/, 'nope$1'), 'GET', all, 404);
+        await expect(
+          roomy.base,
+          path.replace(/[^/]+(\/games)?$/, '0193c0de-4f2a-7000-8000-000000000000$1'),
+          'GET',
+          all,
+          404,
+        );
+      }
+    }
+  });
+
+  test('each operation: 429 with Retry-After once the app and user have spent the window', async () => {
+    const spender = bearer(tokens.spender);
+    // The file's server allows 2 requests per window.
+    for (let i = 0; i < 2; i++) await expect(server.base, '/api/v1/me', 'GET', spender, 200);
+    for (const { path: template } of ENDPOINTS) {
+      const path = paths[template] as string;
+      await expect(server.base, path, 'GET', spender, 429);
+      await expect(server.base, path, 'HEAD', spender, 429);
+    }
+  });
+
+  test('each path: OPTIONS, a CORS preflight, and 405 for every other method', async () => {
+    const methods = document[OTHER_METHODS].other.methods ?? [];
+    for (const path of Object.values(paths)) {
+      await expect(roomy.base, path, 'OPTIONS', {}, 204);
+      const preflight = await expect(
+        roomy.base,
+        path,
+        'OPTIONS',
+        {
+          origin: 'https://app.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'authorization',
+        },
+        204,
+      );
+      assert.equal(preflight.headers['access-control-allow-origin'], '*');
+      for (const method of methods) {
+        // Refused before the body and the token: a body of broken JSON and a valid token change nothing.
+        await expect(
+          roomy.base,
+          path,
+          method,
+          { ...bearer(tokens.all), 'content-type': 'application/json' },
+          405,
+        );
+      }
+    }
+  });
+
+  test('the reverse: every status and header the document gives an operation was seen (but 500 and 503)', () => {
+    const missing: string[] = [];
+    const operations: [string, Record<string, Node>][] = [
+      ...ENDPOINTS.map(
+        ({ method, path }) =>
+          [`${method} ${path}`, operation(path, method).responses] as [string, Record<string, Node>],
+      ),
+      ...(['options', 'preflight', 'other'] as const).map(
+        (key) =>
+          [`${OTHER_METHODS} ${key}`, document[OTHER_METHODS][key].responses ?? {}] as [
+            string,
+            Record<string, Node>,
+          ],
+      ),
+    ];
+    for (const [name, responses] of operations) {
+      for (const [status, response] of Object.entries(responses)) {
+        if (UNPROVOKED[status]) continue;
+        const headers = seen.get(name)?.get(status);
+        if (!headers) {
+          missing.push(`${name} ${status}`);
+          continue;
+        }
+        for (const header of Object.keys((resolved(response).headers ?? {}) as Node)) {
+          if (!headers.has(header.toLowerCase())) missing.push(`${name} ${status} ${header}`);
+        }
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+});
+
 describe('the suites’ answer check', () => {
   const exchange = (path: string, status: number, headers: Record<string, string>, body: unknown) => ({
     url: `${server.base}${path}`,
@@ -355,12 +643,15 @@ describe('the suites’ answer check', () => {
   };
   const ok = { ...counted, etag: '"x"', 'cache-control': 'private, no-cache', vary: 'authorization' };
   const me = { id: '0193c0de-4f2a-8000-8000-000000000000', name: null, email: null, image: null };
+  const notAllowed = { error: 'method_not_allowed', error_description: 'Read-only.' };
 
   test('an answer as documented passes', async () => {
     await checkAgainstOpenApi(exchange('/api/v1/me', 200, ok, { data: me }));
     await checkAgainstOpenApi(
       exchange('/api/v1/nowhere', 404, {}, { error: 'not_found', error_description: 'No.' }),
     );
+    const refused = { 'x-request-id': 'r1', allow: 'GET, HEAD', vary: 'Origin' };
+    await checkAgainstOpenApi({ ...exchange('/api/v1/me', 405, refused, notAllowed), method: 'PROPFIND' });
   });
 
   test('an undocumented status, a missing field, a missing required header or a wrong type fails', async () => {
@@ -375,6 +666,20 @@ describe('the suites’ answer check', () => {
       exchange('/api/v1/me', 401, counted, { error: 'invalid_token', error_description: 'No.' }),
       exchange('/api/v1/games?limit=1', 200, { ...ok, 'x-ratelimit-remaining': 'many' }, { data: [] }),
       exchange('/api/v1/games', 200, ok, { data: [{ id: 'x' }] }),
+      exchange('/api/v1/me', 200, { ...ok, 'x-powered-by': 'Express' }, { data: me }),
+      { ...exchange('/api/v1/me', 405, { 'x-request-id': 'r1' }, notAllowed), method: 'POST' },
+      {
+        ...exchange('/api/v1/me', 405, { 'x-request-id': 'r1', allow: 'GET, HEAD, POST' }, notAllowed),
+        method: 'POST',
+      },
+      {
+        ...exchange('/api/v1/me', 405, { 'x-request-id': 'r1', allow: 'GET, HEAD' }, notAllowed),
+        method: 'BREW',
+      },
+      {
+        ...exchange('/api/v1/me', 200, { 'x-request-id': 'r1', allow: 'GET, HEAD, OPTIONS' }, undefined),
+        method: 'OPTIONS',
+      },
     ];
     for (const answer of wrong) {
       await assert.rejects(checkAgainstOpenApi(answer), OpenApiMismatch, `${answer.url} ${answer.status}`);

@@ -77,7 +77,9 @@ Every operation here also answers \`HEAD\` (the same headers, no body). Every ot
 PATCH, DELETE, QUERY, TRACE, PROPFIND, ...) on an API path is 405 \`method_not_allowed\` with
 \`Allow: GET, HEAD\`, before authentication and before any body is read; OPTIONS answers 204 with
 \`Allow: GET, HEAD, OPTIONS\`; CORS preflights are answered before authentication (any origin, no
-credentials). Unknown paths are 404 \`not_found\`, with any method and without a token.
+credentials). OpenAPI 3.1 describes operations only: these answers, with their headers, are in the
+\`x-other-methods\` extension at the root of this document. Unknown paths are 404 \`not_found\`, with any
+method and without a token.
 
 ## Rate limits and caching
 
@@ -142,12 +144,12 @@ function responsesOf(document: Json): Record<string, Json>[] {
   );
 }
 
-/** The last touches @fastify/swagger cannot make from route schemas; see the steps. */
-export function finishDocument(document: Json): Json {
+/** The last touches @fastify/swagger cannot make from route schemas (see the steps), and extensions. */
+export function finishDocument(document: Json, extensions: Record<`x-${string}`, unknown> = {}): Json {
   liftRequiredHeaders(document);
   shareHeaders(document);
   shareResponses(document);
-  return document;
+  return Object.assign(document, extensions);
 }
 
 /**

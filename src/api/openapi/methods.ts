@@ -1,0 +1,111 @@
+// What every API path answers to the methods it has no operation for, as the document's `x-other-methods`
+// extension. OpenAPI 3.1 has no place for it: responses belong to operations, and an operation per refused
+// method (POST, PUT, ...) would be one that never succeeds (Redocly's recommended rules warn about those),
+// would give generated clients a method per path that always fails, and could not name QUERY or PROPFIND at
+// all. The answers are written here once, in the document's own shapes (Response and Header Objects), and
+// the test suite's validator checks the server's 405 and OPTIONS answers against them.
+import { ALLOW, REFUSED_METHODS } from '../route.ts';
+
+export const OTHER_METHODS = 'x-other-methods';
+
+const requestId = { $ref: '#/components/headers/X-Request-Id' };
+
+const varyOrigin = {
+  description: 'Origin: added by the CORS handling; every origin gets the same answer.',
+  schema: { type: 'string' },
+};
+
+export function otherMethods() {
+  return {
+    description:
+      'The answers of every path in paths to the methods it has no operation for. They are the same on every ' +
+      'path, with or without a token, and none is counted by the rate limit. Every path also answers CORS: ' +
+      'Access-Control-Allow-Origin: * and Access-Control-Expose-Headers (every header documented here that ' +
+      'a browser app may read) on every answer.',
+    head: {
+      description: 'HEAD answers as the path’s GET operation: the same status and headers, no body.',
+    },
+    options: {
+      description:
+        'OPTIONS without Origin and Access-Control-Request-Method: the methods the path answers. Answered ' +
+        'before any request body is read.',
+      responses: {
+        204: {
+          description: 'No Content, naming the methods in Allow.',
+          headers: {
+            Allow: {
+              description: 'The methods the path answers.',
+              required: true,
+              schema: { type: 'string', const: `${ALLOW}, OPTIONS` },
+            },
+            'X-Request-Id': requestId,
+            Vary: varyOrigin,
+          },
+        },
+      },
+    },
+    preflight: {
+      description:
+        'OPTIONS with Origin and Access-Control-Request-Method: a CORS preflight, answered for any origin ' +
+        'before authentication. No credentials: the token travels in the Authorization header.',
+      responses: {
+        204: {
+          description: 'No Content: the preflight passes for GET and HEAD with the request headers listed.',
+          headers: {
+            'Access-Control-Allow-Origin': {
+              description: 'Any origin.',
+              required: true,
+              schema: { type: 'string', const: '*' },
+            },
+            'Access-Control-Allow-Methods': {
+              description: 'The methods a browser app may use.',
+              required: true,
+              schema: { type: 'string', const: ALLOW },
+            },
+            'Access-Control-Allow-Headers': {
+              description: 'The request headers a browser app may send.',
+              required: true,
+              schema: { type: 'string', const: 'Authorization, Accept, If-None-Match, X-Request-Id' },
+            },
+            'Access-Control-Max-Age': {
+              description: 'Seconds a browser may keep this preflight answer.',
+              required: true,
+              schema: { type: 'integer', minimum: 0 },
+            },
+            'X-Request-Id': requestId,
+            Vary: varyOrigin,
+          },
+        },
+      },
+    },
+    other: {
+      description:
+        'Every other method: the API is read-only. Refused before authentication and before any request ' +
+        'body is read, so a POST of broken JSON is 405 too.',
+      methods: REFUSED_METHODS,
+      responses: {
+        405: {
+          description: 'method_not_allowed: the path answers GET and HEAD only.',
+          headers: {
+            Allow: {
+              description: 'The methods the path answers.',
+              required: true,
+              schema: { type: 'string', const: ALLOW },
+            },
+            'X-Request-Id': requestId,
+            Vary: varyOrigin,
+          },
+          content: {
+            'application/json': {
+              schema: { $ref: '#/components/schemas/Error' },
+              example: {
+                error: 'method_not_allowed',
+                error_description: `The API is read-only: use ${ALLOW}.`,
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
