@@ -269,7 +269,7 @@ describe('endpoints and security', () => {
     }
   });
 
-  test('each header is described once, in components/headers, and each shared answer in components/responses', () => {
+  test('each header described once in components/headers, each shared answer in components/responses', () => {
     const used = new Set<string>();
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, { responses }] of Object.entries(operations)) {
@@ -302,7 +302,7 @@ describe('endpoints and security', () => {
     );
   });
 
-  test('x-other-methods: HEAD as GET, OPTIONS 204 with Allow, a CORS preflight, 405 with Allow for the rest', () => {
+  test('x-other-methods: HEAD as GET, OPTIONS 204 with Allow, CORS preflight, 405 with Allow for the rest', () => {
     const other = document[OTHER_METHODS];
     for (const topic of ['CORS', 'rate limit']) assert.ok(other.description.includes(topic), topic);
     assert.match(other.head.description, /GET/);
@@ -621,7 +621,7 @@ describe('black box: every answer a client can provoke, against the document', (
     }
   });
 
-  test('the reverse: every status and header the document gives an operation was seen (but 500 and 503)', () => {
+  test('the reverse: each status and header documented for an operation was seen (but 500, 503)', () => {
     const missing: string[] = [];
     const operations: [string, Record<string, Node>][] = [
       ...ENDPOINTS.map(

@@ -18,10 +18,10 @@ const varyOrigin = {
 export function otherMethods() {
   return {
     description:
-      'The answers of every path in paths to the methods it has no operation for. They are the same on every ' +
-      'path, with or without a token, and none is counted by the rate limit. Every path also answers CORS: ' +
-      'Access-Control-Allow-Origin: * and Access-Control-Expose-Headers (every header documented here that ' +
-      'a browser app may read) on every answer.',
+      'The answers of every path in paths to the methods it has no operation for. They are the same on ' +
+      'every path, with or without a token, and none is counted by the rate limit. Every path also answers ' +
+      'CORS: Access-Control-Allow-Origin: * and Access-Control-Expose-Headers (every header documented here ' +
+      'that a browser app may read) on every answer.',
     head: {
       description: 'HEAD answers as the path’s GET operation: the same status and headers, no body.',
     },
