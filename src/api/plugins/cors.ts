@@ -20,11 +20,14 @@ export const EXPOSED_HEADERS = [
   'RateLimit',
 ];
 
+/** Request headers a browser app may send (the OpenAPI document names them too: openapi/methods.ts). */
+export const ALLOWED_HEADERS = ['Authorization', 'Accept', 'If-None-Match', 'X-Request-Id'];
+
 const options = {
   origin: '*',
   credentials: false,
   methods: ['GET', 'HEAD'],
-  allowedHeaders: ['Authorization', 'Accept', 'If-None-Match', 'X-Request-Id'],
+  allowedHeaders: ALLOWED_HEADERS,
   exposedHeaders: EXPOSED_HEADERS,
   // Chromium caps the preflight cache at 2 hours; longer values are ignored.
   maxAge: 7200,
