@@ -10,6 +10,8 @@ export const REALM = 'chessport';
 
 // RFC 6750 b64token; anything else cannot be one of our tokens.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+// The scheme name alone, whatever follows: "Bearer" with a malformed token is still a (bad) bearer token.
+const BEARER_SCHEME = /^Bearer(?:\s|$)/i;
 
 function challenge(
   code: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
@@ -42,15 +44,17 @@ export async function authenticate(
     });
   }
   const header = request.headers.authorization;
-  if (header === undefined) {
-    // No credentials at all: a bare challenge without an error attribute (RFC 6750 section 3).
-    throw new ApiError('invalid_token', 'The request carries no access token.', {
+  // No bearer credentials at all (no header, an empty one, or another scheme such as Basic): a bare
+  // challenge without an error attribute, which RFC 6750 section 3 asks for "if the request lacks any
+  // authentication information (e.g., the client ... attempted using an unsupported authentication scheme)".
+  if (header === undefined || !BEARER_SCHEME.test(header)) {
+    throw new ApiError('invalid_token', 'The request carries no Bearer access token.', {
       'www-authenticate': `Bearer realm="${REALM}"`,
     });
   }
   const match = BEARER.exec(header);
   const token = match?.[1];
-  if (!token || token.length > 512) throw invalidToken('The Authorization header is not a Bearer token.');
+  if (!token || token.length > 512) throw invalidToken('The Bearer token is malformed.');
   const info = await store.findTokenByHash(hashToken(token));
   if (!info || info.revokedAt !== null)
     throw invalidToken('The access token is invalid or has been revoked.');
