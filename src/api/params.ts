@@ -62,7 +62,9 @@ export function pageLinks(
   offset: number,
   hasMore: boolean,
 ): string | undefined {
-  const path = request.url.split('?')[0] ?? '';
+  // Root-relative also for a request in absolute-form (`GET http://host/api/v1/games`, RFC 9112 3.2.2), whose
+  // URL names a scheme and host that the client chose.
+  const path = (request.url.split('?')[0] ?? '').replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/, '');
   const base = new URLSearchParams(request.query as Record<string, string>);
   const link = (to: number, rel: string) => {
     const params = new URLSearchParams(base);

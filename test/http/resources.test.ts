@@ -1,8 +1,10 @@
 // Every field of every resource, as the spec and DESIGN.md 1-17 shape it, seen through HTTP.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { cliJson, http } from '../helpers/harness.ts';
 import { storeText } from '../helpers/stores.ts';
+import { bearer } from './production-helpers.ts';
 import { makeWorld, type World } from './world.ts';
 
 let world: World;
@@ -194,6 +196,34 @@ describe('game lists', () => {
     assert.equal(last.headers.get('link'), '</api/v1/games?limit=5&offset=0>; rel="prev"');
     const beyond = await get<{ data: unknown[] }>('/games?offset=100');
     assert.deepEqual(beyond.json, { data: [] });
+  });
+
+  test('Link targets are root-relative also for a request in absolute-form, whatever host it names', async () => {
+    // RFC 9112 3.2.2: a server must accept `GET http://host/path`; the client chose that scheme and host.
+    const { port } = new URL(world.base);
+    for (const path of [
+      '/api/v1/games?limit=2&offset=2',
+      `/api/v1/databases/${world.alice.main.slug}/games?limit=1`,
+    ]) {
+      const link = await new Promise<string | undefined>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: `http://elsewhere.example${path}`,
+            headers: bearer(world.tokens.alice),
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.headers.link));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(link, (await get(path.slice('/api/v1'.length))).headers.get('link'), path);
+      assert.match(link ?? '', /^<\/api\/v1\//, path);
+    }
   });
 
   test('GET /databases/{id}/games by UUID and by slug: that database only, list item shape', async () => {
