@@ -1,8 +1,9 @@
 // Every field of every resource, as the spec and DESIGN.md 1-17 shape it, seen through HTTP.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cliJson, http } from '../helpers/harness.ts';
+import { cliJson, FIXTURES, http, importPgn, issueToken } from '../helpers/harness.ts';
 import { storeText } from '../helpers/stores.ts';
 import { bearer } from './production-helpers.ts';
 import { makeWorld, type World } from './world.ts';
@@ -450,6 +451,64 @@ describe('GET /games/{id}', () => {
     // Bob has no "classics" database: Alice's slug must not resolve for him.
     const res = await get(`/databases/${aliceOnlySlug}/games?format=pgn`, world.tokens.bob);
     assert.equal(res.status, 404);
+  });
+});
+
+describe('games with missing or odd tags', () => {
+  // Every field is present everywhere, an unknown value is null (DESIGN.md 1-5), and a player reads the same
+  // in the list, a database's list, the detail and the feed. Carol has these games only.
+  const players = [
+    [
+      { name: 'Plain, White', elo: null, fideId: null, country: null },
+      { name: 'Plain, Black', elo: null, fideId: null, country: null },
+    ],
+    [
+      // Elo "0" and "-" are no rating, an empty or non-digit FideId no id; a Fed that is no 3-letter code
+      // gives way to a Country that is one, upper-cased.
+      { name: 'Zero, Elo', elo: null, fideId: null, country: 'GER' },
+      { name: 'Dash, Elo', elo: null, fideId: null, country: null },
+    ],
+    [
+      { name: null, elo: null, fideId: null, country: null },
+      { name: 'Spaced, Ids', elo: 2100, fideId: '4168119', country: 'RUS' },
+    ],
+  ];
+  const fields = [
+    { event: 'No date, no ratings, no ids', date: null, eco: null, result: '1-0' },
+    // A partial date is null (the PGN keeps it); a lower-case ECO is upper-cased.
+    { event: 'Partial date and placeholders', date: null, eco: 'C88', result: '0-1' },
+    // An empty Event, an impossible date (2021 is no leap year) and an ECO outside A00..E99 are null.
+    { event: null, date: null, eco: null, result: '1/2-1/2' },
+  ];
+
+  test('every field present, null when unknown, alike in lists, detail and feed', async () => {
+    await cliJson(world.env, ['users', 'add', 'carol']);
+    const db = await importPgn(world.env, join(FIXTURES, 'api/odd-tags.pgn'), 'carol', 'Odd');
+    const token = await issueToken(world.env, 'carol', 'app-one', 'games.read');
+    const list = (await get<{ data: GameSummary[] }>('/games', token)).json.data;
+    const inDatabase = (await get<{ data: GameSummary[] }>(`/databases/${db.slug}/games`, token)).json.data;
+    const feed = (await get<{ data: Json[] }>('/changes', token)).json.data;
+    assert.equal(list.length, 3);
+    assert.deepEqual(inDatabase, list);
+    for (const [i, game] of list.entries()) {
+      const expected = { ...fields[i], white: players[i]?.[0], black: players[i]?.[1] };
+      assert.deepEqual(Object.keys(game).sort(), SUMMARY_KEYS);
+      assert.deepEqual(
+        { ...game, id: 0, slug: 0, databaseId: 0 },
+        { ...expected, id: 0, slug: 0, databaseId: 0 },
+      );
+      const detail = (await get<{ data: Json }>(`/games/${game.id}`, token)).json.data;
+      assert.deepEqual(Object.keys(detail).sort(), DETAIL_KEYS);
+      for (const [key, value] of Object.entries(game)) assert.deepEqual(detail[key], value, `detail ${key}`);
+      const change = feed.find((c) => c.id === game.id);
+      assert.deepEqual(
+        { white: change?.white, black: change?.black, result: change?.result },
+        { white: game.white, black: game.black, result: game.result },
+      );
+      for (const player of [game.white, game.black, detail.white as Json, change?.white as Json]) {
+        assert.deepEqual(Object.keys(player).sort(), PLAYER_KEYS);
+      }
+    }
   });
 });
 
