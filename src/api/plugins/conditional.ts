@@ -52,7 +52,9 @@ export function matchesIfNoneMatch(header: string | undefined, tag: string): boo
     const value = candidate.trim();
     if (value === '*') return true;
     const opaque = /^(?:W\/)?"([^"]*)"$/.exec(value)?.[1];
-    if (opaque !== undefined && opaque.replace(/-(?:gzip|br)$/, '') === tag) return true;
+    if (opaque === undefined) continue;
+    // A tag is base64url and may itself end in "-br" (1 in 262,144): compared as it is first.
+    if (opaque === tag || opaque.replace(/-(?:gzip|br)$/, '') === tag) return true;
   }
   return false;
 }
