@@ -64,7 +64,8 @@ export const HEADERS = {
   'WWW-Authenticate': header(
     'string',
     'RFC 6750 challenge: Bearer realm="chessport", error="...", error_description="..." (403 adds ' +
-      'scope="..."). Without an Authorization header it is the bare Bearer realm="chessport".',
+      'scope="..."). Without Bearer credentials (no Authorization header, an empty one, or another scheme ' +
+      'such as Basic) it is the bare Bearer realm="chessport".',
   ),
 } as const;
 
