@@ -89,7 +89,8 @@ function player(tags: Map<string, string>, names: PlayerTags, country: string | 
   return {
     name: known(tags.get(names.name)),
     elo: elo !== '' && /^[0-9]{1,4}$/.test(elo) && Number(elo) > 0 ? Number(elo) : null,
-    fideId: fideId !== '' && /^[0-9]{1,12}$/.test(fideId) ? fideId : null,
+    // FIDE ids start at 1: an all-zero one is an exporter's placeholder, not an id shared by every such player.
+    fideId: /^[0-9]{1,12}$/.test(fideId) && !/^0+$/.test(fideId) ? fideId : null,
     country: country === undefined ? null : (tags.get(country) as string).trim().toUpperCase(),
   };
 }

@@ -472,6 +472,12 @@ describe('games with missing or odd tags', () => {
       { name: null, elo: null, fideId: null, country: null },
       { name: 'Spaced, Ids', elo: 2100, fideId: '4168119', country: 'RUS' },
     ],
+    [
+      // FIDE ids start at 1: "0" (some exporters' placeholder) is no id, or clients would match every such
+      // player as one person.
+      { name: 'Zero, Id', elo: null, fideId: null, country: null },
+      { name: 'Zeros, Id', elo: null, fideId: null, country: null },
+    ],
   ];
   const fields = [
     { event: 'No date, no ratings, no ids', date: null, eco: null, result: '1-0' },
@@ -479,6 +485,7 @@ describe('games with missing or odd tags', () => {
     { event: 'Partial date and placeholders', date: null, eco: 'C88', result: '0-1' },
     // An empty Event, an impossible date (2021 is no leap year) and an ECO outside A00..E99 are null.
     { event: null, date: null, eco: null, result: '1/2-1/2' },
+    { event: 'Zero ids', date: null, eco: null, result: '*' },
   ];
 
   test('every field present, null when unknown, alike in lists, detail and feed', async () => {
@@ -488,7 +495,7 @@ describe('games with missing or odd tags', () => {
     const list = (await get<{ data: GameSummary[] }>('/games', token)).json.data;
     const inDatabase = (await get<{ data: GameSummary[] }>(`/databases/${db.slug}/games`, token)).json.data;
     const feed = (await get<{ data: Json[] }>('/changes', token)).json.data;
-    assert.equal(list.length, 3);
+    assert.equal(list.length, 4);
     assert.deepEqual(inDatabase, list);
     for (const [i, game] of list.entries()) {
       const expected = { ...fields[i], white: players[i]?.[0], black: players[i]?.[1] };
