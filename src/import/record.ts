@@ -45,6 +45,16 @@ export function isoDate(value: string | undefined): string | null {
   return year >= 100 && days !== undefined && day >= 1 && day <= days ? `${y}-${mo}-${d}` : null;
 }
 
+/**
+ * The year of a Date tag, complete or partial ("1858.??.??"): four digits before the first separator, from
+ * 0100 on as isoDate takes them. Null for "????.??.??" and what is no date.
+ */
+export function yearOf(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const year = /^\s*(\d{4})(?:[.-]|\s*$)/.exec(value)?.[1];
+  return year !== undefined && Number(year) >= 100 ? year : null;
+}
+
 /** A player's tag names, made once (building them per game cost a string and its hash per lookup). */
 interface PlayerTags {
   name: string;
@@ -127,6 +137,7 @@ export function toGameRecord(
   return {
     event: known(tags.get('Event')),
     date: isoDate(tags.get('Date')),
+    year: yearOf(tags.get('Date')),
     // The export's: a game without a valid Result tag takes its terminator's, as its PGN does.
     result: game.result,
     eco: eco !== '' && /^[A-E][0-9]{2}$/.test(eco) ? eco : null,

@@ -25,7 +25,7 @@ export type ContentColumns = Pick<Selectable<GamesTable>, (typeof CONTENT_COLUMN
 export function pushContentValues(out: unknown[], game: GameRecord, id: string): void {
   const { white: w, black: b } = game;
   out.push(
-    gameSlug(w.name, b.name, game.date, id),
+    gameSlug(w.name, b.name, game.year, id),
     game.event,
     game.date,
     game.result,

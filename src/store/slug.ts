@@ -27,16 +27,15 @@ function playerSlug(name: string): string {
 }
 
 /**
- * A game's slug: players and year, made unique by the last 12 hex digits of its id. Those are random in
+ * A game's slug: players and year (if known), made unique by the last 12 hex digits of its id. Those are random in
  * a version-7 UUID, whose first 12 are the import millisecond that many games share.
  */
 export function gameSlug(
   white: string | null,
   black: string | null,
-  date: string | null,
+  year: string | null,
   id: string,
 ): string {
-  const year = date?.slice(0, 4);
   const players = `${playerSlug(white ?? 'unknown')}-vs-${playerSlug(black ?? 'unknown')}`;
   return year ? `${players}-${year}-${id.slice(-12)}` : `${players}-${id.slice(-12)}`;
 }

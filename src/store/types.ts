@@ -51,6 +51,8 @@ export interface Player {
 export interface GameRecord {
   event: string | null;
   date: string | null;
+  /** The year of the Date tag, also of a partial date ("1858.??.??"), where date is null: for the slug. */
+  year: string | null;
   result: string;
   eco: string | null;
   white: Player;

@@ -497,6 +497,16 @@ describe('games with missing or odd tags', () => {
     const feed = (await get<{ data: Json[] }>('/changes', token)).json.data;
     assert.equal(list.length, 4);
     assert.deepEqual(inDatabase, list);
+    // The slug has the year of a partial date too, and none without a date; an impossible date keeps its year.
+    assert.deepEqual(
+      list.map((g) => g.slug.replace(/-[0-9a-f]{12}$/, '')),
+      [
+        'plain-white-vs-plain-black',
+        'zero-elo-vs-dash-elo-2012',
+        'unknown-vs-spaced-ids-2021',
+        'zero-id-vs-zeros-id',
+      ],
+    );
     for (const [i, game] of list.entries()) {
       const expected = { ...fields[i], white: players[i]?.[0], black: players[i]?.[1] };
       assert.deepEqual(Object.keys(game).sort(), SUMMARY_KEYS);

@@ -67,6 +67,7 @@ export function record(n: number, overrides: Partial<GameRecord> = {}): GameReco
   return {
     event: `Event ${n}`,
     date: '2024-05-06',
+    year: '2024',
     result: '1-0',
     eco: 'C60',
     white: { name: `White ${n}`, elo: 2000 + n, fideId: null, country: 'NOR' },
