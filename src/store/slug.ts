@@ -27,8 +27,9 @@ function playerSlug(name: string): string {
 }
 
 /**
- * A game's slug: players and year (if known), made unique by the last 12 hex digits of its id. Those are random in
- * a version-7 UUID, whose first 12 are the import millisecond that many games share.
+ * A game's slug: players and year (if known), made unique by the last 12 hex digits of its id, not its first
+ * 12, the import millisecond that many games share. The last 12 start at random in each millisecond and count
+ * up within it (gameId), so the ids of one import differ there.
  */
 export function gameSlug(
   white: string | null,
