@@ -158,7 +158,11 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     setMirrorState(out, 'cursor', `${cursor.slice(0, -2)}${cursor.endsWith('AA') ? 'BB' : 'AA'}`);
     const rejected = await cli(env, syncArgs(server, tokens.carol, out));
     assert.equal(rejected.code, 5, rejected.stderr);
-    assert.match(rejected.stderr, /no longer accepts the saved cursor.*--full/);
+    // The server's description, then the advice, as two sentences on one line.
+    assert.match(
+      rejected.stderr,
+      /^chessport sync: the server no longer accepts the saved cursor: [^\n]+[.!?] Run again with --full to start over\.\n$/,
+    );
     const summary = await cliJson<SyncSummary>(
       env,
       syncArgs(server, tokens.carol, out, ['--full', '--pgn-files']),

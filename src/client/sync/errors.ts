@@ -20,13 +20,16 @@ export class SyncError extends Error {
 // user.read: /me tells whose the token is, which the mirror must be (owner.ts).
 export const SYNC_SCOPES = ['user.read', 'games.read', 'databases.read'] as const;
 
+/** The server's description as a sentence, so that the advice after it reads as one. */
+const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
+
 /** A 401 or 403 as the SyncError that stops the run; undefined for anything else. */
 export function authFailure(error: unknown): SyncError | undefined {
   if (!(error instanceof ChessportError)) return undefined;
   if (error.status === 401) {
     return new SyncError(
       'unauthorized',
-      `the server refused the token (401 ${error.error}): ${error.error_description} ` +
+      `the server refused the token (401 ${error.error}): ${sentence(error.error_description)} ` +
         'Get a new token and run again; the mirror and its cursor are kept.',
       { cause: error },
     );
@@ -34,7 +37,7 @@ export function authFailure(error: unknown): SyncError | undefined {
   if (error.status === 403) {
     return new SyncError(
       'forbidden',
-      `the token lacks a scope the sync needs (403 ${error.error}): ${error.error_description} ` +
+      `the token lacks a scope the sync needs (403 ${error.error}): ${sentence(error.error_description)} ` +
         `The sync needs ${SYNC_SCOPES.slice(0, -1).join(', ')} and ${SYNC_SCOPES.at(-1)}.`,
       { cause: error },
     );
@@ -50,7 +53,7 @@ export function cursorRejected(error: unknown): SyncError | undefined {
   if (!(error instanceof ChessportError) || error.status !== 400) return undefined;
   return new SyncError(
     'cursor_rejected',
-    `the server no longer accepts the saved cursor: ${error.error_description} ` +
+    `the server no longer accepts the saved cursor: ${sentence(error.error_description)} ` +
       'Run again with --full to start over.',
     { cause: error },
   );
