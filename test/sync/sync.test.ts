@@ -118,6 +118,16 @@ describe('a mirror that follows the server through imports, updates, moves and d
     assert.match(again.stderr, /--since only applies to a first run/);
   });
 
+  test('a --since the server refuses leaves the folder to any reader: nothing is claimed', async () => {
+    const typo = join(env.dir, 'since-typo');
+    const refused = await cli(env, syncArgs(server, token, typo, ['--since', '2026-11-21']));
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /^chessport sync: the server answered 400 invalid_request: since must be/);
+    // Bob's token is another reader: had the first run claimed the folder for alice, this would be exit 6.
+    const bob = await cliJson<SyncSummary>(env, syncArgs(server, await issue(env, 'bob'), typo));
+    assert.deepEqual([bob.resumed, bob.mirrorGames], [false, 4]);
+  });
+
   test('the human summary names pages, upserts, deletions and time', async () => {
     const result = await cli(env, syncArgs(server, token, out));
     assert.equal(result.code, 0, result.stderr);

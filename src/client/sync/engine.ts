@@ -157,6 +157,10 @@ async function run(
         },
       ),
   });
+  // The server judges --since; asked before the claim, so that a mistyped time leaves the folder unbound.
+  if (saved === undefined && options.since !== undefined) {
+    await call(() => api.changes({ since: options.since, limit: 1 }, { signal }));
+  }
   const databases = await call(() => api.databases({ signal }));
   const owner = { baseUrl: api.apiBase, reader };
   if (full) mirror.startOver(owner);
