@@ -25,7 +25,7 @@ const TIMER_MAX_MS = 2 ** 31 - 1;
 /** "90s", "15m", "12h", "30d" to milliseconds; `what` names a setting that a timer waits for (at most 24d). */
 export function parseDuration(text: string, what?: string): number {
   const m = /^([1-9][0-9]{0,8})([smhd])$/.exec(text.trim());
-  if (!m) throw new CliError(`invalid duration "${text}": write it like 90s, 15m, 12h or 30d`);
+  if (!m) throw new CliError(`invalid ${what ?? 'duration'} "${text}": write it like 90s, 15m, 12h or 30d`);
   const ms = Number(m[1]) * (UNITS[m[2] as string] as number);
   if (what !== undefined && ms > TIMER_MAX_MS) throw new CliError(`${what} is at most 24d, got "${text}"`);
   return ms;

@@ -154,6 +154,16 @@ describe('store and server failures are one line', () => {
     assertOneLine(await serve({ RATE_LIMIT_WINDOW: '25d' }), /RATE_LIMIT_WINDOW is at most 24d, got "25d"/);
   });
 
+  test('a duration setting that does not read as one is named: the environment may hold several', async () => {
+    // "invalid duration "0"" left the operator to guess which of four variables held it.
+    for (const name of ['RATE_LIMIT_WINDOW', 'SHUTDOWN_TIMEOUT', 'REQUEST_TIMEOUT', 'PG_ANSWER_TIMEOUT']) {
+      assertOneLine(
+        await serve({ [name]: '60' }),
+        new RegExp(`^chessport: invalid ${name} "60": write it like 90s, 15m, 12h or 30d\n$`),
+      );
+    }
+  });
+
   test('PAGE_CACHE_MB is at most the memory of the machine', { timeout: 20_000 }, async () => {
     // 9999999999 MB was taken: a byte count past 2^53, of a cache no machine could hold.
     assertOneLine(

@@ -59,7 +59,7 @@ export function importCommand(program: Command): void {
     .command('import <files...>')
     .description('import PGN files into a database (created when missing); identical games are skipped')
     .requiredOption('--user <login>', 'owner of the games')
-    .requiredOption('--database <name-or-slug>', 'target database')
+    .requiredOption('--database <id-slug-or-name>', 'target database')
     .option('--allow-duplicates', 'import games even when identical ones are already in the database')
     .option(
       '--rejects <file>',
