@@ -113,7 +113,9 @@ const gameSummaryProperties = {
   slug: {
     type: 'string',
     // In a code span: the reference page renders descriptions as Markdown, where <white> is an HTML tag.
-    description: 'Readable, unique slug: `<white>-vs-<black>-<year>-<12 hex of the id>`.',
+    description:
+      'Readable, unique slug: `<white>-vs-<black>-<year>-<12 hex of the id>`, without `<year>-` when the ' +
+      'Date tag has no year.',
     examples: ['anderssen-vs-kieseritzky-1851-0193c0de4f2a'],
   },
   databaseId: { type: 'string', format: 'uuid', description: 'Id of the containing database.' },
