@@ -3,8 +3,13 @@
 // position in clear, with an HMAC) keep working, since cursors do not expire. Black-box, on a store of its
 // own whose server secret the test knows, to write v1 cursors as the server used to.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { copyFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import {
   cliJson,
   type Env,
@@ -16,6 +21,7 @@ import {
 } from '../helpers/harness.ts';
 import { type FeedPage, numberedGames, writePgn } from './changes-fixtures.ts';
 
+const run = promisify(execFile);
 const SECRET = 'cursor-test-secret-0123456789abcdef';
 const ALL = 'user.read,databases.read,games.read';
 const CURSOR_INVALID =
@@ -206,6 +212,94 @@ describe('v1 cursors, issued before, keep working', () => {
       const res = await feed(tokens.carol, { cursor: c });
       assert.equal(res.status, 400, c);
       assert.deepEqual(res.json, { error: 'invalid_request', error_description: CURSOR_INVALID });
+    }
+  });
+});
+
+describe('a cursor from before a restore', () => {
+  // The store restored from a backup has its change sequence back where the backup was taken: the next
+  // writes take positions that a reader's newer cursor has passed. The server refuses such a cursor while
+  // it is ahead of the store, so the reader starts again instead of missing those writes in silence.
+  let restoreEnv: Env;
+  after(() => restoreEnv?.cleanup());
+
+  /** A backup of the store as an operator makes one (README, Backups), and its restore over the store. */
+  async function backup(target: Env): Promise<() => Promise<void>> {
+    const dump = join(target.dir, 'backup');
+    if (target.dialect === 'postgres') {
+      await run('pg_dump', ['-Fc', '-f', dump, target.databaseUrl]);
+      return async () => {
+        await run('pg_restore', ['--clean', '--if-exists', '-d', target.databaseUrl, dump]);
+      };
+    }
+    const db = new Database(target.databaseUrl);
+    await db.backup(dump);
+    db.close();
+    return async () => {
+      for (const suffix of ['-wal', '-shm']) rmSync(`${target.databaseUrl}${suffix}`, { force: true });
+      copyFileSync(dump, target.databaseUrl);
+    };
+  }
+
+  test('a cursor ahead of the restored store is 400 until the reader starts again; one within it reads on', async () => {
+    restoreEnv = tempEnv({ CHESSPORT_SECRET: SECRET });
+    await cliJson(restoreEnv, ['users', 'add', 'erin']);
+    await cliJson(restoreEnv, ['apps', 'add', 'app-one']);
+    const load = async (name: string, n: number) => {
+      const file = writePgn(restoreEnv.dir, `${name}.pgn`, numberedGames(name, n));
+      return cliJson<{ database: { id: string } }>(restoreEnv, [
+        'import',
+        file,
+        '--user',
+        'erin',
+        '--database',
+        name,
+      ]);
+    };
+    await load('Before', 3);
+    // Issued before the backup: a restore takes back what came after it, tokens too.
+    const token = await issueToken(restoreEnv, 'erin', 'app-one', ALL);
+    const restore = await backup(restoreEnv);
+    await load('After', 2);
+    let restored = await startServer(restoreEnv);
+    const read = (query: Record<string, string | number>) =>
+      http<FeedPage>(
+        `${restored.base}/api/v1`,
+        `/changes?${new URLSearchParams(query as Record<string, string>)}`,
+        {
+          token,
+        },
+      );
+    const within = (await read({ limit: 3 })).json.nextCursor;
+    const ahead = (await read({})).json.nextCursor;
+    assert.equal((await read({ cursor: ahead })).status, 200, 'an idle feed polled at its end');
+    await restored.stop();
+
+    await restore();
+    restored = await startServer(restoreEnv);
+    try {
+      // The README's case: a game deleted after the restore takes the position after the backup's last.
+      const games = await http<{ data: { id: string }[] }>(`${restored.base}/api/v1`, '/games', { token });
+      const deleted = games.json.data[0]?.id as string;
+      await cliJson(restoreEnv, ['games', 'delete', deleted]);
+      const refused = await read({ cursor: ahead });
+      assert.equal(refused.status, 400, refused.text);
+      assert.deepEqual(refused.json, {
+        error: 'invalid_request',
+        error_description:
+          'cursor is ahead of the store, which was restored from an older backup: read the feed again from ' +
+          'the start, without cursor',
+      });
+      const onward = await read({ cursor: within });
+      assert.equal(onward.status, 200);
+      assert.deepEqual(
+        onward.json.data.map((c) => [c.id, c.deleted]),
+        [[deleted, true]],
+      );
+      const fromStart = await read({});
+      assert.equal(fromStart.json.data.length, 3);
+    } finally {
+      await restored.stop();
     }
   });
 });

@@ -42,7 +42,8 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       'either), in change order, each once in its latest state; deleted games as tombstones. Follow ' +
       'nextCursor until hasMore is false; then poll with the last nextCursor. The feed signals changes: ' +
       'fetch a changed game with GET /api/v1/games/{id}. 400 for cursor together with since, an invalid ' +
-      'since, and a malformed, altered or foreign cursor.',
+      'since, a malformed, altered or foreign cursor, and a cursor from before the store was restored from ' +
+      'an older backup.',
     query: changesQuery,
     ok: { description: 'One page of changes.', schema: schemas.changes },
     handler: async (request, _reply, token) => {
@@ -78,6 +79,16 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       }
       // One row beyond the page tells whether more exist; the page is one statement, one snapshot.
       const rows = await store.listChanges(token.userId, after, limit + 1);
+      // A cursor past every change the store has made was issued before the store was restored from a
+      // backup: the writes after the restore take the positions it has passed, and its reader would never
+      // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
+      if (rows.length === 0 && cursor !== undefined && after > (await store.lastSeq())) {
+        throw new ApiError(
+          'invalid_request',
+          'cursor is ahead of the store, which was restored from an older backup: read the feed again from ' +
+            'the start, without cursor',
+        );
+      }
       const page = rows.slice(0, limit);
       const position = page.at(-1)?.seq ?? after;
       return {
