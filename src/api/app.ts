@@ -127,7 +127,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   });
   streamChunks(app);
   metrics(app, options.store);
-  conditionalRequests(app, options.store);
+  conditionalRequests(app, options.store, options.secret);
   headLikeGet(app);
   const limiter = rateLimiter(app, {
     ...(options.rateLimit ?? { max: 600, windowMs: 60_000 }),

@@ -8,8 +8,11 @@
 //
 // The database PGN export is a stream too large to hash: its tag is computed before the handler runs, from
 // a version stamp the store reads without reading the games (src/store/etags.ts). On a match the stream,
-// which has not been read yet, is dropped.
-import { createHash } from 'node:crypto';
+// which has not been read yet, is dropped. That stamp is a value of the change sequence, which every user's
+// writes advance, so its tag is an HMAC under the server secret: a plain hash of it, with the database's id,
+// slug and updatedAt that /databases shows, gave the sequence away to a search of a few million hashes, and
+// with it how many writes other users made between two writes to the database (as v1 cursors did).
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { databaseVersion } from '../../store/etags.ts';
@@ -26,8 +29,7 @@ declare module 'fastify' {
 
 const DATABASE_GAMES = '/api/v1/databases/:id/games';
 
-function digest(parts: (string | Buffer)[]): string {
-  const hash = createHash('sha256');
+function digest(parts: (string | Buffer)[], hash: Hash | Hmac = createHash('sha256')): string {
   for (const part of parts) hash.update(part).update('\n');
   return hash.digest('base64url').slice(0, 32);
 }
@@ -63,7 +65,7 @@ function isStream(payload: unknown): payload is Readable {
   return payload instanceof Readable;
 }
 
-export function conditionalRequests(app: FastifyInstance, store: Store): void {
+export function conditionalRequests(app: FastifyInstance, store: Store, secret: string): void {
   app.decorateRequest('representationTag', undefined);
 
   app.addHook('preHandler', async (request) => {
@@ -72,13 +74,10 @@ export function conditionalRequests(app: FastifyInstance, store: Store): void {
     const database = await store.findDatabase(request.token.userId, id);
     if (!database) return; // the handler answers 404
     const version = await databaseVersion(store.db, database.id);
-    request.representationTag = digest([
-      'pgn-export/2',
-      database.id,
-      database.slug,
-      String(database.updatedAt),
-      String(version),
-    ]);
+    request.representationTag = digest(
+      ['pgn-export/3', database.id, database.slug, String(database.updatedAt), String(version)],
+      createHmac('sha256', secret).update('chessport etag\0'),
+    );
   });
 
   // Runs before @fastify/compress's onSend (route-level hooks come after instance hooks): on the

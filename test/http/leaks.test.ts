@@ -1,0 +1,83 @@
+// What a user with a valid token can learn about other users: nothing. Black-box, as an attacker works: from
+// the answers of the API alone, with what they show (ids, slugs, timestamps) and guesses of the rest.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import {
+  cliJson,
+  type Env,
+  http,
+  issueToken,
+  type Server,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
+import { numberedGames, writePgn } from './changes-fixtures.ts';
+
+const ALL = 'user.read,databases.read,games.read';
+
+let env: Env;
+let server: Server;
+let base: string;
+const tokens = { carol: '', dave: '' };
+
+before(async () => {
+  env = tempEnv();
+  for (const user of ['carol', 'dave']) await cliJson(env, ['users', 'add', user]);
+  await cliJson(env, ['apps', 'add', 'app-one']);
+  const load = async (user: string, prefix: string, n: number) => {
+    const file = writePgn(env.dir, `${prefix}.pgn`, numberedGames(prefix, n));
+    await cliJson(env, ['import', file, '--user', user, '--database', 'Games']);
+  };
+  // Every write of every user takes the next value of one change sequence: Dave's writes come between
+  // Carol's.
+  await load('carol', 'CarolA', 2);
+  await load('dave', 'DaveA', 7);
+  await load('carol', 'CarolB', 3);
+  tokens.carol = await issueToken(env, 'carol', 'app-one', ALL);
+  tokens.dave = await issueToken(env, 'dave', 'app-one', ALL);
+  server = await startServer(env);
+  base = `${server.base}/api/v1`;
+});
+after(async () => {
+  await server?.stop();
+  env?.cleanup();
+});
+
+interface DatabaseJson {
+  id: string;
+  slug: string;
+  updatedAt: string;
+}
+
+describe('the change sequence, which counts every user’s writes, stays hidden', () => {
+  test('the PGN export’s ETag cannot be recomputed from what the user sees and a guessed sequence value', async () => {
+    const [database] = (await http<{ data: DatabaseJson[] }>(base, '/databases', { token: tokens.carol }))
+      .json.data;
+    assert.ok(database);
+    const answer = await http(base, `/databases/${database.slug}/games?format=pgn`, {
+      method: 'HEAD',
+      token: tokens.carol,
+    });
+    assert.equal(answer.status, 200);
+    // The tag, without the content coding the server appends (fetch asks for gzip).
+    const tag = /^"([^"]+?)(?:-gzip|-br)?"$/.exec(answer.headers.get('etag') ?? '')?.[1];
+    assert.ok(tag);
+    // The tag was a SHA-256 of the database's id, slug and updatedAt (all in /databases) and the sequence value
+    // of its latest write (12 here: Dave's 7 came in between). Trying every value up to a million took a
+    // second and found it.
+    const updated = String(Date.parse(database.updatedAt));
+    for (let seq = 0; seq <= 100_000; seq++) {
+      const hash = createHash('sha256');
+      for (const part of ['pgn-export/2', database.id, database.slug, updated, String(seq)])
+        hash.update(part).update('\n');
+      assert.notEqual(hash.digest('base64url').slice(0, 32), tag, `the tag gives away seq ${seq}`);
+    }
+    // Still a validator: the same tag again, and 304 for it.
+    const again = await http(base, `/databases/${database.slug}/games?format=pgn`, {
+      token: tokens.carol,
+      headers: { 'if-none-match': `"${tag}"` },
+    });
+    assert.equal(again.status, 304);
+  });
+});
