@@ -11,6 +11,7 @@ import { serveCommand } from './commands/serve.ts';
 import { syncCommand } from './commands/sync.ts';
 import { tokensCommand } from './commands/tokens.ts';
 import { usersCommand } from './commands/users.ts';
+import { terminalSafe } from './output.ts';
 import { CliError } from './settings.ts';
 
 const program = new Command('chessport')
@@ -38,7 +39,7 @@ try {
   if (error instanceof CommanderError) process.exit(error.exitCode);
   // One line for the operator, never a stack trace; CHESSPORT_DEBUG=1 adds the stack for a bug report.
   if (process.env.CHESSPORT_DEBUG) process.stderr.write(`${inspect(error)}\n`);
-  process.stderr.write(`chessport: ${failureLine(error)}\n`);
+  process.stderr.write(`chessport: ${terminalSafe(failureLine(error))}\n`);
   process.exit(1);
 }
 

@@ -3,7 +3,30 @@ import { iso } from '../api/serialize.ts';
 import type { Database, TokenInfo } from '../store/index.ts';
 
 export function emit(json: boolean, value: unknown, human: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+  process.stdout.write(json ? `${jsonSafe(JSON.stringify(value, null, 2))}\n` : `${terminalSafe(human())}\n`);
+}
+
+// What a terminal obeys rather than shows: C0 controls (ESC starts the sequences that recolour, clear the
+// screen, set the window title or write to the clipboard), DEL and C1 controls (U+009B is a one-character
+// CSI, which the Latin-1 reading of a PGN line makes of byte 0x9B); and the bidirectional formatting
+// characters, which reorder what is shown around them. Player names, tags and rejection reasons come from
+// PGN files that anyone may have written, and commands print them on the operator's terminal.
+// Written as what is allowed (the line break, printable ASCII, everything from U+00A0), as Biome refuses C0
+// characters in a pattern.
+const CONTROLS = /[^\n\u0020-\u007e\u00a0-\uffff]/g;
+const C1_AND_DEL = /[\u007f-\u009f]/g;
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** Text for a terminal: every control character but the line break, and every bidi control, as `\u001b`. */
+export function terminalSafe(text: string): string {
+  return text.replace(CONTROLS, escaped).replace(BIDI, escaped);
+}
+
+/** JSON.stringify's text with DEL, C1 and bidi controls escaped too (it escapes C0 only): the same JSON value. */
+function jsonSafe(json: string): string {
+  return json.replace(C1_AND_DEL, escaped).replace(BIDI, escaped);
 }
 
 export function table(rows: string[][]): string {

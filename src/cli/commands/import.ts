@@ -4,7 +4,7 @@ import type { RejectsFiles } from '../../import/rejects.ts';
 import type { Database } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, settingsOf, withStore } from '../context.ts';
 import { checkInputs, sameFile } from '../inputs.ts';
-import { emit } from '../output.ts';
+import { emit, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { CliError, parseName } from '../settings.ts';
 import { sqliteFiles } from '../store-url.ts';
@@ -91,7 +91,8 @@ export function importCommand(program: Command): void {
               const { emptySummary, importFile } = await import('../../import/index.ts'); // only this command parses PGN
               if (summaries.at(-1)?.stoppedAtMaxGames) {
                 summaries.push({ ...emptySummary(file), stoppedAtMaxGames: true, skipped: true });
-                if (!opts.json) process.stdout.write(`${file}: skipped: the database reached its maxGames\n`);
+                if (!opts.json)
+                  process.stdout.write(terminalSafe(`${file}: skipped: the database reached its maxGames\n`));
                 continue;
               }
               const progress = progressReporter();
@@ -108,7 +109,7 @@ export function importCommand(program: Command): void {
               });
               progress.done();
               summaries.push({ ...summary, skipped: false });
-              if (!opts.json) process.stdout.write(`${describe(summary)}\n`);
+              if (!opts.json) process.stdout.write(`${terminalSafe(describe(summary))}\n`);
             }
             if (opts.json)
               emit(true, { database: { id: database.id, slug: database.slug }, files: summaries }, () => '');
