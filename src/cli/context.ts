@@ -60,12 +60,19 @@ export async function requireUser(store: Store, login: string): Promise<User> {
 }
 
 /**
- * The one database that `ref` names among `found` (Store.findDatabases). Names may repeat: a name that several
- * databases share is refused with their slugs and ids, since picking one could change the wrong one.
+ * The one database that `ref` names among `found` (Store.findDatabases). Names may repeat, and a slug may be
+ * another database's name: a `ref` that names several is refused with their slugs and ids, since picking one
+ * could change the wrong one.
  */
 export function oneDatabase(found: Database[], ref: string, owner: string): Database | undefined {
   if (found.length <= 1) return found[0];
   const candidates = found.map((d) => `${d.slug} (${d.id})`).join(', ');
+  // The slug of one and the name of another: only an id tells them apart.
+  if (found.some((d) => d.slug === ref)) {
+    throw new CliError(
+      `"${ref}" names ${found.length} databases of ${owner}, as a slug and as a name: ${candidates}; give its id`,
+    );
+  }
   throw new CliError(
     `${found.length} databases of ${owner} are named "${ref}": ${candidates}; give its slug or id`,
   );

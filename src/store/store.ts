@@ -469,8 +469,9 @@ export class Store {
   }
 
   /**
-   * For the CLI: the owner's live databases that `ref` names. The one with that id or slug (both unique),
-   * else every one with that exact name: names may repeat, and the caller decides what several mean.
+   * For the CLI: the owner's live databases that `ref` names. The one with that id, else the one with that
+   * slug and every one with that exact name: names may repeat, a slug may be another's name, and the caller
+   * decides what several mean.
    */
   async findDatabases(ownerId: string, ref: string): Promise<Database[]> {
     return databasesNamed(this.db, ownerId, ref);
@@ -809,21 +810,26 @@ async function insertDatabase(
   return database;
 }
 
-/** The owner's live databases that `ref` names (Store.findDatabases). */
+/**
+ * The owner's live databases that `ref` names (Store.findDatabases): the one with that id, else the one with
+ * that slug and every one with that name. A slug may be another database's exact name ("Games" has the slug
+ * `games`, a second database named "games" gets `games-2`): both are returned, so that the caller refuses the
+ * ambiguity rather than pick the slug's and, say, delete the database the operator did not name. An id is
+ * generated, never typed as a name by chance: it names its database alone.
+ */
 async function databasesNamed(db: Executor, ownerId: string, ref: string): Promise<Database[]> {
   if (!storable(ref)) return [];
-  const live = db
+  const rows = await db
     .selectFrom('databases')
     .selectAll()
     .where('owner_id', '=', ownerId)
-    .where('deleted_at', 'is', null);
-  const byKey = await live
-    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
-    .orderBy(sql`case when id = ${ref} then 0 else 1 end`)
-    .executeTakeFirst();
-  if (byKey) return [toDatabase(byKey)];
-  const byName = await live.where('name', '=', ref).orderBy('created_at').orderBy('id').execute();
-  return byName.map(toDatabase);
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref), eb('name', '=', ref)]))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const byId = rows.find((row) => row.id === ref);
+  return (byId ? [byId] : rows).map(toDatabase);
 }
 
 /**

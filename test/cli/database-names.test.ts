@@ -71,3 +71,49 @@ test('a slug or an id names one of them', async () => {
   const again = await cliJson<{ id: string }>(env, ['databases', 'delete', 'Archive', '--user', 'gina']);
   assert.equal(again.id, first.id);
 });
+
+test('a slug that is another database’s name is refused too: the id picks one', async () => {
+  // "Games" takes the slug games, so a database named "games" gets games-2: `games` is the slug of the one
+  // and the name of the other. Deleting by it removed "Games" and its games, not the database so named.
+  await cliJson(env, ['users', 'add', 'hana']);
+  const upper = (
+    await cliJson<{ database: { id: string } }>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'hana',
+      '--database',
+      'Games',
+    ])
+  ).database;
+  const lower = await cliJson<Listed>(env, ['databases', 'add', 'games', '--user', 'hana']);
+  assert.equal(lower.slug, 'games-2');
+  const hanas = () => cliJson<Listed[]>(env, ['databases', 'list', '--user', 'hana']);
+  const before = await hanas();
+  const [row] = await queryStore<{ id: string }>(
+    env.databaseUrl,
+    `select id from games where database_id = '${upper.id}' limit 1`,
+  );
+  for (const args of [
+    ['databases', 'delete', 'games', '--user', 'hana'],
+    ['import', CLASSICS_PGN, '--user', 'hana', '--database', 'games', '--allow-duplicates'],
+    ['games', 'move', row?.id ?? '', '--database', 'games'],
+  ]) {
+    const result = await cli(env, args);
+    assert.equal(result.code, 1, `${args.join(' ')}: ${result.stdout}`);
+    assert.match(
+      result.stderr,
+      /^chessport: "games" names 2 databases of [^\n]+, as a slug and as a name: [^\n]+; give its id\n$/,
+    );
+    assert.ok(
+      result.stderr.includes(`games (${upper.id})`) && result.stderr.includes(`games-2 (${lower.id})`),
+    );
+    assert.deepEqual(await hanas(), before, `${args.join(' ')}: nothing changed`);
+  }
+  const deleted = await cliJson<{ id: string }>(env, ['databases', 'delete', lower.id, '--user', 'hana']);
+  assert.equal(deleted.id, lower.id);
+  assert.deepEqual(
+    (await hanas()).map((d) => [d.name, d.games]),
+    [['Games', 4]],
+  );
+});
