@@ -38,7 +38,7 @@ try {
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
   // One line for the operator, never a stack trace; CHESSPORT_DEBUG=1 adds the stack for a bug report.
-  if (process.env.CHESSPORT_DEBUG) process.stderr.write(`${inspect(error)}\n`);
+  if (process.env.CHESSPORT_DEBUG) process.stderr.write(`${terminalSafe(inspect(error))}\n`);
   process.stderr.write(`chessport: ${terminalSafe(failureLine(error))}\n`);
   process.exit(1);
 }

@@ -112,6 +112,12 @@ describe('what a PGN file holds never reaches the terminal as control characters
     assert.equal(refused.code, 1);
     assertInert(refused, 'games update');
     assert.match(refused.stderr, /'Qx\\u001b\]0'/);
+    // CHESSPORT_DEBUG=1 adds the stack trace, whose first line is the same message.
+    const debug = { ...env, env: { ...env.env, CHESSPORT_DEBUG: '1' } };
+    const traced = await cli(debug, ['games', 'update', await gameOf('W3'), bad]);
+    assert.equal(traced.code, 1);
+    assertInert(traced, 'games update with CHESSPORT_DEBUG=1');
+    assert.match(traced.stderr, /\n\s+at /, 'a stack trace');
   });
 
   test('databases list shows a name holding controls escaped', async () => {
