@@ -81,3 +81,37 @@ describe('the change sequence, which counts every user’s writes, stays hidden'
     assert.equal(again.status, 304);
   });
 });
+
+describe('names that look like another user’s', () => {
+  test('a database named with another user’s database id or slug is its owner’s own, and her tags are not his', async () => {
+    const carols = (await http<{ data: DatabaseJson[] }>(base, '/databases', { token: tokens.carol })).json
+      .data;
+    const [carols1] = carols;
+    assert.ok(carols1);
+    // Dave's games are in a database of his own named Games too (slug games, as hers), and his operator names
+    // another database with her database's id, which becomes its slug.
+    await cliJson(env, ['databases', 'add', carols1.id, '--user', 'dave']);
+    for (const ref of [carols1.id, carols1.slug]) {
+      const path = `/databases/${ref}/games`;
+      const hers = await http<{ data: { databaseId: string }[] }>(base, path, { token: tokens.carol });
+      const his = await http<{ data: { databaseId: string }[] }>(base, path, { token: tokens.dave });
+      assert.equal(hers.status, 200);
+      assert.equal(his.status, 200);
+      assert.ok(hers.json.data.length > 0);
+      assert.ok(hers.json.data.every((g) => g.databaseId === carols1.id));
+      assert.ok(
+        his.json.data.every((g) => g.databaseId !== carols1.id),
+        `${ref}: none of hers`,
+      );
+      // Her validators give him nothing: no 304 for her list or her export.
+      for (const query of ['', '?format=pgn']) {
+        const tag = (await http(base, path + query, { token: tokens.carol })).headers.get('etag') ?? '';
+        const probe = await http(base, path + query, {
+          token: tokens.dave,
+          headers: { 'if-none-match': tag },
+        });
+        assert.equal(probe.status, 200, `${ref}${query}`);
+      }
+    }
+  });
+});
