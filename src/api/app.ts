@@ -33,7 +33,7 @@ import { gameRoutes } from './routes/games.ts';
 import { meRoutes } from './routes/me.ts';
 import { sharedSchemas } from './schemas.ts';
 import { isStoreUnavailable } from './store-faults.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutOptions } from './timeouts.ts';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutOptions } from './timeouts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,6 +54,8 @@ export interface ApiOptions {
   pageCacheBytes?: number;
   /** How long a client may take to send a request, head and body (timeouts.ts). Default 30 s. */
   requestTimeoutMs?: number;
+  /** How long a connection may see no bytes move before it is closed (timeouts.ts). Default 2 minutes. */
+  idleTimeoutMs?: number;
   /** How often an outage of the store or of Redis is summarised in the log (outage-log.ts). Default 10 s. */
   outageLogIntervalMs?: number;
 }
@@ -71,6 +73,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     requestTimeout,
+    connectionTimeout: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     http: timeoutOptions(requestTimeout),
     logger: options.logLevel === 'silent' ? false : loggerOptions(options.logLevel ?? 'info'),
     logController: new OneLinePerRequest(),

@@ -6,6 +6,14 @@ import type { ServerOptions } from 'node:http';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
+/**
+ * A connection on which no bytes move for this long is closed (Node's socket inactivity timeout, Fastify's
+ * connectionTimeout). Without it, an answer whose client stopped reading was held for good: a stalled PGN
+ * export keeps ~2 MB, and 200 of them kept 370 MB. Nothing the server does waits this long (a store query
+ * gives up after PG_ANSWER_TIMEOUT, 30 s), and a slow reader that reads at all keeps its connection.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
 /** Node's server options for this timeout; Fastify's own requestTimeout must be set to the same value. */
 export function timeoutOptions(requestTimeoutMs: number): ServerOptions {
   return {

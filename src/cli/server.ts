@@ -39,6 +39,7 @@ export async function runServer(store: Store, settings: Settings, signals: StopS
     trustProxy: server.trustProxy,
     pageCacheBytes: server.pageCacheBytes,
     requestTimeoutMs: server.requestTimeoutMs,
+    idleTimeoutMs: server.idleTimeoutMs,
     outageLogIntervalMs: server.outageLogIntervalMs,
     rateLimit: {
       max: settings.rateLimitMax,

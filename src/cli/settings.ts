@@ -132,6 +132,8 @@ export interface ServerSettings {
   shutdownTimeoutMs: number;
   /** How long a client has to send its whole request (REQUEST_TIMEOUT); undefined: the app's default. */
   requestTimeoutMs: number | undefined;
+  /** How long a connection may see no bytes move before it is closed (IDLE_TIMEOUT); undefined: the default. */
+  idleTimeoutMs: number | undefined;
   /**
    * Which proxies to believe about the client address (TRUST_PROXY: `true` for any, or addresses and CIDRs
    * such as `loopback, 10.0.0.0/8`). Requests without a valid token are limited per client address, so
@@ -192,6 +194,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
       ? parseDuration(env.SHUTDOWN_TIMEOUT, 'SHUTDOWN_TIMEOUT')
       : 30_000,
     requestTimeoutMs: env.REQUEST_TIMEOUT ? parseDuration(env.REQUEST_TIMEOUT, 'REQUEST_TIMEOUT') : undefined,
+    idleTimeoutMs: env.IDLE_TIMEOUT ? parseDuration(env.IDLE_TIMEOUT, 'IDLE_TIMEOUT') : undefined,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     pageCacheBytes: env.PAGE_CACHE_MB ? parsePageCacheMb(env.PAGE_CACHE_MB) * MB : DEFAULT_PAGE_CACHE_BYTES,
     outageLogIntervalMs: env.OUTAGE_LOG_INTERVAL

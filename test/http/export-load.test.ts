@@ -77,6 +77,51 @@ describe('PGN export under load', () => {
     assert.equal(answer.status, 200);
   });
 
+  test('a client that stops reading is disconnected after IDLE_TIMEOUT, its export counted as aborted', async () => {
+    const idle = await startServer(env, { IDLE_TIMEOUT: '1s' });
+    const abortedExports = async () => {
+      // Counted where the `request aborted` log line is written (logging.ts), when the server drops the socket.
+      const metrics = (await raw(idle.base, '/metrics')).body.toString();
+      const line =
+        /^chessport_http_requests_aborted_total\{[^}]*route="\/api\/v1\/databases\/:id\/games"[^}]*\} (\d+)/m;
+      return Number(line.exec(metrics)?.[1] ?? 0);
+    };
+    let client: ClientRequest | undefined;
+    try {
+      const url = new URL(idle.base + exportPath());
+      const started = Date.now();
+      client = await new Promise<ClientRequest>((resolve, reject) => {
+        const req = request(
+          { host: url.hostname, port: url.port, path: url.pathname + url.search },
+          (res) => {
+            assert.equal(res.statusCode, 200);
+            res.pause(); // 30 MB: far more than the socket buffers hold
+            resolve(req);
+          },
+        );
+        req.setHeader('authorization', `Bearer ${seeded.tokens.alice}`);
+        req.on('error', reject);
+        req.end();
+      });
+      // The client does not read, so it does not see the close behind the data still buffered: the server
+      // tells, in /metrics.
+      while ((await abortedExports()) === 0) {
+        assert.ok(Date.now() - started < 15_000, 'still sending after 15 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const droppedAfter = Date.now() - started;
+      // One second without bytes moving, from when the buffers filled.
+      assert.ok(droppedAfter >= 1000 && droppedAfter < 10_000, `dropped after ${droppedAfter} ms`);
+      // A client that reads is not cut off: a whole export through the same server.
+      const answer = await raw(idle.base, exportPath(), { headers: bearer(seeded.tokens.alice) });
+      assert.equal(answer.status, 200);
+      assert.equal(await abortedExports(), 1);
+    } finally {
+      client?.destroy();
+      await idle.stop();
+    }
+  });
+
   test('the export ETag changes with every write to the database’s games, and only with those', async () => {
     // The tag is the seq of the database's latest write (one row lookup): it used to be read from the
     // games, counting them all and walking the owner's newer games (155 ms a request on 535k games).
