@@ -114,3 +114,39 @@ describe('chessport sync when the network fails', () => {
     assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'after the cuts');
   });
 });
+
+describe('chessport sync against a hostile server', () => {
+  test("the server's error description is printed with its control characters escaped", async () => {
+    const env = tempEnv();
+    // A server that answers every request 400 with terminal escape sequences in its description.
+    const hostile = createServer((_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error: 'invalid_request',
+          error_description: 'bad \u001b]0;pwned\u0007 \u001b[2J\u009b31m',
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+      const run = await cli(env, [
+        'sync',
+        '--base-url',
+        base,
+        '--token',
+        'cp_x',
+        '--out',
+        join(env.dir, 'm'),
+      ]);
+      assert.equal(run.code, 1, run.stderr);
+      for (const c of ['\u001b', '\u0007', '\u009b'])
+        assert.ok(!run.stderr.includes(c), 'no control character');
+      assert.match(run.stderr, /bad \\u001b\]0;pwned\\u0007 \\u001b\[2J\\u009b31m/);
+    } finally {
+      hostile.close();
+      env.cleanup();
+    }
+  });
+});

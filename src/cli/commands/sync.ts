@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ChessportError, ChessportNetworkError } from '../../client/errors.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
 import { jsonOption } from '../context.ts';
-import { emit } from '../output.ts';
+import { emit, terminalSafe } from '../output.ts';
 import { CliError, parsePositiveInt } from '../settings.ts';
 
 /** Exit codes a script can act on; everything else that fails exits with 1. */
@@ -145,7 +145,8 @@ export function syncCommand(program: Command): void {
 
 /** Prints why the run stopped and returns the exit code. */
 function fail(error: unknown, signal: AbortSignal): number {
-  const say = (message: string) => process.stderr.write(`chessport sync: ${message}\n`);
+  // The server's own words (error descriptions) are among what is printed: a hostile one could send ESC.
+  const say = (message: string) => process.stderr.write(`chessport sync: ${terminalSafe(message)}\n`);
   if (signal.aborted) {
     say('interrupted; the mirror keeps every page written so far, run again to continue');
     return SYNC_EXIT.interrupted;
