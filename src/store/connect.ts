@@ -1,5 +1,5 @@
 // Opens the store named by a DATABASE_URL: a SQLite file path (default) or a postgres:// URL.
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -46,7 +46,7 @@ export async function openStore(
 
 function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
   const file = url.replace(/^sqlite:(\/\/)?/, '');
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') createPrivately(file);
   const sqlite = new SQLite(file);
   // 16 KB pages rather than 4 KB, for a new store (an existing one keeps its size): a fifth fewer pages to
   // write per game imported, and each commit's WAL frames carry a quarter as many page headers and
@@ -65,6 +65,20 @@ function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
   registerSqliteHandle(db, sqlite); // the import's insert path writes through it directly (game-insert.ts)
   return { db, run: sqliteRunner(statements) };
+}
+
+/**
+ * A new store's file (and folder) readable by its owner only, whatever the umask: it holds the server secret
+ * that seals cursors and derives every app's user ids, the users' emails and every game. SQLite gives the
+ * -wal and -shm files the database file's mode. An existing file keeps the mode the operator gave it.
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 // int8 (bigint, count(*), row_number()) arrives from pg as a string by default, because it can exceed

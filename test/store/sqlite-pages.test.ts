@@ -1,6 +1,6 @@
 // A new SQLite store has 16 KB pages (connect.ts); a store made with another page size keeps it and opens.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -40,6 +40,27 @@ test('a new store has 16 KB pages; an older store keeps its 4 KB pages, works an
     await reopened.close();
     assert.equal(pageSize(older), 4096);
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a new store and its folder are its owner’s alone, whatever the umask; an existing file keeps its mode', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chessport-mode-'));
+  const umask = process.umask(0o022);
+  try {
+    const file = join(dir, 'data', 'store.sqlite');
+    const store = await openStore(file);
+    await store.addUser({ login: 'alice' });
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    assert.equal(mode(join(dir, 'data')), 0o700);
+    for (const path of [file, `${file}-wal`, `${file}-shm`]) assert.equal(mode(path), 0o600, path);
+    await store.close();
+    chmodSync(file, 0o640);
+    const again = await openStore(file);
+    await again.close();
+    assert.equal(mode(file), 0o640);
+  } finally {
+    process.umask(umask);
     rmSync(dir, { recursive: true, force: true });
   }
 });
