@@ -62,6 +62,12 @@ export function writePgn(dir: string, name: string, games: FixtureGame[]): strin
   return path;
 }
 
+/** Imports n numbered games (numberedGames) for the user into the database, made when missing. */
+export async function importNumbered(env: Env, user: string, prefix: string, n: number, database = 'Games') {
+  const file = writePgn(env.dir, `${prefix}.pgn`, numberedGames(prefix, n));
+  await cliJson(env, ['import', file, '--user', user, '--database', database]);
+}
+
 /** n games whose players are named after a prefix and a number. */
 export function numberedGames(prefix: string, n: number, event?: string): FixtureGame[] {
   return Array.from({ length: n }, (_, i) => ({

@@ -19,7 +19,7 @@ import {
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
-import { type FeedPage, numberedGames, writePgn } from './changes-fixtures.ts';
+import { type FeedPage, importNumbered } from './changes-fixtures.ts';
 
 const run = promisify(execFile);
 const SECRET = 'cursor-test-secret-0123456789abcdef';
@@ -36,10 +36,7 @@ before(async () => {
   env = tempEnv({ CHESSPORT_SECRET: SECRET });
   for (const user of ['carol', 'dave']) await cliJson(env, ['users', 'add', user]);
   for (const app of ['app-one', 'app-two']) await cliJson(env, ['apps', 'add', app]);
-  const load = async (user: string, prefix: string, n: number) => {
-    const file = writePgn(env.dir, `${prefix}.pgn`, numberedGames(prefix, n));
-    await cliJson(env, ['import', file, '--user', user, '--database', 'Games']);
-  };
+  const load = (user: string, prefix: string, n: number) => importNumbered(env, user, prefix, n);
   // Dave's twelve changes come first, so Carol's first change has a two-digit place in the sequence while
   // Dave's has a one-digit one; then both write more, interleaved.
   await load('dave', 'DaveA', 12);
@@ -245,17 +242,7 @@ describe('a cursor from before a restore', () => {
     restoreEnv = tempEnv({ CHESSPORT_SECRET: SECRET });
     await cliJson(restoreEnv, ['users', 'add', 'erin']);
     await cliJson(restoreEnv, ['apps', 'add', 'app-one']);
-    const load = async (name: string, n: number) => {
-      const file = writePgn(restoreEnv.dir, `${name}.pgn`, numberedGames(name, n));
-      return cliJson<{ database: { id: string } }>(restoreEnv, [
-        'import',
-        file,
-        '--user',
-        'erin',
-        '--database',
-        name,
-      ]);
-    };
+    const load = (name: string, n: number) => importNumbered(restoreEnv, 'erin', name, n, name);
     await load('Before', 3);
     // Issued before the backup: a restore takes back what came after it, tokens too.
     const token = await issueToken(restoreEnv, 'erin', 'app-one', ALL);

@@ -12,7 +12,7 @@ import {
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
-import { numberedGames, writePgn } from './changes-fixtures.ts';
+import { importNumbered } from './changes-fixtures.ts';
 
 const ALL = 'user.read,databases.read,games.read';
 
@@ -25,10 +25,7 @@ before(async () => {
   env = tempEnv();
   for (const user of ['carol', 'dave']) await cliJson(env, ['users', 'add', user]);
   await cliJson(env, ['apps', 'add', 'app-one']);
-  const load = async (user: string, prefix: string, n: number) => {
-    const file = writePgn(env.dir, `${prefix}.pgn`, numberedGames(prefix, n));
-    await cliJson(env, ['import', file, '--user', user, '--database', 'Games']);
-  };
+  const load = (user: string, prefix: string, n: number) => importNumbered(env, user, prefix, n);
   // Every write of every user takes the next value of one change sequence: Dave's writes come between
   // Carol's.
   await load('carol', 'CarolA', 2);
