@@ -3,7 +3,6 @@
 // (the URL, the attempts, timedOut/truncated, the platform's error as cause) and never shows the token; the
 // caller's own abort stays their signal's reason; a cut body is fetched again where that is safe.
 import assert from 'node:assert/strict';
-import { createServer, type Server as HttpServer, request } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { inspect } from 'node:util';
@@ -13,6 +12,7 @@ import {
   ChessportNetworkError,
   type RetryEvent,
 } from '../../src/client/index.ts';
+import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
 import { type TcpProxy, tcpProxy } from '../http/tcp-proxy.ts';
 import { makeWorld, type World } from '../http/world.ts';
 
@@ -159,7 +159,7 @@ describe('a server that accepts the connection and never answers', () => {
 });
 
 describe('a gateway that cuts the body mid-way', () => {
-  let gateway: HttpServer;
+  let gateway: CuttingGateway;
   let base: string;
   /** How many of the next answers are cut after half their body. */
   let cuts = 0;
@@ -167,42 +167,17 @@ describe('a gateway that cuts the body mid-way', () => {
   let direct: ChessportClient;
 
   before(async () => {
-    const upstream = new URL(world.server.base);
-    gateway = createServer((req, res) => {
+    gateway = await cuttingGateway(world.server.base, () => {
       requests++;
       const cut = cuts > 0;
       if (cut) cuts--;
-      const forward = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
-        },
-        (answer) => {
-          const chunks: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-          answer.on('end', () => {
-            const body = Buffer.concat(chunks);
-            const headers = { ...answer.headers, 'content-length': String(body.length) };
-            delete headers['transfer-encoding'];
-            res.writeHead(answer.statusCode ?? 502, headers);
-            if (!cut) return void res.end(body);
-            // Half the body, then the connection is gone: as a gateway restarting, or a dropped link.
-            res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
-          });
-        },
-      );
-      req.pipe(forward);
+      return cut;
     });
-    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    base = gateway.base;
     direct = new ChessportClient({ baseUrl: world.server.base, token });
   });
   after(async () => {
-    gateway?.closeAllConnections();
-    await new Promise((resolve) => gateway?.close(resolve));
+    await gateway?.close();
   });
 
   /** A client through the gateway, its retries told to `events`. */

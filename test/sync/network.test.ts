@@ -2,11 +2,12 @@
 // the answers mid-way through a run. The run says why in one line, without a stack or the token, exits 1,
 // keeps the pages it wrote, and the next run finishes the mirror.
 import assert from 'node:assert/strict';
-import { createServer, type Server as HttpServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '../../src/client/sync/engine.ts';
+import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
 import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
 import { assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
@@ -20,7 +21,7 @@ describe('chessport sync when the network fails', () => {
   let env: Env;
   let server: Server;
   let token: string;
-  let gateway: HttpServer;
+  let gateway: CuttingGateway;
   let gatewayBase: string;
   /** Game details the gateway passes whole before it cuts every answer; Infinity: it cuts nothing. */
   let wholeDetails = Number.POSITIVE_INFINITY;
@@ -32,43 +33,15 @@ describe('chessport sync when the network fails', () => {
     await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
     token = await issue(env, 'alice');
     server = await startServer(env);
-    const upstream = new URL(server.base);
-    gateway = createServer((req, res) => {
-      const detail = /^\/api\/v1\/games\/[^/?]+$/.test(req.url ?? '');
-      const cut = detail && wholeDetails-- <= 0;
-      const forward = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
-        },
-        (answer) => {
-          if (!cut) {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(res);
-            return;
-          }
-          const chunks: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-          answer.on('end', () => {
-            const body = Buffer.concat(chunks);
-            const headers = { ...answer.headers, 'content-length': String(body.length) };
-            delete headers['transfer-encoding'];
-            res.writeHead(answer.statusCode ?? 502, headers);
-            res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
-          });
-        },
-      );
-      req.pipe(forward);
-    });
-    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
-    gatewayBase = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    // Game details pass whole until wholeDetails of them have; every one after is cut.
+    gateway = await cuttingGateway(
+      server.base,
+      (req) => /^\/api\/v1\/games\/[^/?]+$/.test(req.url ?? '') && wholeDetails-- <= 0,
+    );
+    gatewayBase = gateway.base;
   });
   after(async () => {
-    gateway?.closeAllConnections();
-    gateway?.close();
+    await gateway?.close();
     await server?.stop();
     env?.cleanup();
   });
