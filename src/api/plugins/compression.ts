@@ -79,9 +79,13 @@ export function headLikeGet(app: FastifyInstance): void {
  * `*` and x-gzip count as gzip, x-no-compression turns it off), or undefined for identity. The ETag
  * carries it, so that each coding of an answer has its own strong validator (RFC 9110 8.8.3).
  */
-export function negotiatedCoding(request: FastifyRequest, contentType: string): 'br' | 'gzip' | undefined {
+export function negotiatedCoding(
+  request: FastifyRequest,
+  contentType: string,
+  compressible = COMPRESSIBLE,
+): 'br' | 'gzip' | undefined {
   const accept = request.headers['accept-encoding'];
-  if (!accept || request.headers['x-no-compression'] !== undefined || !COMPRESSIBLE.test(contentType)) {
+  if (!accept || request.headers['x-no-compression'] !== undefined || !compressible.test(contentType)) {
     return undefined;
   }
   return negotiate(accept.toLowerCase().replace(/\*|x-gzip/g, 'gzip'), CODINGS) ?? undefined;
