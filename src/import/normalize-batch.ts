@@ -65,7 +65,12 @@ export function normalizeBatch(texts: string[], lines?: number[]): PackedBatch {
       long.push(pgn);
     }
     if (warnings === undefined) fields.push('0');
-    else fields.push(String(warnings.length), ...warnings);
+    else {
+      // One by one: spread as arguments, a game's warnings went on the stack, and a game of 500,000 (a tag
+      // repeated, or variations cut, that often: 5 MB) overflowed it and stopped the whole import.
+      fields.push(String(warnings.length));
+      for (const warning of warnings) fields.push(warning);
+    }
   }
   return { packed: fields.join(SEP), long };
 }

@@ -155,3 +155,25 @@ test("a game's fields are the same when it is imported again from its export PGN
   assert.ok(typeof eightMoves === 'object');
   assert.deepEqual(eightMoves.metadata, { Round: '1' });
 });
+
+test('a game with 600,000 warnings crosses from a worker with the games around it', async () => {
+  // 5.4 MB of variations cut at an illegal move: its warnings, once passed to push() as arguments, overflowed
+  // the worker's stack, and the whole import stopped (found by fuzz.test.ts). Made here: as a fixture it would
+  // be 5 MB of the same line.
+  const many = `[Event "cut variations"]\n\n1. e4 ${'(1. Ke2) '.repeat(600_000)}*\n`;
+  const pool = new NormalizePool(1);
+  try {
+    const { items, warnings } = await pool.run([BARE, many, BAD]);
+    assert.deepEqual(
+      items.map((item) => (typeof item === 'string' ? item : item.moves)),
+      ['d2d4 d7d5', 'e2e4', expected(BAD)],
+    );
+    assert.equal(warnings.length, 600_000);
+    assert.deepEqual(warnings.at(-1), {
+      index: 1,
+      warning: 'variation cut: illegal move 1.Ke2 (ply 1, line 3)',
+    });
+  } finally {
+    await pool.close();
+  }
+});
