@@ -176,6 +176,8 @@ class Parser {
         );
       this.tags.set(name, value);
       this.pos = TAG_RE.lastIndex;
+      // A tag pair may be broken over lines at its blanks ('[Event\n"x"]'): the lines after it are counted on.
+      this.countLines(m[0]);
     }
   }
 

@@ -185,6 +185,22 @@ test('an illegal move rejects the game, naming move and ply', () => {
   assert.deepEqual(reasons('illegal.pgn'), ['illegal move 5.Qxe5 (ply 9, line 4)']);
 });
 
+test('line numbers in reasons and warnings count the lines of a tag pair broken over lines', () => {
+  // '[Result\n  "*"]' is one tag pair to the parser; its line breaks were not counted, so every line number
+  // after it was too small (found by fuzz.test.ts).
+  const outcomes = splitPgn(fixture('tag-across-lines.pgn')).map((raw) => {
+    const r = normalizeGame(raw.text, raw.line);
+    return r.ok ? r.game.warnings : r.reason;
+  });
+  assert.deepEqual(outcomes, [
+    'illegal move 5.Qxe5 (ply 9, line 5)',
+    [
+      'tag White repeated at line 9: "First" replaced by "Second"',
+      'variation cut: illegal move 2.Bxh8 (ply 3, line 12)',
+    ],
+  ]);
+});
+
 test('an ambiguous SAN move rejects the game', () => {
   assert.deepEqual(reasons('ambiguous.pgn'), ['ambiguous move 3.Nd2 (ply 5, line 4)']);
 });
