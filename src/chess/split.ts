@@ -19,6 +19,8 @@
 //   normalizeGame then rejects with a reason).
 // - Movetext whose line starts with move number 1 after a blank line starts a new game
 //   even without a terminator (tag-less games separated only by a blank line).
+// - A tag line that ends between a tag pair's tokens ('[Result', '[Result "*"') leaves the pair open: the next
+//   line that starts with its value or its ']' goes on with it, as the parser reads it, and is no movetext.
 // - Inside a brace comment, lines starting with '[' (e.g. "[%clk 0:01:00]") are comment
 //   text. Only a complete tag pair line after a blank line closes a runaway comment, so an
 //   unbalanced '{' cannot swallow the rest of a file.
@@ -41,6 +43,12 @@ const CH_QUOTE = 34;
 const CH_BACKSLASH = 92;
 const CH_PERCENT = 37;
 
+/**
+ * The end of a line that leaves a tag pair open between its tokens: from its '[', its name and maybe its value,
+ * then blanks; or, on a line that goes on with a tag pair, its value and blanks. (No blanks before the first
+ * token: two runs of them in a row would make the expression try every way to share them out.)
+ */
+const OPEN_TAG_END = /^(?:\[\s*[A-Za-z0-9][A-Za-z0-9_+#=:-]*)?\s*(?:"(?:[^"\\]|\\.)*"\s*)?$/;
 /** A complete tag pair on a line of its own; used to end a runaway brace comment. */
 const TAG_LINE = /^\s*\[[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+"(?:[^"\\]|\\.)*"\]\s*$/;
 /**
@@ -136,6 +144,11 @@ export class PgnSplitter {
   private hasTokens = false;
   private ended = false;
   private inBrace = false;
+  /**
+   * Whether a tag line ended inside a tag pair, between its tokens ('[Result', '[Result "*"'): the next line
+   * that is not blank or an escape line may go on with it.
+   */
+  private openTag = false;
   private depth = 0;
   /**
    * Of the blank, escape and comment lines after the current game's last content line, the first that is
@@ -295,6 +308,17 @@ export class PgnSplitter {
       else this.addContent(end);
       this.scanTags(start, end);
     } else {
+      if (this.openTag) {
+        this.openTag = false;
+        // A tag pair broken at its blanks ('[Result\n  "*"]'), which the parser reads as one: the line that goes
+        // on with it (its value or its ']') is the tag section's, not movetext.
+        if (c === CH_QUOTE || c === CH_RBRACKET) {
+          this.addContent(end);
+          this.scanTags(i, end, true);
+          this.afterBlank = false;
+          return;
+        }
+      }
       if (
         !this.hasGame ||
         this.ended ||
@@ -345,6 +369,7 @@ export class PgnSplitter {
     this.hasTokens = false;
     this.ended = false;
     this.inBrace = false;
+    this.openTag = false;
     this.depth = 0;
     // Escape and comment lines just before the game belong to it; blank lines before them do not.
     if (this.keptAt !== -1) {
@@ -390,14 +415,21 @@ export class PgnSplitter {
     return names.some((name) => this.names.has(name));
   }
 
-  /** Skips the tag pairs of the tag line buf[start, n); anything after them is movetext. */
-  private scanTags(start: number, n: number): void {
+  /**
+   * Skips the tag pairs of the tag line buf[start, n); anything after them is movetext. `resume`: the line goes
+   * on with a tag pair that the line before left open (openTag).
+   */
+  private scanTags(start: number, n: number, resume = false): void {
     const line = this.buf;
     let i = start;
     for (;;) {
-      while (i < n && isSpace(line.charCodeAt(i))) i++;
-      if (i >= n || line.charCodeAt(i) !== CH_LBRACKET) break;
-      i++;
+      if (!resume) {
+        while (i < n && isSpace(line.charCodeAt(i))) i++;
+        if (i >= n || line.charCodeAt(i) !== CH_LBRACKET) break;
+      }
+      const tagAt = i; // its '[', or where the line goes on with one (a quote)
+      if (!resume) i++;
+      resume = false;
       while (i < n && line.charCodeAt(i) !== CH_QUOTE && line.charCodeAt(i) !== CH_RBRACKET) i++;
       if (i < n && line.charCodeAt(i) === CH_QUOTE) {
         i++;
@@ -405,7 +437,12 @@ export class PgnSplitter {
         i++;
         while (i < n && line.charCodeAt(i) !== CH_RBRACKET) i++;
       }
-      if (i >= n) return; // Malformed or unterminated tag: the rest of the line is its text.
+      if (i >= n) {
+        // Malformed or unterminated tag: the rest of the line is its text. Unless the line ends between the
+        // tokens of a tag pair: then the next line may go on with it.
+        this.openTag = OPEN_TAG_END.test(line.slice(tagAt, n));
+        return;
+      }
       i++;
     }
     if (i < n) this.scanMovetext(i, n);

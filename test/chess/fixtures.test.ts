@@ -185,20 +185,33 @@ test('an illegal move rejects the game, naming move and ply', () => {
   assert.deepEqual(reasons('illegal.pgn'), ['illegal move 5.Qxe5 (ply 9, line 4)']);
 });
 
-test('line numbers in reasons and warnings count the lines of a tag pair broken over lines', () => {
-  // '[Result\n  "*"]' is one tag pair to the parser; its line breaks were not counted, so every line number
-  // after it was too small (found by fuzz.test.ts).
-  const outcomes = splitPgn(fixture('tag-across-lines.pgn')).map((raw) => {
+test('a tag pair broken over lines at its blanks is one tag pair, and the lines after it are counted', () => {
+  // '[Result\n  "*"]' is one tag pair to the parser. The splitter read its second line as movetext, so a tag
+  // line or a blank line and "1." after it started another game (tags only, then moves only); and the
+  // parser did not count its line breaks, so every line number after it was too small. Found by fuzz.test.ts.
+  const raws = splitPgn(fixture('tag-across-lines.pgn'));
+  const outcomes = raws.map((raw) => {
     const r = normalizeGame(raw.text, raw.line);
     return r.ok ? r.game.warnings : r.reason;
   });
   assert.deepEqual(outcomes, [
-    'illegal move 5.Qxe5 (ply 9, line 5)',
+    'illegal move 5.Qxe5 (ply 9, line 6)',
     [
-      'tag White repeated at line 9: "First" replaced by "Second"',
-      'variation cut: illegal move 2.Bxh8 (ply 3, line 12)',
+      'tag White repeated at line 10: "First" replaced by "Second"',
+      'variation cut: illegal move 2.Bxh8 (ply 3, line 15)',
     ],
   ]);
+  const kept = normalizeGame(raws[1]?.text ?? '');
+  assert.ok(kept.ok);
+  assert.deepEqual(
+    [...kept.game.tags],
+    [
+      ['Event', 'Kept, with warnings'],
+      ['White', 'Second'],
+      ['Site', 'Later'],
+    ],
+  );
+  assert.equal(kept.game.moves, 'd2d4 d7d5 c2c4');
 });
 
 test('an ambiguous SAN move rejects the game', () => {
