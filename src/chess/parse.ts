@@ -534,5 +534,9 @@ function parseSan(core: string, line: number): MoveNode | undefined {
 }
 
 function clip(s: string): string {
-  return s.length > 40 ? `${s.slice(0, 40)}\u2026` : s;
+  if (s.length <= 40) return s;
+  // Not between the two halves of a character beyond U+FFFF (an emoji): one half alone is no text, and a
+  // reason holding it was printed as U+FFFD, or as a lone "\ud83c" escape in the JSON output.
+  const c = s.charCodeAt(39);
+  return `${s.slice(0, c >= 0xd800 && c <= 0xdbff ? 39 : 40)}\u2026`;
 }

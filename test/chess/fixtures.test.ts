@@ -214,6 +214,19 @@ test('a tag pair broken over lines at its blanks is one tag pair, and the lines 
   assert.equal(kept.game.moves, 'd2d4 d7d5 c2c4');
 });
 
+test('a reason or warning that quotes the first 40 characters does not cut an emoji in two', () => {
+  // A character beyond U+FFFF is two UTF-16 units: cut between them, the reason held half of one, printed as
+  // U+FFFD or as a lone "\ud83c" escape in the JSON output. Found by fuzz.test.ts.
+  const [renamed, token] = splitPgn(fixture('emoji-clipped.pgn')).map((raw) =>
+    normalizeGame(raw.text, raw.line),
+  );
+  assert.ok(renamed?.ok && token && !token.ok);
+  const warning = renamed.game.warnings?.[0] ?? '';
+  assert.equal(warning, `tag Event repeated at line 2: "a${'🎉'.repeat(19)}\u2026" replaced by "Renamed"`);
+  assert.equal(token.reason, `unexpected token 'x${'🎉'.repeat(19)}\u2026' at line 8`);
+  assert.ok(warning.isWellFormed() && token.reason.isWellFormed());
+});
+
 test('an ambiguous SAN move rejects the game', () => {
   assert.deepEqual(reasons('ambiguous.pgn'), ['ambiguous move 3.Nd2 (ply 5, line 4)']);
 });
