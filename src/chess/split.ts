@@ -146,7 +146,7 @@ export class PgnSplitter {
   private inBrace = false;
   /**
    * Whether a tag line ended inside a tag pair, between its tokens ('[Result', '[Result "*"'): the next line
-   * that is not blank or an escape line may go on with it.
+   * that would be movetext goes on with it if it starts with the pair's value or its ']'.
    */
   private openTag = false;
   private depth = 0;
