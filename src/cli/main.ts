@@ -14,6 +14,15 @@ import { usersCommand } from './commands/users.ts';
 import { terminalSafe } from './output.ts';
 import { CliError } from './settings.ts';
 
+// A reader that goes away (`chessport import … | head -1`) ends the output, not the command: the work goes on
+// (an import of several files imports them all) and its output is dropped, where Node threw EPIPE with a
+// stack trace. Writes after the first failure fail as the stream is destroyed: dropped too.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+  });
+}
+
 const program = new Command('chessport')
   .description('Serve users’ chess games through a read-only HTTP API, and run it: store, imports, tokens.')
   .option(

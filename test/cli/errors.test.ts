@@ -1,7 +1,7 @@
 // Whatever goes wrong, the CLI says it in one line on stderr and exits 1: never a stack trace (unless
 // CHESSPORT_DEBUG asks for it), and a command that fails on its input fails before it writes anything.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { totalmem } from 'node:os';
@@ -238,5 +238,43 @@ describe('store and server failures are one line', () => {
     assert.equal(result.code, 1);
     assert.match(result.stderr, /\n {4}at /);
     assert.match(result.stderr, /\nchessport: the store [^\n]+ is a folder[^\n]+\n$/);
+  });
+});
+
+describe('a reader that goes away', () => {
+  test('output into a closed pipe: the command does all its work and exits 0, without a stack trace', async () => {
+    const files = ['a', 'b'].map((name) => writeGames(env.dir, `piped-${name}.pgn`, 3, `Piped ${name}`));
+    for (const json of [true, false]) {
+      const database = json ? 'Piped JSON' : 'Piped';
+      const args = [
+        'import',
+        ...files,
+        '--user',
+        'alice',
+        '--database',
+        database,
+        ...(json ? ['--json'] : []),
+      ];
+      // As `chessport import a b | head -c 0`: the reader's end is closed before anything is written.
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: env.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      assert.equal(code, 0, stderr);
+      assert.doesNotMatch(stderr, /EPIPE|node:events|\n {4}at /, 'no stack trace');
+      const listed = await cliJson<{ name: string; games: number }[]>(env, [
+        'databases',
+        'list',
+        '--user',
+        'alice',
+      ]);
+      assert.equal(listed.find((d) => d.name === database)?.games, 6, 'both files imported');
+    }
   });
 });
