@@ -533,10 +533,10 @@ function parseSan(core: string, line: number): MoveNode | undefined {
   return node;
 }
 
-function clip(s: string): string {
-  if (s.length <= 40) return s;
+export function clip(s: string, max = 40): string {
+  if (s.length <= max) return s;
   // Not between the two halves of a character beyond U+FFFF (an emoji): one half alone is no text, and a
   // reason holding it was printed as U+FFFD, or as a lone "\ud83c" escape in the JSON output.
-  const c = s.charCodeAt(39);
-  return `${s.slice(0, c >= 0xd800 && c <= 0xdbff ? 39 : 40)}\u2026`;
+  const c = s.charCodeAt(max - 1);
+  return `${s.slice(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max)}\u2026`;
 }

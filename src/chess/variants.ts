@@ -7,6 +7,7 @@
 
 import { Chess } from 'chessops/chess';
 import { parseFen } from 'chessops/fen';
+import { clip } from './parse.ts';
 
 export interface StartPosition {
   pos: Chess;
@@ -50,10 +51,16 @@ export function variantOf(tag: string | undefined): 'standard' | 'chess960' | un
   return;
 }
 
+/**
+ * A FEN as a reason quotes it: whole up to 100 characters (a real one is under 90), clipped after, so that a
+ * broken tag of a megabyte does not make a reason of a megabyte.
+ */
+const shownFen = (fen: string) => clip(fen, 100);
+
 export function startPosition(tags: Map<string, string>): StartResult {
   const variantTag = tags.get('Variant');
   const variant = variantOf(variantTag);
-  if (!variant) return { ok: false, reason: `unsupported variant ${variantTag}` };
+  if (!variant) return { ok: false, reason: `unsupported variant ${clip(variantTag ?? '')}` };
   const fen = tags.get('FEN')?.trim();
   if (fen === undefined || fen === '') {
     if (tags.get('SetUp')?.trim() === '1')
@@ -62,20 +69,22 @@ export function startPosition(tags: Map<string, string>): StartResult {
   }
   const setup = parseFen(fen);
   if (setup.isErr)
-    return { ok: false, reason: `invalid FEN: ${fenErrorText(setup.error.message)} in "${fen}"` };
-  if (setup.value.pockets) return { ok: false, reason: `invalid FEN: pockets (Crazyhouse) in "${fen}"` };
+    return { ok: false, reason: `invalid FEN: ${fenErrorText(setup.error.message)} in "${shownFen(fen)}"` };
+  if (setup.value.pockets)
+    return { ok: false, reason: `invalid FEN: pockets (Crazyhouse) in "${shownFen(fen)}"` };
   if (setup.value.remainingChecks)
-    return { ok: false, reason: `invalid FEN: remaining checks (Three-check) in "${fen}"` };
+    return { ok: false, reason: `invalid FEN: remaining checks (Three-check) in "${shownFen(fen)}"` };
   // chessops takes any en passant square (and keeps it only where a capture is legal): one that no pawn
   // can have just passed, for the side to move, means a broken FEN.
   const { epSquare, turn } = setup.value;
   if (epSquare !== undefined && epSquare >> 3 !== (turn === 'white' ? 5 : 2))
     return {
       ok: false,
-      reason: `invalid FEN: en passant square off rank ${turn === 'white' ? 6 : 3}, where the pawn passed, in "${fen}"`,
+      reason: `invalid FEN: en passant square off rank ${turn === 'white' ? 6 : 3}, where the pawn passed, in "${shownFen(fen)}"`,
     };
   const pos = Chess.fromSetup(setup.value);
-  if (pos.isErr) return { ok: false, reason: `invalid FEN: ${fenErrorText(pos.error.message)} in "${fen}"` };
+  if (pos.isErr)
+    return { ok: false, reason: `invalid FEN: ${fenErrorText(pos.error.message)} in "${shownFen(fen)}"` };
   return {
     ok: true,
     start: { pos: pos.value, chess960: variant === 'chess960' || hasChess960Castling(pos.value) },

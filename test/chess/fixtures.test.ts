@@ -278,6 +278,16 @@ test('other reasons for rejecting: no game, bad FEN, bad tag, garbage, variants'
   assert.equal(reason('[SetUp "1"]\n*'), 'invalid FEN: SetUp "1" without a FEN tag');
   assert.equal(reason('[Variant "Atomic"]\n1. e4 *'), 'unsupported variant Atomic');
   assert.equal(reason('[Variant "Antichess"]\n1. e3 *'), 'unsupported variant Antichess');
+  // A broken tag of any size gives a reason of a line: a FEN quoted up to 100 characters, a variant up to 40.
+  const long = `${afterE4} b KQkq - 0 1 ${'x'.repeat(1_000_000)}`;
+  assert.equal(
+    reason(`[FEN "${long}"]\n*`),
+    `invalid FEN: bad remaining checks in "${long.slice(0, 100)}\u2026"`,
+  );
+  assert.equal(
+    reason(`[Variant "${'y'.repeat(1_000_000)}"]\n*`),
+    `unsupported variant ${'y'.repeat(40)}\u2026`,
+  );
   assert.equal(reason('[Event "x"\n1. e4 *'), 'malformed tag pair at line 1: [Event "x"');
   assert.equal(reason('1.d4 Nf6 2. Sf3 d5'), "unexpected token 'Sf3' at line 1");
   assert.equal(reason('1. e4 e5 1-0 2. Nf3'), 'text after the result terminator at line 1: 2.');
