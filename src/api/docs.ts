@@ -3,11 +3,9 @@
 // Policy allows nothing but this origin: no CDN, no external fonts, no validator badge (validatorUrl null).
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
 import fastifySwaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { negotiatedCoding } from './plugins/compression.ts';
+import { KEPT_ENCODERS, negotiatedCoding } from './plugins/compression.ts';
 
 export const DOCS_PATH = '/docs';
 
@@ -36,18 +34,8 @@ async function redirectIndex(request: FastifyRequest, reply: FastifyReply) {
   if (request.routeOptions.url === INDEX) return reply.redirect(`${DOCS_PATH}/`);
 }
 
-const brotli = promisify(brotliCompress);
-const gzipAsync = promisify(gzip);
-const ENCODERS = {
-  br: (bytes: Buffer) =>
-    brotli(bytes, {
-      params: {
-        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-        [constants.BROTLI_PARAM_QUALITY]: 9,
-      },
-    }),
-  gzip: (bytes: Buffer) => gzipAsync(bytes, { level: 9 }),
-};
+/** What the page's files are that compression shrinks: scripts, styles, HTML, JSON, SVG. */
+const PAGE_FILES = /^(?:application\/(?:javascript|json)|text\/|image\/svg\+xml)/;
 
 /**
  * The page's static files compressed once per file and coding, kept in memory (about 0.6 MB for the five
@@ -56,18 +44,31 @@ const ENCODERS = {
  * without a token. Once, the highest useful levels cost little: br 9 (387 KB, 0.13 s), gzip 9 (449 KB).
  * Setting Content-Encoding here makes @fastify/compress, whose route hook runs after, leave it alone.
  */
+function fileName(url: string): string | undefined {
+  try {
+    return decodeURIComponent(url.split('?')[0] as string);
+  } catch {
+    return undefined;
+  }
+}
+
 function compressOnce(docs: FastifyInstance): void {
-  const PAGE_FILES = /^(?:application\/(?:javascript|json)|text\/|image\/svg\+xml)/;
   const cache = new Map<string, Promise<Buffer>>();
   docs.addHook('onSend', async (request, reply, payload) => {
     if (!(payload instanceof Readable) || reply.statusCode !== 200) return payload;
     const coding = negotiatedCoding(request, String(reply.getHeader('content-type') ?? ''), PAGE_FILES);
     if (!coding) return payload;
-    const path = request.url.split('?')[0] as string;
+    // The file's name, decoded: `%73wagger-ui-bundle.js` is the same file, and a key per spelling would let
+    // anyone fill the memory with copies. (A 200 from the file server is a file of the page's folder, whose
+    // names are few: dot segments and doubled slashes are 404 there.)
+    const path = fileName(request.url);
+    if (path === undefined) return payload;
     const key = `${coding} ${path}`;
     let compressed = cache.get(key);
     if (!compressed) {
-      compressed = buffer(payload).then((bytes) => ENCODERS[coding](bytes));
+      compressed = buffer(payload).then((bytes) =>
+        coding === 'br' ? KEPT_ENCODERS.br(bytes, 9) : KEPT_ENCODERS.gzip(bytes),
+      );
       cache.set(key, compressed);
       // A failed read is not kept: the next request tries again.
       compressed.catch(() => cache.delete(key));

@@ -9,11 +9,9 @@
 // @fastify/compress, which registers after this route is added, leaves it alone (it would compress on every
 // request, at the lower levels live answers need). One weak ETag names every coding: the same document.
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip as gzipAsync } from 'node:zlib';
 import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { negotiatedCoding } from '../plugins/compression.ts';
+import { KEPT_ENCODERS, negotiatedCoding } from '../plugins/compression.ts';
 import { matchesIfNoneMatch } from '../plugins/conditional.ts';
 import { methodGuards } from '../route.ts';
 import { finishDocument, openapiBase } from './document.ts';
@@ -42,21 +40,10 @@ interface Served {
   bodies: { identity: Buffer; br: Buffer; gzip: Buffer };
 }
 
-const brotli = promisify(brotliCompress);
-const gzip = promisify(gzipAsync);
-
 /** The document in every coding; compressed on the thread pool, so the first request blocks no other. */
 async function serve(document: unknown): Promise<Served> {
   const identity = Buffer.from(JSON.stringify(document));
-  const [br, gzipped] = await Promise.all([
-    brotli(identity, {
-      params: {
-        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-      },
-    }),
-    gzip(identity, { level: constants.Z_BEST_COMPRESSION }),
-  ]);
+  const [br, gzipped] = await Promise.all([KEPT_ENCODERS.br(identity), KEPT_ENCODERS.gzip(identity)]);
   return {
     tag: createHash('sha256').update(identity).digest('base64url').slice(0, 32),
     bodies: { identity, br, gzip: gzipped },
