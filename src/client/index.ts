@@ -2,5 +2,5 @@
 // The sync engine (src/client/sync) is not exported here, as it needs better-sqlite3.
 export { type ChangesQuery, ChessportClient, type ClientOptions, type PageQuery } from './client.ts';
 export { ChessportError, ChessportNetworkError } from './errors.ts';
-export type { CallOptions, RetryEvent, RetryPolicy } from './transport.ts';
+export type { CallOptions, RetryEvent, RetryOptions, RetryPolicy } from './transport.ts';
 export type * from './types.ts';

@@ -14,9 +14,15 @@ export interface RetryPolicy {
   maxRateLimitWaitMs: number;
   /** 429: how many refusals one call waits through before it fails. */
   maxRateLimitRetries: number;
-  /** Time to the response headers of one attempt; past it the attempt counts as a network failure. */
+  /**
+   * Time to the response headers of one attempt; past it the attempt counts as a network failure. Infinity:
+   * no limit.
+   */
   timeoutMs: number;
 }
+
+/** RetryPolicy values to change; one left out or undefined keeps its default. */
+export type RetryOptions = { [Name in keyof RetryPolicy]?: RetryPolicy[Name] | undefined };
 
 export const DEFAULT_RETRY: RetryPolicy = {
   maxRetries: 4,
@@ -40,16 +46,21 @@ export interface RetryEvent {
 export interface TransportOptions {
   /** The service's address, like https://chess.example.org; the /api/v1 prefix is added. */
   baseUrl: string;
+  /** An access token (`cp_...`), sent in the Authorization header only. */
   token: string;
-  retry?: Partial<RetryPolicy>;
+  /** Changes to DEFAULT_RETRY: `{ maxRetries: 2, timeoutMs: 10_000 }`. */
+  retry?: RetryOptions | undefined;
   /** Told before every wait: for logs, progress and counting rate-limit pauses. */
-  onRetry?: (event: RetryEvent) => void;
+  onRetry?: ((event: RetryEvent) => void) | undefined;
   /** A replacement for global fetch (a proxy agent, instrumentation, tests). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
+// Optional fields take undefined too (exactOptionalPropertyTypes), as in PageQuery: `{ signal }` with a
+// signal that may be undefined is how callers pass theirs on.
 export interface CallOptions {
-  signal?: AbortSignal;
+  /** Ends the call, its waits included; the call then throws the signal's reason. */
+  signal?: AbortSignal | undefined;
 }
 
 /** What a fetch Response's body streams. */
@@ -62,6 +73,31 @@ export interface Answer {
 }
 
 const RETRIED_STATUS = new Set([502, 503, 504]);
+/** The longest delay setTimeout keeps; a longer one (Infinity included) fires after 1 ms. */
+const TIMER_MAX = 2 ** 31 - 1;
+
+/**
+ * The caller's retry values over the defaults. An undefined value keeps the default, as the types allow
+ * (`{ timeoutMs: settings.timeout }` without that setting): spread as is, it replaced the default, and every
+ * comparison with undefined is false, so `maxRetries: undefined` retried for ever and `timeoutMs: undefined`
+ * timed each attempt out after 1 ms. Anything but a number from 0 up (timeoutMs: above 0) is a TypeError.
+ */
+function retryPolicy(given: RetryOptions = {}): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY };
+  for (const name of Object.keys(DEFAULT_RETRY) as (keyof RetryPolicy)[]) {
+    const value: unknown = given[name];
+    if (value === undefined) continue;
+    if (
+      typeof value !== 'number' ||
+      Number.isNaN(value) ||
+      value < 0 ||
+      (name === 'timeoutMs' && value === 0)
+    )
+      throw new TypeError(`retry.${name} must be a number ${name === 'timeoutMs' ? 'above' : 'from'} 0`);
+    policy[name] = value;
+  }
+  return policy;
+}
 
 /** setTimeout as a promise that an abort signal ends early, with the signal's reason. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -71,10 +107,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer);
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.min(ms, TIMER_MAX),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -103,7 +142,7 @@ export class Transport {
     if (!/^[\x21-\x7e]+$/.test(token))
       throw new TypeError('the token must be printable ASCII without spaces or line breaks');
     this.#token = token;
-    this.#retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.#retry = retryPolicy(options.retry);
     this.#onRetry = options.onRetry;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
@@ -231,12 +270,17 @@ export class Transport {
 
   async #attempt(url: string, accept: string, signal: AbortSignal | undefined): Promise<Response> {
     // The timeout covers the wait for the headers only: a long PGN download is not cut off. Its reason is a
-    // TimeoutError DOMException, as AbortSignal.timeout() gives.
+    // TimeoutError DOMException, as AbortSignal.timeout() gives. One beyond setTimeout's range (Infinity)
+    // means none.
     const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new DOMException(`no answer within ${this.#retry.timeoutMs} ms`, 'TimeoutError')),
-      this.#retry.timeoutMs,
-    );
+    const { timeoutMs } = this.#retry;
+    const timer =
+      timeoutMs <= TIMER_MAX
+        ? setTimeout(
+            () => timeout.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')),
+            timeoutMs,
+          )
+        : undefined;
     try {
       return await this.#fetch(url, {
         headers: { authorization: `Bearer ${this.#token}`, accept },

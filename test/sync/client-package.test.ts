@@ -77,8 +77,17 @@ console.log(JSON.stringify({
 const consumerTs = (broken: boolean) => `
 import { ChessportClient, ChessportError, ChessportNetworkError, type GameDetail, type User } from 'chessport/client';
 
-const api = new ChessportClient({ baseUrl: 'https://chess.example.org', token: 'cp_x' });
-const me: User = await api.me();
+// Settings that may be unset, passed on as integrators write it, also under exactOptionalPropertyTypes.
+declare const settings: { maxRetries?: number; fetch?: typeof fetch; signal?: AbortSignal; cursor?: string };
+const api = new ChessportClient({
+  baseUrl: 'https://chess.example.org',
+  token: 'cp_x',
+  retry: { maxRetries: settings.maxRetries },
+  fetch: settings.fetch,
+});
+const { signal } = settings;
+const me: User = await api.me({ signal });
+for await (const page of api.feed({ cursor: settings.cursor }, { signal })) page.nextCursor.length;
 const game: GameDetail = await api.game(me.id);
 const white: string | null = game.white.name;
 let failed: { url: string; attempts: number; timedOut: boolean; truncated: boolean; cause?: unknown } | undefined;
@@ -186,6 +195,7 @@ describe('chessport/client from an npm package', () => {
           lib: ['es2022', 'dom'],
           types: [],
           strict: true,
+          exactOptionalPropertyTypes: true,
           noEmit: true,
         },
         files: ['main.ts'],

@@ -1,0 +1,136 @@
+// The client's options as integrators pass them: retry values read from their own settings, which may be
+// undefined or Infinity. An undefined value keeps the default, a bad one is a TypeError at once, and neither
+// may turn into endless retries or attempts that time out at once.
+import assert from 'node:assert/strict';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { inspect } from 'node:util';
+import {
+  ChessportClient,
+  ChessportNetworkError,
+  type RetryEvent,
+  type RetryOptions,
+} from '../../src/client/index.ts';
+
+/** What the call threw; it must throw. */
+async function thrown(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  assert.fail('the call succeeded');
+}
+
+/** A TCP server: `hang` accepts connections and never answers; `closed` refuses them. */
+async function listening(): Promise<{ base: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    base: `http://127.0.0.1:${port}`,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+async function closedPort(): Promise<string> {
+  const server = await listening();
+  await server.close();
+  return server.base;
+}
+
+/** Settings an app read from its configuration, where nothing was set. */
+const unset: { maxRetries?: number; timeoutMs?: number } = {};
+
+describe('retry values', () => {
+  let hanging: { base: string; close(): Promise<void> };
+  before(async () => {
+    hanging = await listening();
+  });
+  after(async () => hanging?.close());
+
+  test('an undefined maxRetries keeps the default 4 retries, where it retried for ever', async () => {
+    const events: RetryEvent[] = [];
+    const stop = new AbortController();
+    const client = new ChessportClient({
+      baseUrl: await closedPort(),
+      token: 'cp_x',
+      retry: { maxRetries: unset.maxRetries, backoffMs: 1, maxBackoffMs: 2 },
+      onRetry: (event) => {
+        events.push(event);
+        if (event.attempt > 10) stop.abort(new Error('still retrying'));
+      },
+    });
+    const error = await thrown(client.me({ signal: stop.signal }));
+    assert.ok(error instanceof ChessportNetworkError, inspect(error));
+    assert.equal(error.attempts, 5);
+    assert.equal(events.length, 4);
+  });
+
+  for (const [what, timeoutMs] of [
+    ['an undefined timeoutMs keeps the default 30 s', unset.timeoutMs],
+    ['timeoutMs Infinity is no limit', Number.POSITIVE_INFINITY],
+  ] as const) {
+    test(`${what}, where each attempt timed out after 1 ms`, async () => {
+      const events: RetryEvent[] = [];
+      const client = new ChessportClient({
+        baseUrl: hanging.base,
+        token: 'cp_x',
+        retry: { timeoutMs, maxRetries: 0 },
+        onRetry: (event) => events.push(event),
+      });
+      const controller = new AbortController();
+      const mine = new Error('waited long enough');
+      const call = thrown(client.me({ signal: controller.signal }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      controller.abort(mine);
+      assert.equal(await call, mine, 'still waiting for the answer after 300 ms');
+      assert.deepEqual(events, []);
+    });
+  }
+
+  test('a backoff of Infinity waits, where the timer fired after 1 ms and the retries ran at once', async () => {
+    const events: RetryEvent[] = [];
+    const client = new ChessportClient({
+      baseUrl: await closedPort(),
+      token: 'cp_x',
+      retry: { backoffMs: Number.POSITIVE_INFINITY, maxBackoffMs: Number.POSITIVE_INFINITY },
+      onRetry: (event) => events.push(event),
+    });
+    const controller = new AbortController();
+    const mine = new Error('waited long enough');
+    const call = thrown(client.me({ signal: controller.signal }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    controller.abort(mine);
+    assert.equal(await call, mine, 'still in the first backoff after 300 ms');
+    assert.equal(events.length, 1);
+  });
+
+  test('a value that is not a number from 0 up is a TypeError at once, naming it', () => {
+    const bad: [RetryOptions, RegExp][] = [
+      [{ maxRetries: Number.NaN }, /^retry\.maxRetries must be a number from 0$/],
+      [{ maxRetries: -1 }, /^retry\.maxRetries must be a number from 0$/],
+      [{ backoffMs: '500' as unknown as number }, /^retry\.backoffMs must be a number from 0$/],
+      [{ timeoutMs: 0 }, /^retry\.timeoutMs must be a number above 0$/],
+    ];
+    for (const [retry, message] of bad)
+      assert.throws(
+        () => new ChessportClient({ baseUrl: 'https://chess.example.org', token: 'cp_x', retry }),
+        (error) => error instanceof TypeError && message.test(error.message),
+        inspect(retry),
+      );
+    // Infinity is a number from 0 up: the sync waits through any number of 429s.
+    new ChessportClient({
+      baseUrl: 'https://chess.example.org',
+      token: 'cp_x',
+      retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRetries: 0 },
+    });
+  });
+});
