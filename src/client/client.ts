@@ -130,7 +130,7 @@ export class ChessportClient {
 
   /** GET /changes: one page of the feed. */
   async changes(feed: ChangesQuery = {}, options?: CallOptions): Promise<ChangesPage> {
-    const since = feed.since instanceof Date ? feed.since.toISOString() : feed.since;
+    const since = feed.since instanceof Date ? isoTime(feed.since) : feed.since;
     const url = this.#http.url(`/changes${query({ cursor: feed.cursor, since, limit: feed.limit })}`);
     return this.#json<ChangesPage>(url, options);
   }
@@ -194,6 +194,12 @@ export class ChessportClient {
   #pgnUrl(path: string): string {
     return this.#http.url(`${path}?format=pgn`);
   }
+}
+
+/** A bad argument is a TypeError at once; toISOString() threw a RangeError for an invalid Date. */
+function isoTime(date: Date): string {
+  if (Number.isNaN(date.getTime())) throw new TypeError('since is an invalid Date');
+  return date.toISOString();
 }
 
 function unexpected(response: Response, what: string): ChessportError {

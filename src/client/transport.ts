@@ -134,6 +134,12 @@ export class Transport {
       throw new TypeError(
         'the base URL must not carry a user name or password; the token is sent as a header',
       );
+    // Refused here rather than by every call: another scheme failed each call only after all its retries, and a
+    // query or fragment ended up in front of every path (`https://host/?a=1/api/v1/me`).
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+      throw new TypeError('the base URL must be an http: or https: URL');
+    if (/[?#]/.test(parsed.href))
+      throw new TypeError('the base URL must not carry a query or a fragment; the client adds the paths');
     this.apiBase = `${parsed.href.replace(/\/+$/, '')}/api/v1`;
     if (!options.token) throw new TypeError('a token is needed');
     // fetch strips the outer whitespace of a header value (a token read from a file ends with a newline), and

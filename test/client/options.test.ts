@@ -1,6 +1,6 @@
 // The client's options as integrators pass them: retry values read from their own settings, which may be
-// undefined or Infinity. An undefined value keeps the default, a bad one is a TypeError at once, and neither
-// may turn into endless retries or attempts that time out at once.
+// undefined or Infinity, and a base URL as they write it. An undefined value keeps the default, a bad one
+// is a TypeError at once, and neither may turn into endless retries or attempts that time out at once.
 import assert from 'node:assert/strict';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -132,5 +132,39 @@ describe('retry values', () => {
       token: 'cp_x',
       retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRetries: 0 },
     });
+  });
+});
+
+describe('arguments', () => {
+  test('a base URL that is not http: or https:, or carries a query or fragment, is a TypeError at once', () => {
+    for (const [baseUrl, message] of [
+      ['ftp://chess.example.org', /must be an http: or https: URL/],
+      ['file:///srv/chess', /must be an http: or https: URL/],
+      ['https://chess.example.org/?key=secret', /must not carry a query or a fragment/],
+      ['https://chess.example.org/x?', /must not carry a query or a fragment/],
+      ['https://chess.example.org#top', /must not carry a query or a fragment/],
+    ] as const)
+      assert.throws(
+        () => new ChessportClient({ baseUrl, token: 'cp_x' }),
+        (error) =>
+          error instanceof TypeError && message.test(error.message) && !error.message.includes('secret'),
+        baseUrl,
+      );
+  });
+
+  test('an invalid Date as since is a TypeError, before any request', async () => {
+    let requests = 0;
+    const client = new ChessportClient({
+      baseUrl: 'https://chess.example.org',
+      token: 'cp_x',
+      fetch: async () => {
+        requests++;
+        return new Response('{}');
+      },
+    });
+    const error = await thrown(client.changes({ since: new Date('yesterday') }));
+    assert.ok(error instanceof TypeError, inspect(error));
+    assert.match(error.message, /since is an invalid Date/);
+    assert.equal(requests, 0);
   });
 });
