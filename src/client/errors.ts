@@ -97,7 +97,10 @@ const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'unavailable',
 ]);
 
-/** Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110 10.2.3); null when absent or unreadable. */
+/**
+ * @internal Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110 10.2.3); null when absent or
+ * unreadable.
+ */
 export function retryAfterSeconds(headers: Headers, now = Date.now()): number | null {
   const value = headers.get('retry-after')?.trim();
   if (!value) return null;
@@ -106,7 +109,7 @@ export function retryAfterSeconds(headers: Headers, now = Date.now()): number | 
   return Number.isNaN(at) ? null : Math.max(0, (at - now) / 1000);
 }
 
-/** Reads a failed answer's body into a ChessportError. */
+/** @internal Reads a failed answer's body into a ChessportError. */
 export async function errorFromResponse(response: Response): Promise<ChessportError> {
   const text = await response.text().catch(() => '');
   let body: unknown;

@@ -3,7 +3,7 @@
 const LINK_VALUE = /<([^>]*)>((?:\s*;\s*[^;,]+)*)/g;
 const REL_PARAM = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))/i;
 
-/** The absolute target of the link whose rel (a space-separated list) names `rel`, or null. */
+/** @internal The absolute target of the link whose rel (a space-separated list) names `rel`, or null. */
 export function linkTarget(header: string | null, rel: string, requestUrl: string): string | null {
   if (!header) return null;
   for (const match of header.matchAll(LINK_VALUE)) {

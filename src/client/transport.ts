@@ -4,19 +4,27 @@
 // AbortSignal: the client runs wherever fetch does.
 import { type ChessportError, ChessportNetworkError, errorFromResponse } from './errors.ts';
 
+/** How a call waits and retries. Each field names its default, which the constructor's `retry` changes. */
 export interface RetryPolicy {
-  /** 503, 502, 504 and network failures (a body broken off included): retries after the first attempt. */
+  /**
+   * 503, 502, 504 and network failures (a body broken off included): retries after the first attempt.
+   * Default 4.
+   */
   maxRetries: number;
-  /** First backoff delay; doubled each retry (with jitter) up to maxBackoffMs. */
+  /** First backoff delay; doubled each retry (with jitter) up to maxBackoffMs. Default 500. */
   backoffMs: number;
+  /** The longest backoff delay. Default 8000. */
   maxBackoffMs: number;
-  /** 429: a Retry-After longer than this is not waited for; the call fails with the 429 instead. */
+  /**
+   * 429: a Retry-After longer than this is not waited for; the call fails with the 429 instead. Default
+   * 120000.
+   */
   maxRateLimitWaitMs: number;
-  /** 429: how many refusals one call waits through before it fails. */
+  /** 429: how many refusals one call waits through before it fails. Default 20. */
   maxRateLimitRetries: number;
   /**
    * Time to the response headers of one attempt; past it the attempt counts as a network failure. Infinity:
-   * no limit.
+   * no limit. Default 30000.
    */
   timeoutMs: number;
 }
@@ -24,7 +32,8 @@ export interface RetryPolicy {
 /** RetryPolicy values to change; one left out or undefined keeps its default. */
 export type RetryOptions = { [Name in keyof RetryPolicy]?: RetryPolicy[Name] | undefined };
 
-export const DEFAULT_RETRY: RetryPolicy = {
+/** RetryPolicy's documentation gives each default. */
+const DEFAULT_RETRY: RetryPolicy = {
   maxRetries: 4,
   backoffMs: 500,
   maxBackoffMs: 8000,
@@ -48,7 +57,7 @@ export interface TransportOptions {
   baseUrl: string;
   /** An access token (`cp_...`), sent in the Authorization header only. */
   token: string;
-  /** Changes to DEFAULT_RETRY: `{ maxRetries: 2, timeoutMs: 10_000 }`. */
+  /** Changes to the RetryPolicy's defaults: `{ maxRetries: 2, timeoutMs: 10_000 }`. */
   retry?: RetryOptions | undefined;
   /** Told before every wait: for logs, progress and counting rate-limit pauses. */
   onRetry?: ((event: RetryEvent) => void) | undefined;
@@ -63,10 +72,10 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** What a fetch Response's body streams. */
+/** @internal What a fetch Response's body streams. */
 type Bytes = Uint8Array<ArrayBuffer>;
 
-/** A successful answer and its body, read whole. */
+/** @internal A successful answer and its body, read whole. */
 export interface Answer {
   response: Response;
   text: string;
@@ -99,7 +108,7 @@ function retryPolicy(given: RetryOptions = {}): RetryPolicy {
   return policy;
 }
 
-/** setTimeout as a promise that an abort signal ends early, with the signal's reason. */
+/** @internal setTimeout as a promise that an abort signal ends early, with the signal's reason. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -118,6 +127,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** @internal One GET with the client's manners (see the top of this file). */
 export class Transport {
   readonly apiBase: string;
   readonly #token: string;
@@ -134,8 +144,8 @@ export class Transport {
       throw new TypeError(
         'the base URL must not carry a user name or password; the token is sent as a header',
       );
-    // Refused here rather than by every call: another scheme failed each call only after all its retries, and a
-    // query or fragment ended up in front of every path (`https://host/?a=1/api/v1/me`).
+    // Refused here rather than by every call: another scheme failed each call only after all its retries, and
+    // a query or fragment ended up in front of every path (`https://host/?a=1/api/v1/me`).
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
       throw new TypeError('the base URL must be an http: or https: URL');
     if (/[?#]/.test(parsed.href))

@@ -10,7 +10,7 @@
 // client loads no package.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -181,6 +181,28 @@ describe('chessport/client from an npm package', () => {
       timedOut: false,
       message: `GET ${closed}/api/v1/me failed after 2 attempts: connect ECONNREFUSED ${new URL(closed).host}`,
     });
+  });
+
+  test('its declarations hold the public API only: no internals, nothing an older TypeScript cannot read', () => {
+    const dist = join(app, 'node_modules/chessport/dist/client');
+    const declarations = readdirSync(dist)
+      .filter((name) => name.endsWith('.d.ts'))
+      .map((name) => readFileSync(join(dist, name), 'utf8'))
+      .join('\n');
+    assert.match(declarations, /export declare class ChessportClient\b/);
+    // The transport's internals named Uint8Array<ArrayBuffer>, which TypeScript before 5.7 cannot read: a
+    // consumer without skipLibCheck failed to compile.
+    for (const internal of [
+      'Transport',
+      'sleep',
+      'DEFAULT_RETRY',
+      'Answer',
+      'Uint8Array',
+      'errorFromResponse',
+      'retryAfterSeconds',
+      'linkTarget',
+    ])
+      assert.doesNotMatch(declarations, new RegExp(`\\b${internal}\\b`), internal);
   });
 
   test("its declarations type a consumer's strict TypeScript, and catch its type errors", async () => {
