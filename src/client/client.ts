@@ -5,16 +5,20 @@ import { linkTarget } from './link.ts';
 import { type Answer, type CallOptions, Transport, type TransportOptions } from './transport.ts';
 import type { ChangesPage, Database, GameDetail, GameSummary, ListPage, User } from './types.ts';
 
+/** The constructor's options: where the API is, the token, and how calls wait and retry. */
 export type ClientOptions = TransportOptions;
 
 // Optional fields take undefined too (exactOptionalPropertyTypes): `{ cursor: saved }` with a saved cursor
 // that may be undefined is how callers write it.
+/** Which page of a game list. */
 export interface PageQuery {
   /** 1 to 200; the server's default is 50. */
   limit?: number | undefined;
+  /** Games to skip; the default 0. The iterators follow the Link header from this page on. */
   offset?: number | undefined;
 }
 
+/** Where the feed starts: at a cursor, at a time, or (neither) at the beginning. */
 export interface ChangesQuery {
   /** nextCursor of an earlier page, unchanged. */
   cursor?: string | undefined;
@@ -38,9 +42,11 @@ function query(params: Record<string, string | number | undefined>): string {
 
 const segment = (id: string) => encodeURIComponent(id);
 
+/** The chessport API, one method per endpoint; every call is a GET that waits on 429 and retries failures. */
 export class ChessportClient {
   readonly #http: Transport;
 
+  /** Checks its arguments at once (a TypeError) and sends nothing until a call. */
   constructor(options: ClientOptions) {
     this.#http = new Transport(options);
   }

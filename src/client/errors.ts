@@ -3,14 +3,20 @@
 // reason of their AbortSignal, or a TypeError for a bad argument.
 import type { ErrorCode } from './types.ts';
 
+/** The server answered, and not with a success (after the client's waits on 429 and retries of 503). */
 export class ChessportError extends Error {
   override readonly name = 'ChessportError';
+  /** The answer's HTTP status. */
   readonly status: number;
-  /** The API's error code; `unexpected_response` when the answer was not in the error shape (a proxy's page). */
+  /**
+   * The API's error code; `unexpected_response` when the answer was not in the error shape (a proxy's page).
+   */
   readonly error: ErrorCode | 'unexpected_response';
+  /** For developers and logs; its wording may change, so match on `error`. */
   readonly error_description: string;
   /** Seconds from the Retry-After header of a 429 or 503, when there was one. */
   readonly retryAfter: number | null;
+  /** The answer's X-Request-Id, which the server's log names: quote it when reporting a problem. */
   readonly requestId: string | null;
 
   constructor(init: {

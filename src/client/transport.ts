@@ -42,16 +42,21 @@ const DEFAULT_RETRY: RetryPolicy = {
   timeoutMs: 30_000,
 };
 
+/** A wait before the call's next attempt, as onRetry is told of it. */
 export interface RetryEvent {
+  /** 429; 502, 503 or 504; or no complete answer. */
   reason: 'rate_limited' | 'unavailable' | 'network';
+  /** The URL of the GET. */
   url: string;
   /** 1 for the first retry of this call. */
   attempt: number;
+  /** How long the client waits now, before the next attempt. */
   waitMs: number;
   /** The answer that caused the retry, or the attempt's network failure. */
   cause: ChessportError | ChessportNetworkError;
 }
 
+/** ChessportClient's options (ClientOptions). */
 export interface TransportOptions {
   /** The service's address, like https://chess.example.org; the /api/v1 prefix is added. */
   baseUrl: string;
@@ -67,6 +72,7 @@ export interface TransportOptions {
 
 // Optional fields take undefined too (exactOptionalPropertyTypes), as in PageQuery: `{ signal }` with a
 // signal that may be undefined is how callers pass theirs on.
+/** What every call takes besides its arguments. */
 export interface CallOptions {
   /** Ends the call, its waits included; the call then throws the signal's reason. */
   signal?: AbortSignal | undefined;
