@@ -183,6 +183,22 @@ describe('chessport/client from an npm package', () => {
     });
   });
 
+  test('its chessport command says in one line that it runs from a checkout, not from node_modules', async () => {
+    assert.ok(tarball, 'packed');
+    const bin = join(app, 'node_modules/chessport/bin/chessport.js');
+    const failed = await run(process.execPath, [bin, 'sync', '--help'], { cwd: app }).then(
+      () => assert.fail('the command ran'),
+      (error: { code?: number; stdout?: string; stderr?: string }) => error,
+    );
+    assert.equal(failed.code, 1);
+    assert.equal(failed.stdout, '');
+    // Node.js threw ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING with a stack trace.
+    assert.match(
+      failed.stderr ?? '',
+      /^chessport: the command runs from a checkout of the project \(git clone, then npm install\), not from node_modules, .*chessport\/client\n$/,
+    );
+  });
+
   test('its declarations hold the public API only: no internals, nothing an older TypeScript cannot read', () => {
     const dist = join(app, 'node_modules/chessport/dist/client');
     const declarations = readdirSync(dist)
