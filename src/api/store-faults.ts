@@ -17,9 +17,10 @@ const NETWORK = new Set([
 ]);
 // PostgreSQL SQLSTATEs: 08 connection exception; 53 insufficient resources (disk full, out of memory, too
 // many connections); 57P01-57P03 admin shutdown, crash shutdown, cannot connect now (starting up or in
-// recovery); 57014 a statement cancelled (by an operator or a timeout); 25006 a read-only transaction,
-// as on a replica promoted away from under us.
-const POSTGRES_UNAVAILABLE = /^(08...|53...|57P0[1-3]|57014|25006)$/;
+// recovery); 57014 a statement cancelled (by an operator or a timeout); 55P03 a lock held by another session
+// past the lock timeout (a table locked by a migration or VACUUM FULL); 25006 a read-only transaction, as on
+// a replica promoted away from under us.
+const POSTGRES_UNAVAILABLE = /^(08...|53...|57P0[1-3]|57014|55P03|25006)$/;
 
 // Messages of node-postgres errors that carry no code: the server went away mid-query, a connection
 // attempt or the wait for a free pooled connection timed out, or a connection already broke.

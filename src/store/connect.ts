@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
+import type { PoolClient } from 'pg';
 import { registerSqliteHandle } from './game-insert.ts';
 import { type Dialect, migrationProvider } from './migrations.ts';
 import { PoolSockets } from './postgres-sockets.ts';
@@ -18,12 +19,24 @@ export const DEFAULT_DATABASE_URL = 'data/chessport.sqlite';
 export const DEFAULT_POOL_MAX = 10;
 /** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before failing. */
 const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * How long a statement waits for a lock that another process (SQLite) or session (PostgreSQL) holds, by
+ * default, before it fails: the store's own writers hold one for a batch of an import (well under a second),
+ * while an operator's session or a stuck transaction may never let go.
+ */
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 
 export interface OpenOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
   /** PostgreSQL only: the most connections this process opens (default DEFAULT_POOL_MAX). */
   poolMax?: number;
+  /**
+   * How long a statement waits for another's lock (default DEFAULT_LOCK_TIMEOUT_MS): SQLite's busy timeout,
+   * which the migrations' lock honours too; PostgreSQL's lock_timeout once the migrations are done (they wait
+   * for each other as long as it takes).
+   */
+  lockTimeoutMs?: number;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -35,16 +48,34 @@ export async function openStore(
   options: OpenOptions = {},
 ): Promise<Store> {
   const dialect: Dialect = isPostgresUrl(url) ? 'postgres' : 'sqlite';
-  const sockets = new PoolSockets();
-  const { db, run } =
-    dialect === 'postgres'
-      ? { db: await openPostgres(url, options, sockets), run: undefined }
-      : openSqlite(url);
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  if (dialect === 'sqlite') {
+    const { db, run } = openSqlite(url, lockTimeoutMs);
+    if (options.migrate !== false) await migrate(db, dialect);
+    return new Store(db, dialect, run);
+  }
+  const { db, sessions, sockets } = await openPostgres(url, options);
   if (options.migrate !== false) await migrate(db, dialect);
-  return new Store(db, dialect, run, (ms) => sockets.limitSilence(ms));
+  // A lock held by another session (an operator's open transaction, a stuck client) kept a statement waiting
+  // for as long as that session lived, saying nothing: `chessport games delete` on a row locked in psql.
+  // Now it fails after the timeout (SQLSTATE 55P03), as on SQLite (busy_timeout).
+  sessions.set('lock_timeout', lockTimeoutMs);
+  return new Store(db, dialect, undefined, (ms) => {
+    sockets.limitSilence(ms);
+    // PostgreSQL also cancels a statement itself, a little before its connection would be dropped as silent.
+    // A query waiting for a lock (a table locked by a migration, VACUUM FULL or an operator) otherwise went
+    // on waiting in its backend after the drop: one backend more per request that met the lock, until the
+    // server's max_connections ran out, for every client of it. Cancelled, the connection serves on.
+    sessions.set('statement_timeout', ms - Math.min(1000, ms / 10));
+  });
 }
 
-function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
+/** Sets a setting of every connection of a pool: those open now, and those it opens later. */
+interface Sessions {
+  set(name: 'lock_timeout' | 'statement_timeout', ms: number): void;
+}
+
+function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>; run: RunQuery } {
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') createPrivately(file);
   const sqlite = new SQLite(file);
@@ -55,7 +86,7 @@ function openSqlite(url: string): { db: Kysely<DB>; run: RunQuery } {
   sqlite.pragma('page_size = 16384');
   // WAL lets the CLI import while the server reads; a busy timeout makes concurrent writers queue, not fail.
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma(`busy_timeout = ${Math.round(lockTimeoutMs)}`);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   // Checkpoints (copying the WAL into the database, with two fsyncs) at 40 MB of WAL; an import moves them
@@ -87,7 +118,10 @@ function createPrivately(file: string): void {
 const INT8_OID = 20;
 const parseInt8 = (text: string) => Number(text);
 
-async function openPostgres(url: string, options: OpenOptions, sockets: PoolSockets): Promise<Kysely<DB>> {
+async function openPostgres(
+  url: string,
+  options: OpenOptions,
+): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets }> {
   // Loaded only here: a command on a SQLite store starts 20 ms sooner without it.
   const { default: pg } = await import('pg');
   const types = {
@@ -96,6 +130,7 @@ async function openPostgres(url: string, options: OpenOptions, sockets: PoolSock
         ? parseInt8
         : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
+  const sockets = new PoolSockets();
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolMax ?? DEFAULT_POOL_MAX,
@@ -110,8 +145,21 @@ async function openPostgres(url: string, options: OpenOptions, sockets: PoolSock
   // process. The pool discards a broken connection (when idle, or when it comes back), and the next query
   // opens a new one or fails with an error that the API answers with 503.
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const clients = new Set<PoolClient>();
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    clients.add(client);
+    client.once('end', () => clients.delete(client));
+  });
+  const sessions: Sessions = {
+    set(name, ms) {
+      const value = Math.round(ms);
+      pool.options[name] = value; // a start-up parameter of the connections to come
+      // Those open now are idle (set while nothing else runs): the SET goes before their next query.
+      for (const client of clients) client.query(`set ${name} = ${value}`).catch(() => undefined);
+    },
+  };
+  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), sessions, sockets };
 }
 
 async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<void> {

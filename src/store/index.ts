@@ -1,3 +1,9 @@
-export { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX, isPostgresUrl, openStore } from './connect.ts';
+export {
+  DEFAULT_DATABASE_URL,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_POOL_MAX,
+  isPostgresUrl,
+  openStore,
+} from './connect.ts';
 export { hashToken, MAX_GAMES_LIMIT, Store, StoreError } from './store.ts';
 export type * from './types.ts';

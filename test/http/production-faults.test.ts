@@ -6,8 +6,9 @@ import { openSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { BIN, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { STORE_DIALECT } from '../helpers/stores.ts';
+import { queryPostgres, STORE_DIALECT } from '../helpers/stores.ts';
 import {
   bearer,
   captureOutput,
@@ -269,6 +270,38 @@ describe('an unreachable PostgreSQL', {
       await proxy.restore();
     }
     await assertServing(server, seeded.tokens.alice, 3);
+  });
+
+  test('a games table locked by another session (a migration, VACUUM FULL): 503, no backend left waiting', async () => {
+    // A server of its own, straight to PostgreSQL, with a short PG_ANSWER_TIMEOUT.
+    const own = await startServer(env, { PG_ANSWER_TIMEOUT: '1s', PG_POOL_MAX: '2' });
+    const locker = new pg.Client(env.databaseUrl);
+    try {
+      const games = () => raw(own.base, '/api/v1/games', { headers: bearer(seeded.tokens.alice) });
+      assert.equal((await games()).status, 200);
+      await locker.connect();
+      await locker.query('begin');
+      await locker.query('lock table games in access exclusive mode');
+      const answers = await Promise.all(Array.from({ length: 4 }, games));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [503, 503, 503, 503],
+      );
+      // The server dropped each connection whose query got no answer, but PostgreSQL went on waiting for
+      // the lock in the backend behind it: one backend more per request, until max_connections ran out for
+      // every client of that PostgreSQL. The server's own statement timeout now ends the wait first.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const [waiting] = await queryPostgres<{ n: number }>(
+        env.databaseUrl,
+        "select cast(count(*) as integer) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      );
+      assert.equal(waiting?.n, 0, 'backends still waiting for the lock');
+      await locker.query('rollback');
+      await assertServing(own, seeded.tokens.alice, 3);
+    } finally {
+      await locker.end().catch(() => undefined);
+      await own.stop();
+    }
   });
 
   test('PostgreSQL cut off under load is logged as one outage, not a warning per failed request', async () => {
