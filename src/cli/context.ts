@@ -1,4 +1,6 @@
 // What every command shares: the settings (environment, overridden by global flags) and the open store.
+import { accessSync, constants } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import type { Command } from 'commander';
 import {
   type Database,
@@ -9,7 +11,8 @@ import {
   type User,
 } from '../store/index.ts';
 import { CliError, loadSettings, type Settings } from './settings.ts';
-import { checkStoreUrl, maskUrl } from './store-url.ts';
+import { storeFailure, storeFailureLine } from './store-failures.ts';
+import { checkStoreUrl, maskUrl, sqliteFiles } from './store-url.ts';
 
 export function settingsOf(command: Command): Settings {
   const settings = loadSettings();
@@ -34,8 +37,26 @@ export async function openCliStore(settings: Settings): Promise<Store> {
       // The URL is not shown: where it does not parse, its password cannot be told apart to be masked.
       throw new CliError(`invalid DATABASE_URL: ${POSTGRES_URL_FORM}`, { cause: error });
     }
-    const message = `cannot open the store ${maskUrl(settings.databaseUrl)}: ${(error as Error).message}`;
+    const failure = storeFailure(error, settings.databaseUrl);
+    if (failure) throw new CliError(storeFailureLine(failure), { cause: error });
+    const message = `cannot open the store ${maskUrl(settings.databaseUrl)}: ${(error as Error).message}${cantOpenHint(settings.databaseUrl, error)}`;
     throw new CliError(message, { cause: error });
+  }
+}
+
+/**
+ * Why SQLite could not open a store it may read: in WAL mode it creates `<file>-wal` and `<file>-shm` beside
+ * the file, so a read-only folder (or file system) makes even reading fail, with "unable to open database file".
+ */
+function cantOpenHint(url: string, error: unknown): string {
+  const [file] = sqliteFiles(url);
+  if (file === undefined || (error as { code?: unknown }).code !== 'SQLITE_CANTOPEN') return '';
+  const folder = dirname(file);
+  try {
+    accessSync(folder, constants.W_OK);
+    return '';
+  } catch {
+    return ` (its folder ${folder} is read-only here, and SQLite creates the ${basename(file)}-wal and -shm files there, also to read)`;
   }
 }
 
@@ -47,9 +68,18 @@ export async function withStore<T>(
   const store = await openCliStore(settings);
   try {
     return await fn(store, settings);
+  } catch (error) {
+    throw explainedStoreFailure(error, settings.databaseUrl);
   } finally {
     await store.close();
   }
+}
+
+/** A failure of the store (full, locked, connection lost) as a CliError saying what to do; others as they are. */
+export function explainedStoreFailure(error: unknown, storeUrl: string): unknown {
+  if (error instanceof CliError || error instanceof StoreError) return error; // said already
+  const failure = storeFailure(error, storeUrl);
+  return failure ? new CliError(storeFailureLine(failure), { cause: error }) : error;
 }
 
 export async function requireUser(store: Store, login: string): Promise<User> {

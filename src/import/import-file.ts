@@ -254,6 +254,8 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     summary.bytes += chunk.length;
   });
   const splitter = new PgnSplitter();
+  /** The first failure: the store's, the rejects file's, or of the input. What is closed after must not hide it. */
+  let failure: { error: unknown } | undefined;
   try {
     for await (const text of decodePgnStream(input)) {
       // An await per game would cost a turn of the microtask queue each: only a full chunk waits.
@@ -265,12 +267,34 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     await submit();
     while (inFlight.length > 0) await settleOldest();
     await flush();
-  } finally {
-    input.destroy();
-    if (!options.pool) await pool.close();
-    await bulk?.end();
-    summary.rejectsFile = await rejects.close();
+  } catch (error) {
+    failure = { error };
   }
+  input.destroy();
+  const closing: (() => Promise<unknown>)[] = [
+    async () => {
+      if (!options.pool) await pool.close();
+    },
+    async () => bulk?.end(),
+    async () => {
+      summary.rejectsFile = await rejects.close();
+    },
+  ];
+  for (const close of closing) await close().catch((error: unknown) => (failure ??= { error }));
   summary.seconds = (performance.now() - started) / 1000;
+  if (failure) throw new ImportFailure(summary, failure.error);
   return summary;
+}
+
+/**
+ * An import that stopped part-way: its cause, and what it had done by then (`summary`: the games of the
+ * batches committed, which a second run of the same import skips as duplicates).
+ */
+export class ImportFailure extends Error {
+  readonly summary: ImportSummary;
+
+  constructor(summary: ImportSummary, cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.summary = summary;
+  }
 }

@@ -119,6 +119,23 @@ export class RejectsFiles {
   }
 }
 
+/**
+ * The rejects file could not be opened or written (a full disk, a folder made read-only meanwhile): named, as
+ * the file system's own message ("ENOSPC: no space left on device, write") did not say which file.
+ */
+export class RejectsWriteError extends Error {
+  /** The file (or where it would have gone, when it could not be opened). */
+  readonly target: string;
+
+  constructor(target: string, cause: unknown) {
+    // "ENOSPC: no space left on device, write": the part before the system call's name.
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const reason = (cause as NodeJS.ErrnoException).code ? (message.split(',')[0] ?? message) : message;
+    super(`cannot write the rejected games to ${target} (${reason})`, { cause });
+    this.target = target;
+  }
+}
+
 /** The rejected games of one input, written to the file RejectsFiles opens at the first of them. */
 export class RejectsWriter {
   private readonly files: RejectsFiles;
@@ -136,24 +153,36 @@ export class RejectsWriter {
 
   async write(text: string): Promise<void> {
     if (!this.out) {
-      const { file, path } = await this.files.open(this.input, this.named);
+      const { file, path } = await this.files.open(this.input, this.named).catch((error: unknown) => {
+        throw new RejectsWriteError(
+          this.named ?? `a file beside ${this.input} or in the working folder`,
+          error,
+        );
+      });
       this.path = path;
       this.out = file.createWriteStream();
       // Kept for the next write or close to throw: an 'error' event without a listener ends the process.
-      this.out.on('error', (error) => {
-        this.failure ??= error;
-      });
+      this.out.on('error', (error) => this.failed(error));
     }
     if (this.failure) throw this.failure;
-    if (!this.out.write(withBlankLine(text))) await once(this.out, 'drain'); // rejects on an 'error' meanwhile
+    if (!this.out.write(withBlankLine(text))) {
+      await once(this.out, 'drain').catch((error: unknown) => this.failed(error)); // on an 'error' meanwhile
+      if (this.failure) throw this.failure;
+    }
   }
 
   /** Closes the file; returns its path, or null when nothing was rejected. */
   async close(): Promise<string | null> {
     if (!this.out) return null;
     this.out.end();
-    await finished(this.out);
+    await finished(this.out).catch((error: unknown) => this.failed(error));
+    if (this.failure) throw this.failure;
     return this.path;
+  }
+
+  /** The first failure of the file, kept for the next write or close to throw. */
+  private failed(error: unknown): void {
+    this.failure ??= new RejectsWriteError(this.path ?? this.input, error);
   }
 }
 

@@ -124,6 +124,28 @@ describe('--rejects', () => {
     const text = readFileSync(rejects, 'utf8');
     assert.ok(text.includes('Ke3') && text.includes('Ke4') && !text.includes('older run'), text);
   });
+
+  test('a file that cannot take the rejected games (a full disk): the import stops naming it; run again, it completes', {
+    skip: existsSync('/dev/full') ? false : 'no /dev/full (a device on which every write fails: disk full)',
+  }, async () => {
+    const dir = folder('full', { 'games.pgn': TWO_REJECTS });
+    const args = ['import', join(dir, 'games.pgn'), '--user', 'alice', '--database', 'Full'];
+    // Node's "ENOSPC: no space left on device, write" alone named no file, and came with the hint for bugs.
+    const result = await cli(env, [...args, '--rejects', '/dev/full']);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(
+      result.stderr,
+      /^chessport: \S*games\.pgn: the import stopped after (\d+) games were imported \(and \d+ duplicates skipped\): cannot write the rejected games to \/dev\/full \(ENOSPC: no space left on device\); free space there \(or name another file with --rejects\), then run the command again: the games already stored are skipped\n$/,
+    );
+    const rejects = join(dir, 'games.rejects.pgn');
+    type Counted = { files: { imported: number; rejected: number; rejectsFile: string | null }[] };
+    const again = await cliJson<Counted>(env, [...args, '--rejects', rejects]);
+    assert.deepEqual(
+      again.files.map((f) => [f.imported, f.rejected, f.rejectsFile]),
+      [[0, 2, rejects]],
+    );
+    assert.ok(readFileSync(rejects, 'utf8').includes('Ke4'));
+  });
 });
 
 describe('default rejects files', () => {

@@ -7,6 +7,7 @@ import { checkInputs, sameFile } from '../inputs.ts';
 import { emit, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { CliError, parseName } from '../settings.ts';
+import { storeFailure } from '../store-failures.ts';
 import { sqliteFiles } from '../store-url.ts';
 
 /** A file's summary in the output; `skipped`: not read, because the database reached maxGames before it. */
@@ -52,6 +53,39 @@ async function rejectsFiles(
       throw new CliError(`${named} is a file of the store: name another file for the rejected games`);
   }
   return rejects;
+}
+
+/**
+ * An import that stopped part-way, in one line: how far it got, why it stopped, and what to do, which for a
+ * full or locked store, a lost connection or a rejects file that could not be written is to run the same
+ * command again: the games already stored are skipped. Other causes (the database deleted meanwhile) as
+ * they are.
+ */
+async function stopped(error: unknown, storeUrl: string, allowDuplicates: boolean): Promise<unknown> {
+  const { ImportFailure, RejectsWriteError } = await import('../../import/index.ts'); // loaded by now
+  if (!(error instanceof ImportFailure)) return error;
+  const { cause, summary } = error;
+  const failure =
+    cause instanceof RejectsWriteError
+      ? {
+          what: cause.message,
+          remedy: 'free space there (or name another file with --rejects), then run the command again',
+        }
+      : storeFailure(cause, storeUrl);
+  if (!failure) return cause;
+  const stored = summary.imported + summary.duplicates;
+  const done =
+    stored === 0
+      ? 'before any game was stored'
+      : `after ${summary.imported} games were imported` +
+        (summary.duplicates > 0 ? ` (and ${summary.duplicates} duplicates skipped)` : '');
+  const rerun = allowDuplicates
+    ? `; with --allow-duplicates, that stores the ${summary.imported} games imported so far a second time`
+    : stored > 0
+      ? ': the games already stored are skipped'
+      : '';
+  const line = `${summary.file}: the import stopped ${done}: ${failure.what}; ${failure.remedy}${rerun}`;
+  return new CliError(line, { cause });
 }
 
 export function importCommand(program: Command): void {
@@ -106,6 +140,9 @@ export function importCommand(program: Command): void {
                 rejects,
                 ...(opts.rejects !== undefined && { rejectsFile: opts.rejects }),
                 onProgress: (p) => progress.update(p),
+              }).catch(async (error: unknown) => {
+                progress.done();
+                throw await stopped(error, settingsOf(cmd).databaseUrl, Boolean(opts.allowDuplicates));
               });
               progress.done();
               summaries.push({ ...summary, skipped: false });

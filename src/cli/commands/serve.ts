@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { openCliStore, settingsOf } from '../context.ts';
+import { explainedStoreFailure, openCliStore, settingsOf } from '../context.ts';
 import { parsePort } from '../settings.ts';
 import { StopSignals } from '../stop-signals.ts';
 
@@ -18,6 +18,9 @@ export function serveCommand(program: Command): void {
       // Loaded here, not at the top: the server (Fastify and its plugins) is most of the CLI's start-up
       // time, and every other command does without it.
       const { runServer } = await import('../server.ts');
-      await runServer(store, settings, signals);
+      // Start-up writes the secret into a new store: a full or locked one fails here, saying so.
+      await runServer(store, settings, signals).catch((error: unknown) => {
+        throw explainedStoreFailure(error, settings.databaseUrl);
+      });
     });
 }
