@@ -69,7 +69,8 @@ about the user, the resource or the parameters. 401 and 403 carry an RFC 6750 \`
 as does the 400 of a request with more than one \`Authorization\` header (RFC 6750 section 3.1).
 Before any operation, on any path, a request that is not valid HTTP is 400, one not received within the
 server's request timeout (30 s by default) 408, and one whose headers are too large 431: all
-\`invalid_request\` in the same shape, with \`X-Request-Id\` and \`Connection: close\`.
+\`invalid_request\` in the same shape, with \`X-Request-Id\` and \`Connection: close\`, after the answers
+to the requests before it on the connection.
 
 ## Methods
 

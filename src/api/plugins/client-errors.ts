@@ -1,7 +1,13 @@
 // Requests Node's HTTP parser rejects before Fastify sees them (a space in the URL, a control character or
-// too many bytes in the headers, a client too slow to send its head or body: timeouts.ts) still get the API's error shape, and an
-// X-Request-Id like every other answer. Fastify's default answers these in its own shape.
+// too many bytes in the headers, a client too slow to send its head or body: timeouts.ts) still get the API's
+// error shape, a Date and an X-Request-Id like every other answer. Fastify's default answers these in its own
+// shape.
+//
+// Pipelined requests are answered in the order they came (RFC 9112 9.3.2): bytes that are not HTTP after
+// complete requests on one connection get their 400 after those requests' answers, not in place of the
+// first; Node's default wrote it at once, so a client read it as the answer to a good request.
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '../errors.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
@@ -12,19 +18,71 @@ const ANSWERS: Record<string, [number, string, string]> = {
 };
 const MALFORMED: [number, string, string] = [400, 'Bad Request', 'The request is not valid HTTP.'];
 
-export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
+
+/** Sockets whose error answer is written or waits for the answers before it: one per connection. */
+const refusing = new WeakSet<Socket>();
+
+/**
+ * Runs `then` once the answers Node still owes on this connection have gone out. Node answers pipelined
+ * requests one after another: the one being answered is the socket's `_httpMessage`, and when it finishes
+ * Node hands the socket to the next.
+ */
+function afterAnswers(socket: HttpSocket, then: () => void): void {
+  const answering = socket._httpMessage;
+  if (!answering || socket.destroyed) {
+    then();
+    return;
+  }
+  answering.once('finish', () => setImmediate(() => afterAnswers(socket, then)));
+}
+
+/** A whole answer in the error shape that closes the connection, as raw bytes. */
+function closingAnswer(
+  status: number,
+  reason: string,
+  error: ApiError,
+  id: string,
+  headers: Record<string, string> = {},
+): string {
+  const body = JSON.stringify(error.body());
+  const fields = {
+    [REQUEST_ID_HEADER]: id,
+    ...headers,
+    Date: new Date().toUTCString(),
+    Connection: 'close',
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+  };
+  const head = Object.entries(fields).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${reason}\r\n${head.join('')}\r\n${body}`;
+}
+
+export function clientErrorHandler(error: Error & { code?: string }, socket: HttpSocket): void {
   // A reset connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, reason, description] = ANSWERS[error.code ?? ''] ?? MALFORMED;
-  const body = JSON.stringify(new ApiError('invalid_request', description).body());
-  // Past a timeout the answer may already be under way (a GET is answered without waiting for a body it
-  // declared): like Node, nothing more is written into it.
-  const answering = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
-  if (socket.writable && !answering?.headersSent) {
-    socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${randomUUID()}\r\nConnection: close\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+  // Bytes after a request that closes the connection (Connection: close, or HTTP/1.0 without keep-alive):
+  // that request is answered and nothing after it is processed (RFC 9112 9.6); Node closes after its answer.
+  if (error.code === 'HPE_CLOSED_CONNECTION') return;
+  // Past a timeout an answer under way (a GET is answered without waiting for a body it declared) is cut,
+  // as Node does: nothing more is written into it. A 408 still waiting for the answers before it when Node
+  // checks the timeout again (every few seconds) gives up too: a client that slow does not hold the
+  // connection open for them.
+  if (
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' &&
+    (refusing.has(socket) || socket._httpMessage?.headersSent)
+  ) {
+    socket.destroy(error);
+    return;
   }
-  socket.destroy(error);
+  if (refusing.has(socket)) return; // the parser reports each chunk that arrives after its first error
+  refusing.add(socket);
+  const [status, reason, description] = ANSWERS[error.code ?? ''] ?? MALFORMED;
+  afterAnswers(socket, () => {
+    if (socket.writable) {
+      const refusal = new ApiError('invalid_request', description);
+      socket.write(closingAnswer(status, reason, refusal, randomUUID()));
+    }
+    socket.destroy(error);
+  });
 }
