@@ -14,7 +14,7 @@ import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
 import { describeParam, paramSchema } from './params.ts';
-import { clientErrorHandler } from './plugins/client-errors.ts';
+import { answerOutsideRoutes, clientErrorHandler } from './plugins/client-errors.ts';
 import { compression, headLikeGet } from './plugins/compression.ts';
 import { conditionalRequests } from './plugins/conditional.ts';
 import { cors } from './plugins/cors.ts';
@@ -99,6 +99,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
       sendError(reply, new ApiError('invalid_request', `The request is malformed: ${error.message}`));
     },
   });
+  answerOutsideRoutes(app.server);
   app.decorateRequest('token', null);
   routeEveryMethod(app);
   for (const schema of sharedSchemas) app.addSchema(schema);

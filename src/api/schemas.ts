@@ -35,7 +35,7 @@ export const errorSchema = {
     error: {
       type: 'string',
       description:
-        'Machine-readable error code: invalid_request (400; 408 and 431 before any operation), invalid_token (401), insufficient_scope (403), ' +
+        'Machine-readable error code: invalid_request (400; 408, 417 and 431 before any operation), invalid_token (401), insufficient_scope (403), ' +
         'not_found (404), method_not_allowed (405), rate_limited (429), server_error (500), unavailable (503).',
       enum: ERROR_CODES,
     },

@@ -1,5 +1,6 @@
 // HTTP/1.1 on the wire (RFC 9112), with requests written as bytes over TCP: pipelined requests answered whole
-// and in order, also when one of them fails or is not HTTP at all; Connection: close and HTTP/1.0 honoured.
+// and in order, also when one of them fails or is not HTTP at all; Connection: close and HTTP/1.0 honoured;
+// CONNECT and Expect, which Node answers or drops before any route.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -248,5 +249,52 @@ describe('before any route', () => {
       assert.match(date, /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
       assert.ok(Math.abs(Date.parse(date) - Date.now()) < 5000, date);
     }
+  });
+
+  test('CONNECT is 405 method_not_allowed in the error shape, then the close; answers before it still go out', async () => {
+    // Before: Node dropped the connection without a word, and with it the answers still due.
+    for (const target of ['localhost:443', '/api/v1/me']) {
+      const connectRequest = `CONNECT ${target} HTTP/1.1\r\nHost: localhost:443\r\nX-Request-Id: tunnel\r\n\r\n`;
+      const alone = await converse(server, connectRequest);
+      assert.equal(alone.answers.length, 1, target);
+      assertErrorShape(alone.answers[0], 405, 'method_not_allowed');
+      assert.equal(one(alone.answers[0], 'allow'), 'GET, HEAD');
+      assert.equal(one(alone.answers[0], 'x-request-id'), 'tunnel');
+      assert.equal(one(alone.answers[0], 'connection'), 'close');
+      assert.equal(alone.closed, true);
+      const after = await converse(server, get('/api/v1/me', alice()) + get('/nowhere') + connectRequest);
+      assert.deepEqual(
+        after.answers.map((a) => a.status),
+        [200, 404, 405],
+      );
+      assert.equal(after.closed, true);
+    }
+  });
+
+  test('an expectation other than 100-continue is 417 in the error shape; the connection goes on', async () => {
+    // Before: Node's own 417, with an empty body and no X-Request-Id.
+    const sent = await converse(
+      server,
+      get('/api/v1/me', { ...alice(), Expect: 'teapot', 'X-Request-Id': 'expecting' }) +
+        get('/api/v1/me', alice()),
+      { expect: 2 },
+    );
+    assert.deepEqual(
+      sent.answers.map((a) => a.status),
+      [417, 200],
+    );
+    assertErrorShape(sent.answers[0], 417, 'invalid_request');
+    assert.equal(one(sent.answers[0], 'x-request-id'), 'expecting');
+    assert.equal(sent.closed, false);
+    // 100-continue is Node's: an interim 100, then the answer.
+    const continued = await converse(
+      server,
+      get('/api/v1/me', { ...alice(), Expect: '100-continue', 'Content-Length': '0' }),
+      { expect: 2 },
+    );
+    assert.deepEqual(
+      continued.answers.map((a) => a.status),
+      [100, 200],
+    );
   });
 });

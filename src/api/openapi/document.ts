@@ -70,17 +70,18 @@ as does the 400 of a request with more than one \`Authorization\` header (RFC 67
 Before any operation, on any path, a request that is not valid HTTP is 400, one not received within the
 server's request timeout (30 s by default) 408, and one whose headers are too large 431: all
 \`invalid_request\` in the same shape, with \`X-Request-Id\` and \`Connection: close\`, after the answers
-to the requests before it on the connection.
+to the requests before it on the connection. An \`Expect\` other than \`100-continue\` is 417
+\`invalid_request\`.
 
 ## Methods
 
 Every operation here also answers \`HEAD\` (the same headers, no body). Every other method (POST, PUT,
 PATCH, DELETE, QUERY, TRACE, PROPFIND, ...) on an API path is 405 \`method_not_allowed\` with
-\`Allow: GET, HEAD\`, before authentication and before any body is read; OPTIONS answers 204 with
-\`Allow: GET, HEAD, OPTIONS\`; CORS preflights are answered before authentication (any origin, no
-credentials). OpenAPI 3.1 describes operations only: these answers, with their headers, are in the
-\`x-other-methods\` extension at the root of this document. Unknown paths are 404 \`not_found\`, with any
-method and without a token.
+\`Allow: GET, HEAD\`, before authentication and before any body is read; so is CONNECT, on any target, and
+then the connection closes. OPTIONS answers 204 with \`Allow: GET, HEAD, OPTIONS\`; CORS preflights are
+answered before authentication (any origin, no credentials). OpenAPI 3.1 describes operations only: these
+answers, with their headers, are in the \`x-other-methods\` extension at the root of this document.
+Unknown paths are 404 \`not_found\`, with any method and without a token.
 
 ## Rate limits and caching
 

@@ -1,16 +1,18 @@
 // Requests Node's HTTP parser rejects before Fastify sees them (a space in the URL, a control character or
 // too many bytes in the headers, a client too slow to send its head or body: timeouts.ts) still get the API's
 // error shape, a Date and an X-Request-Id like every other answer. Fastify's default answers these in its own
-// shape.
+// shape. So do the two requests Node answers or drops itself, never handing them to Fastify: CONNECT, and an
+// Expect other than 100-continue.
 //
 // Pipelined requests are answered in the order they came (RFC 9112 9.3.2): bytes that are not HTTP after
 // complete requests on one connection get their 400 after those requests' answers, not in place of the
 // first; Node's default wrote it at once, so a client read it as the answer to a good request.
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '../errors.ts';
-import { REQUEST_ID_HEADER } from './request-id.ts';
+import { ALLOW } from '../route.ts';
+import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
 
 const ANSWERS: Record<string, [number, string, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'The request headers are too large.'],
@@ -84,5 +86,37 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Htt
       socket.write(closingAnswer(status, reason, refusal, randomUUID()));
     }
     socket.destroy(error);
+  });
+}
+
+/** CONNECT and unmet expectations, which never reach the routes. */
+export function answerOutsideRoutes(server: Server): void {
+  // CONNECT asks for a tunnel: the API has none (405 like every method but GET and HEAD). Node hands the
+  // socket over and, without this listener, dropped the connection without a word, answers still due on it
+  // included. It no longer parses the socket, so the connection ends with this answer.
+  server.on('connect', (request: IncomingMessage, socket: HttpSocket) => {
+    const refusal = new ApiError('method_not_allowed', `The API is read-only: use ${ALLOW}.`);
+    const answer = closingAnswer(405, 'Method Not Allowed', refusal, requestId(request), { Allow: ALLOW });
+    afterAnswers(socket, () => {
+      if (!socket.writable) return;
+      socket.write(answer);
+      socket.destroySoon();
+    });
+  });
+  // Only 100-continue is understood (Node sends the interim 100): any other expectation cannot be met, 417
+  // (RFC 9110 10.1.1). Answered on the request's own response, so pipelining and keep-alive stay Node's.
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const refusal = new ApiError(
+      'invalid_request',
+      'The Expect header asks for what the server cannot do: only 100-continue is understood.',
+    );
+    const body = JSON.stringify(refusal.body());
+    response
+      .writeHead(417, {
+        [REQUEST_ID_HEADER]: requestId(request),
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+      })
+      .end(body);
   });
 }
