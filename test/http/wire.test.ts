@@ -1,6 +1,6 @@
 // HTTP/1.1 on the wire (RFC 9112), with requests written as bytes over TCP: pipelined requests answered whole
 // and in order, also when one of them fails or is not HTTP at all; Connection: close and HTTP/1.0 honoured;
-// CONNECT and Expect, which Node answers or drops before any route.
+// CONNECT and Expect, which Node answers or drops before any route; Host as RFC 9112 asks.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -296,5 +296,52 @@ describe('before any route', () => {
       continued.answers.map((a) => a.status),
       [100, 200],
     );
+  });
+});
+
+describe('Host', () => {
+  const request = (hosts: string[]) =>
+    `GET /api/v1/me HTTP/1.1\r\n${hosts.map((h) => `Host: ${h}\r\n`).join('')}Authorization: Bearer ${seeded.tokens.alice}\r\n\r\n`;
+
+  test('more than one Host line, or a Host that is not a host, is 400 invalid_request and the close (RFC 9112 3.2)', async () => {
+    // Before: 200, from whichever Host Node kept.
+    const bad = [
+      ['localhost', 'localhost'],
+      ['localhost', 'example.org'],
+      ['a b'],
+      ['localhost, example.org'],
+      ['user@localhost'],
+      ['localhost/x'],
+      ['localhost:8o'],
+      ['[::1'],
+      ['"localhost"'],
+    ];
+    for (const hosts of bad) {
+      const sent = await converse(server, request(hosts) + get('/api/v1/me', alice()));
+      assert.equal(sent.answers.length, 1, hosts.join(' | '));
+      assertErrorShape(sent.answers[0], 400, 'invalid_request');
+      assert.equal(one(sent.answers[0], 'connection'), 'close', hosts.join(' | '));
+      assert.equal(sent.closed, true, hosts.join(' | '));
+    }
+    // HTTP/1.0 needs no Host, but two are still two.
+    const old = await converse(server, 'GET /api/v1/me HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n');
+    assertErrorShape(old.answers[0], 400, 'invalid_request');
+  });
+
+  test('any host RFC 3986 allows is fine: names, IPv4, IPv6 literals, ports, an empty one', async () => {
+    for (const host of [
+      'localhost',
+      'LOCALHOST:8080',
+      '127.0.0.1:1',
+      '[::1]:80',
+      '[v1.fe]',
+      'xn--bcher-kva.example',
+      'a%41.example',
+      'localhost:',
+      '',
+    ]) {
+      const sent = await converse(server, request([host]), { expect: 1, linger: 50 });
+      assert.equal(sent.answers[0]?.status, 200, `Host: ${host}`);
+    }
   });
 });

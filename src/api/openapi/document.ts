@@ -67,8 +67,9 @@ Always JSON \`{error, error_description}\` (schema Error), never a stack trace: 
 429 \`rate_limited\`, 500 \`server_error\`, 503 \`unavailable\`. Authentication is checked before anything
 about the user, the resource or the parameters. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge,
 as does the 400 of a request with more than one \`Authorization\` header (RFC 6750 section 3.1).
-Before any operation, on any path, a request that is not valid HTTP is 400, one not received within the
-server's request timeout (30 s by default) 408, and one whose headers are too large 431: all
+Before any operation, on any path, a request that is not valid HTTP (also one with two \`Host\` lines,
+one whose \`Host\` is not a host, and one in HTTP/1.1 without \`Host\`) is 400, one not received within
+the server's request timeout (30 s by default) 408, and one whose headers are too large 431: all
 \`invalid_request\` in the same shape, with \`X-Request-Id\` and \`Connection: close\`, after the answers
 to the requests before it on the connection. An \`Expect\` other than \`100-continue\` is 417
 \`invalid_request\`.
