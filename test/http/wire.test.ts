@@ -1,6 +1,7 @@
 // HTTP/1.1 on the wire (RFC 9112), with requests written as bytes over TCP: pipelined requests answered whole
 // and in order, also when one of them fails or is not HTTP at all; Connection: close and HTTP/1.0 honoured;
-// CONNECT and Expect, which Node answers or drops before any route; Host as RFC 9112 asks.
+// CONNECT and Expect, which Node answers or drops before any route; Host as RFC 9112 asks; rate limits
+// counted per request when requests arrive together.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -11,14 +12,17 @@ let env: Env;
 let seeded: Seeded;
 let meOnly: string; // alice's token with user.read only
 let server: Server;
+let limited: Server; // the same store, RATE_LIMIT_MAX=3
 before(async () => {
   env = tempEnv();
   seeded = await seed(env, 3);
   meOnly = await issueToken(env, 'alice', 'app-one', 'user.read');
   server = await startServer(env);
+  limited = await startServer(env, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '60s' });
 });
 after(async () => {
   await server?.stop();
+  await limited?.stop();
   env?.cleanup();
 });
 
@@ -235,6 +239,16 @@ describe('pipelining', () => {
       assert.equal(sent.rest, '');
     });
   }
+
+  test('requests of one app and user that arrive together are each counted once: the first ones pass', async () => {
+    // Before: each request read the bucket's shared count after all of them had added to it, so all five
+    // saw 5 of 3 and were refused, and none saw its own remaining count.
+    const five = get('/api/v1/me', bearer(seeded.tokens.aliceAgain)).repeat(5);
+    const sent = await converse(limited, five, { expect: 5 });
+    // Counted in the order their tokens are found, which on PostgreSQL need not be the order they came.
+    const counted = sent.answers.map((a) => `${a.status} ${one(a, 'x-ratelimit-remaining')}`).sort();
+    assert.deepEqual(counted, ['200 0', '200 1', '200 2', '429 0', '429 0']);
+  });
 });
 
 describe('before any route', () => {

@@ -1,9 +1,10 @@
 // Rate limits (DESIGN.md 25): one fixed window per app and user for a valid token, per client address for
-// everything else on the API (so guessing tokens is throttled too). Counting is @fastify/rate-limit's: local
-// LRU counters, or Redis counters (one atomic script per request) shared by every instance. When Redis
-// fails the request is counted locally instead: the service stays up, the limit becomes per instance. A
-// circuit breaker then skips Redis for a cool-down, so that a hung one does not hold every request up.
-import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
+// everything else on the API (so guessing tokens is throttled too). Counting is @fastify/rate-limit's, on
+// counters kept in this process (LocalCounts, below) or Redis counters (one atomic script per request) shared
+// by every instance. When Redis fails the request is counted locally instead: the service stays up, the
+// limit becomes per instance. A circuit breaker then skips Redis for a cool-down, so that a hung one does not
+// hold every request up.
+import fastifyRateLimit, { type FastifyRateLimitStore, normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { CircuitBreaker } from '../circuit-breaker.ts';
@@ -67,6 +68,41 @@ function bucketOf(request: FastifyRequest): string {
 /** Bounds the memory of spent addresses; a flood of fresh addresses drops the oldest first. */
 const SPENT_ADDRESSES = 100_000;
 
+/** Buckets counted in this process; a flood of fresh keys drops the least recently counted first. */
+const LOCAL_BUCKETS = 100_000;
+
+/**
+ * Fixed windows counted in this process, in place of @fastify/rate-limit's LocalStore. That one answers each
+ * count with the bucket's own object, which the plugin reads a tick later: requests of one bucket counted
+ * together (pipelined, or from parallel connections) all read the count of the last, so every one of them was
+ * refused once together they passed the limit, and none showed its own remaining count.
+ */
+class LocalCounts implements FastifyRateLimitStore {
+  private readonly windows = new Map<string, { count: number; start: number }>();
+
+  incr(
+    key: string,
+    answer: (error: Error | null, result?: { current: number; ttl: number }) => void,
+    timeWindow: number,
+  ): void {
+    const now = Date.now();
+    let window = this.windows.get(key);
+    if (!window || window.start + timeWindow <= now) window = { count: 0, start: now };
+    window.count++;
+    this.windows.delete(key); // re-inserted last: the Map's order is the order of use
+    this.windows.set(key, window);
+    if (this.windows.size > LOCAL_BUCKETS) {
+      const oldest = this.windows.keys().next().value;
+      if (oldest !== undefined) this.windows.delete(oldest);
+    }
+    answer(null, { current: window.count, ttl: window.start + timeWindow - now });
+  }
+
+  child(): FastifyRateLimitStore {
+    return this; // no route has its own limits
+  }
+}
+
 export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): RateLimiter {
   const common = {
     global: false,
@@ -78,7 +114,7 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
   let shared: Count | undefined;
   // Each registration in its own scope: the plugin decorates the instance it is registered on.
   app.register(async (scope) => {
-    await scope.register(fastifyRateLimit, { ...common, cache: 100_000 });
+    await scope.register(fastifyRateLimit, { ...common, store: LocalCounts });
     local = scope.createRateLimit();
   });
   const redis = settings.redis;
