@@ -396,6 +396,38 @@ describe('compression', () => {
     const noBr = await get('/games?limit=200', { ...alice, 'accept-encoding': 'br;q=0, gzip' });
     assert.equal(header(noBr, 'content-encoding'), 'gzip');
   });
+
+  test('a coding named with q=0 is never sent, also when `*` accepts the others (RFC 9110 12.5.3)', async () => {
+    // Before: @fastify/compress read `*` as gzip before weighing, so `gzip;q=0, *` got gzip.
+    const alice = bearer(world.tokens.alice);
+    const cases: [string, string][] = [
+      ['gzip;q=0, *', ''],
+      ['*;q=0.5, gzip;q=0', ''],
+      ['x-gzip;q=0, *', ''],
+      ['gzip;q=0, br;q=0.1, *', 'br'],
+      ['br;q=0, *', 'gzip'],
+      ['*', 'gzip'],
+      ['br;q=0.5, gzip;q=0.9', 'gzip'],
+      ['gzip;q=0.5, br;q=0.9', 'br'],
+      ['gzip, br', 'br'],
+      ['identity;q=0', ''], // nothing else offered is acceptable either: identity, not 406
+      ['zstd', ''],
+    ];
+    for (const path of ['/games?limit=200', `/databases/${world.alice.main.slug}/games?format=pgn`]) {
+      const tag = header(await get(path, alice), 'etag').slice(0, -1);
+      for (const [accept, coding] of cases) {
+        const headers = { ...alice, 'accept-encoding': accept };
+        const answer = await get(path, headers);
+        assert.equal(answer.status, 200);
+        assert.equal(header(answer, 'content-encoding'), coding, `${path} ${accept}`);
+        // The tag names the coding sent, and HEAD names what GET sends.
+        assert.equal(header(answer, 'etag'), `${tag}${coding ? `-${coding}` : ''}"`, `${path} ${accept}`);
+        const head = await raw(world.server.base, api(path), { method: 'HEAD', headers });
+        assert.equal(header(head, 'content-encoding'), coding, `HEAD ${path} ${accept}`);
+        assert.equal(header(head, 'etag'), header(answer, 'etag'), `HEAD ${path} ${accept}`);
+      }
+    }
+  });
 });
 
 describe('request ids', () => {

@@ -4,7 +4,6 @@
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
-import negotiate from '@fastify/accept-negotiator';
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
@@ -26,6 +25,12 @@ const BROTLI_OPTIONS = {
 const ZLIB_OPTIONS = { level: 1 };
 
 export function compression(app: FastifyInstance): void {
+  // @fastify/compress negotiates by itself, and sent a coding the client refused (preferredCoding): it is
+  // handed the coding chosen here instead, `identity` for none.
+  app.addHook('onRequest', async (request) => {
+    const accept = request.raw.headers['accept-encoding'];
+    if (accept !== undefined) request.raw.headers['accept-encoding'] = preferredCoding(accept) ?? 'identity';
+  });
   app.register(fastifyCompress, {
     global: true,
     encodings: CODINGS,
@@ -76,9 +81,9 @@ export function headLikeGet(app: FastifyInstance): void {
 }
 
 /**
- * The content coding @fastify/compress picks for this request and media type (the same negotiation:
- * `*` and x-gzip count as gzip, x-no-compression turns it off), or undefined for identity. The ETag
- * carries it, so that each coding of an answer has its own strong validator (RFC 9110 8.8.3).
+ * The content coding for this request and media type, or undefined for identity. The ETag carries it, so
+ * that each coding of an answer has its own strong validator (RFC 9110 8.8.3). The request's Accept-Encoding
+ * is already the one coding chosen (preferredCoding), which is what @fastify/compress then applies.
  */
 export function negotiatedCoding(
   request: FastifyRequest,
@@ -89,7 +94,35 @@ export function negotiatedCoding(
   if (!accept || request.headers['x-no-compression'] !== undefined || !compressible.test(contentType)) {
     return undefined;
   }
-  return negotiate(accept.toLowerCase().replace(/\*|x-gzip/g, 'gzip'), CODINGS) ?? undefined;
+  return preferredCoding(accept);
+}
+
+/**
+ * The coding an Accept-Encoding asks for most (RFC 9110 12.5.3), br before gzip when it weighs both alike,
+ * or undefined for identity. A coding named has its own weight, and q=0 refuses it; x-gzip is gzip. `*` gives
+ * its weight to gzip when gzip is not named (as @fastify/compress reads it, for older clients), never to a
+ * coding named: @fastify/compress turned `*` into gzip before weighing, so `gzip;q=0, *` got gzip.
+ */
+export function preferredCoding(accept: string): 'br' | 'gzip' | undefined {
+  const weights = new Map<string, number>();
+  for (const member of accept.split(',')) {
+    const [name = '', ...params] = member.split(';');
+    const coding = name
+      .trim()
+      .toLowerCase()
+      .replace(/^x-gzip$/, 'gzip');
+    if (!coding) continue;
+    const q = params.map((param) => param.trim().toLowerCase()).find((param) => param.startsWith('q='));
+    const weight = q === undefined ? 1 : Number.parseFloat(q.slice(2)) || 0;
+    weights.set(coding, Math.max(weight, weights.get(coding) ?? 0));
+  }
+  const weightOf = (coding: 'br' | 'gzip') =>
+    weights.get(coding) ?? (coding === 'gzip' ? (weights.get('*') ?? 0) : 0);
+  let best: 'br' | 'gzip' | undefined;
+  for (const coding of CODINGS) {
+    if (weightOf(coding) > (best ? weightOf(best) : 0)) best = coding;
+  }
+  return best;
 }
 
 const brotliAsync = promisify(brotliCompress);
