@@ -14,7 +14,7 @@ import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
 import { describeParam, paramSchema } from './params.ts';
-import { answerOutsideRoutes, clientErrorHandler } from './plugins/client-errors.ts';
+import { answerOutsideRoutes, answerRefusedRequests, clientErrorHandler } from './plugins/client-errors.ts';
 import { compression, headLikeGet } from './plugins/compression.ts';
 import { conditionalRequests } from './plugins/conditional.ts';
 import { cors } from './plugins/cors.ts';
@@ -118,6 +118,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   // then compresses. Every route is registered after compression and CORS, so both apply to it.
   accessLog(app); // first: the hooks after it may end the request
   echoRequestId(app);
+  answerRefusedRequests(app); // its onSend first: it may replace an answer
   requireHost(app);
   cors(app);
   compression(app);

@@ -221,6 +221,13 @@ describe('pipelining', () => {
       400,
     ],
     ['headers too large', `GET /api/v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+    // Node hands these to the routes before their body fails: the request itself is answered 400, not 401.
+    [
+      'a Transfer-Encoding that does not end in chunked',
+      get('/api/v1/me', { 'Transfer-Encoding': 'gzip' }),
+      400,
+    ],
+    ['a broken chunk', `${get('/api/v1/me', { 'Transfer-Encoding': 'chunked' })}zz\r\n`, 400],
   ];
   for (const [what, bytes, status] of broken) {
     test(`a request with ${what} after good ones: their answers first, in order, then ${status} and the close`, async () => {
@@ -239,6 +246,29 @@ describe('pipelining', () => {
       assert.equal(sent.rest, '');
     });
   }
+
+  test('a request whose body Node cannot parse is answered 400 itself, not by its route with a 400 after', async () => {
+    // RFC 9112 6.3: a Transfer-Encoding that does not end in chunked is 400 and the close. Node hands the
+    // request to the routes before it finds out (so too before a chunk size that is not hex): the route's
+    // answer, a 200 or the streamed export here, is replaced by the 400, not followed by it. (A body that
+    // fails after the route has answered gets its 400 after the answer.)
+    const requests = [
+      get('/api/v1/me', { ...alice(), 'Transfer-Encoding': 'xchunked' }),
+      get(`/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`, {
+        ...alice(),
+        'Transfer-Encoding': 'chunked, gzip',
+      }),
+      `${get('/api/v1/nowhere', { 'Transfer-Encoding': 'chunked' })}zz\r\n`,
+    ];
+    for (const request of requests) {
+      const sent = await converse(server, request);
+      assert.equal(sent.answers.length, 1, request.slice(0, request.indexOf('\r')));
+      assertErrorShape(sent.answers[0], 400, 'invalid_request');
+      assert.equal(one(sent.answers[0], 'connection'), 'close');
+      assert.equal(one(sent.answers[0], 'etag'), '');
+      assert.equal(sent.closed, true);
+    }
+  });
 
   test('requests of one app and user that arrive together are each counted once: the first ones pass', async () => {
     // Before: each request read the bucket's shared count after all of them had added to it, so all five

@@ -6,10 +6,13 @@
 //
 // Pipelined requests are answered in the order they came (RFC 9112 9.3.2): bytes that are not HTTP after
 // complete requests on one connection get their 400 after those requests' answers, not in place of the
-// first; Node's default wrote it at once, so a client read it as the answer to a good request.
+// first; Node's default wrote it at once, so a client read it as the answer to a good request. A request
+// Node has handed to the routes before its body failed gets the 400 as its own answer instead.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { ALLOW } from '../route.ts';
 import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
@@ -80,12 +83,60 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Htt
   if (refusing.has(socket)) return; // the parser reports each chunk that arrives after its first error
   refusing.add(socket);
   const [status, reason, description] = ANSWERS[error.code ?? ''] ?? MALFORMED;
+  // Node hands a request to the routes once its head is in. When its body then turns out malformed (a
+  // Transfer-Encoding that does not end in chunked, a broken chunk) or too slow, the request itself is the
+  // bad one: unless the routes have answered it already, its own answer is this refusal, in its turn
+  // (answerRefusedRequests), not an answer of the routes with the refusal after it.
+  const current = lastRequest.get(socket);
+  if (current && !current.complete && !answered.has(current)) {
+    refused.set(current, [status, description]);
+    return;
+  }
   afterAnswers(socket, () => {
     if (socket.writable) {
       const refusal = new ApiError('invalid_request', description);
       socket.write(closingAnswer(status, reason, refusal, randomUUID()));
     }
     socket.destroy(error);
+  });
+}
+
+/** The last request Node handed to the routes on each connection. */
+const lastRequest = new WeakMap<Socket, IncomingMessage>();
+/** Requests whose answer from the routes has begun (onSend ran). */
+const answered = new WeakSet<IncomingMessage>();
+/** Requests whose body Node could not parse before the routes answered them: their status and description. */
+const refused = new WeakMap<IncomingMessage, [number, string]>();
+
+/** What a route's answer says about itself, dropped when a refusal takes its place. */
+const REPLACED_HEADERS = [
+  'etag',
+  'content-disposition',
+  'content-encoding',
+  'content-length',
+  'link',
+  'allow',
+  'www-authenticate',
+  'retry-after',
+];
+
+/**
+ * Keeps track of the requests the routes answer, and gives a request whose body Node refused (above) the
+ * refusal as its answer: in the error shape, with the headers the route set but its answer's own
+ * (REPLACED_HEADERS), and Connection: close. Registered before the other onSend hooks, so none of them tags
+ * or compresses it.
+ */
+export function answerRefusedRequests(app: FastifyInstance): void {
+  app.server.on('request', (request: IncomingMessage) => lastRequest.set(request.socket, request));
+  app.addHook('onSend', async (request, reply, payload) => {
+    answered.add(request.raw);
+    const refusal = refused.get(request.raw);
+    if (!refusal) return payload;
+    const [status, description] = refusal;
+    if (payload instanceof Readable) payload.destroy();
+    for (const name of REPLACED_HEADERS) reply.removeHeader(name);
+    reply.code(status).header('connection', 'close').type('application/json; charset=utf-8');
+    return JSON.stringify(new ApiError('invalid_request', description).body());
   });
 }
 
