@@ -70,9 +70,9 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Htt
   // that request is answered and nothing after it is processed (RFC 9112 9.6); Node closes after its answer.
   if (error.code === 'HPE_CLOSED_CONNECTION') return;
   // Past a timeout an answer under way (a GET is answered without waiting for a body it declared) is cut,
-  // as Node does: nothing more is written into it. A 408 still waiting for the answers before it when Node
-  // checks the timeout again (every few seconds) gives up too: a client that slow does not hold the
-  // connection open for them.
+  // as Node does: nothing more is written into it. So is a connection whose error answer already waits for
+  // the answers before it. Otherwise the 408 waits for them like any error answer (they are bounded by the
+  // store's own timeouts, and the connection by IDLE_TIMEOUT).
   if (
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT' &&
     (refusing.has(socket) || socket._httpMessage?.headersSent)
