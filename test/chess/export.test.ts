@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { isStringOneByteRepresentation } from 'node:v8';
 import { normalizeGame, splitPgn } from '../../src/chess/index.ts';
 import { assertExportInvariants, movetextOf } from './helpers.ts';
 
@@ -115,4 +116,52 @@ test('every fixture: export invariants and round trip', () => {
     }
   }
   assert.ok(checked >= 18, `only ${checked} games checked`);
+});
+
+// The export is written as Latin-1 bytes when every character allows it, else as UTF-16 code units, into a
+// buffer grown for long games (export-pgn.ts Wrapper): the text must not depend on which, nor on how a string
+// is held.
+
+/** The same text held in two bytes a character (a slice of a string that needs them). */
+function twoByte(text: string): string {
+  const wide = `\u0100${text}`.slice(1);
+  assert.ok(!isStringOneByteRepresentation(wide));
+  return wide;
+}
+
+test('every fixture exports the same whether its text is held in one byte a character or in two', () => {
+  const dir = new URL('../fixtures/chess/', import.meta.url);
+  let compared = 0;
+  for (const name of readdirSync(dir)) {
+    const encoding = name === 'latin1.pgn' ? 'latin1' : 'utf-8';
+    const text = new TextDecoder(encoding).decode(readFileSync(new URL(name, dir)));
+    for (const raw of splitPgn(text)) {
+      if (raw.text.length < 13) continue; // too short to be held as a slice
+      const r = normalizeGame(raw.text);
+      if (!r.ok) continue;
+      assert.equal(pgnOf(twoByte(raw.text)), r.game.pgn, `${name} #${raw.index}`);
+      compared++;
+    }
+  }
+  assert.ok(compared >= 18, `only ${compared} games compared`);
+});
+
+test('a character beyond Latin-1 changes only itself in the export, wherever it is and however long the game', () => {
+  const words = (n: number, mark: string) =>
+    Array.from({ length: n }, (_, i) => (i % 97 === 50 ? `w${mark}${i}` : `w${i}`)).join(' ');
+  const shuffle = Array.from({ length: 30 }, (_, i) => `${i + 1}. ${i % 2 ? 'Ng1 Ng8' : 'Nf3 Nf6'}`).join(
+    ' ',
+  );
+  // A comment in the first line, a long one (past the 128 KB the buffer starts with) and one at the very end.
+  const game = (mark: string, last: string) =>
+    `[Event "e${mark}"]\n\n{start ${mark}} ${shuffle} {${words(30_000, mark)}} 31. Nf3 {${words(20, last)}} *\n`;
+  const latin1 = pgnOf(game('é', 'é'));
+  assert.equal(
+    pgnOf(game('é', 'ж')),
+    latin1.replaceAll('é', (_, at: number) => (at > latin1.length - 200 ? 'ж' : 'é')),
+  );
+  assert.equal(pgnOf(game('ж', 'ж')), latin1.replaceAll('é', 'ж'));
+  assert.equal(pgnOf(game('e', 'e')), latin1.replaceAll('é', 'e'));
+  assert.ok(latin1.length > 1 << 17);
+  assertExportInvariants(latin1);
 });
