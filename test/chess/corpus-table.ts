@@ -37,7 +37,7 @@ export const EXPECTED: Record<string, Expected> = {
     games: 149184,
     ok: 149183,
     pgnExtract: [149184, 149183],
-    reject: 'illegal move 31.Qxe1 (ply 61)',
+    reject: 'illegal move 31.Qxe1 (ply 61, line 16)',
     note: 'the 142 tag sections followed by two blank lines stay one game each (python-chess splits them)',
     big: true,
   },
