@@ -60,12 +60,29 @@ function cantOpenHint(url: string, error: unknown): string {
   }
 }
 
+/**
+ * What opening the store did, for the operator: created it, upgraded it (which migrations; the first start of
+ * a new version may take seconds to minutes, and no older version opens the store afterwards) or opened it.
+ */
+export function storeOpening(store: Store): { created: boolean; upgraded: readonly string[] } {
+  const applied = store.migrationsApplied;
+  const created = applied[0] === '0001_initial';
+  return { created, upgraded: created ? [] : applied };
+}
+
 export async function withStore<T>(
   command: Command,
   fn: (store: Store, settings: Settings) => Promise<T>,
 ): Promise<T> {
   const settings = settingsOf(command);
   const store = await openCliStore(settings);
+  // On stderr, so that stdout stays the command's result (one JSON document with --json).
+  const { upgraded } = storeOpening(store);
+  if (upgraded.length > 0) {
+    process.stderr.write(
+      `chessport: upgraded the store ${maskUrl(settings.databaseUrl)} to this version (migrations ${upgraded.join(', ')})\n`,
+    );
+  }
   try {
     return await fn(store, settings);
   } catch (error) {

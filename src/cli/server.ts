@@ -1,13 +1,16 @@
 // Runs the API until SIGTERM/SIGINT. Shutdown stops accepting connections, lets the requests in flight
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
+import { resolve } from 'node:path';
 import { sql } from 'kysely';
 import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
+import { storeOpening } from './context.ts';
 import { CliError, loadServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
+import { maskUrl, sqliteFiles } from './store-url.ts';
 
 /**
  * Serves until a signal. `signals` were caught when the command began: one that came during its start-up
@@ -48,6 +51,7 @@ export async function runServer(store: Store, settings: Settings, signals: StopS
       redisPrefix: server.redisPrefix,
     },
   });
+  app.log.info(openingDetails(store, settings), openingMessage(store));
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) {
@@ -96,6 +100,32 @@ export async function runServer(store: Store, settings: Settings, signals: StopS
     const message = `cannot listen on ${settings.host} port ${settings.port}: ${listenFailure(error)}`;
     throw new CliError(message, { cause: error });
   }
+}
+
+/** Which store this instance serves and how it found it, without the password: the first line of its log. */
+function openingMessage(store: Store): string {
+  const { created, upgraded } = storeOpening(store);
+  if (created) return 'created a new store';
+  if (upgraded.length > 0) return `upgraded the store: applied migrations ${upgraded.join(', ')}`;
+  return 'opened the store';
+}
+
+/** A SQLite file by its full path (a relative one depends on the working folder); a URL without password. */
+function storeName(url: string): string {
+  const [file] = sqliteFiles(url);
+  return file === undefined ? maskUrl(url) : resolve(file);
+}
+
+function openingDetails(store: Store, settings: Settings): Record<string, unknown> {
+  const { upgraded } = storeOpening(store);
+  return {
+    store: storeName(settings.databaseUrl),
+    dialect: store.dialect,
+    ...(upgraded.length > 0 && { migrations: upgraded }),
+    // Instances that serve one store must share the secret (README "Running at scale"): where it comes from.
+    secretFrom: settings.secret === null ? 'store' : 'CHESSPORT_SECRET',
+    redis: settings.redisUrl === null ? null : redisAddress(settings.redisUrl),
+  };
 }
 
 function listenFailure(error: unknown): string {

@@ -51,16 +51,16 @@ export async function openStore(
   const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   if (dialect === 'sqlite') {
     const { db, run } = openSqlite(url, lockTimeoutMs);
-    if (options.migrate !== false) await migrate(db, dialect);
-    return new Store(db, dialect, run);
+    const applied = options.migrate !== false ? await migrate(db, dialect) : [];
+    return withApplied(new Store(db, dialect, run), applied);
   }
   const { db, sessions, sockets } = await openPostgres(url, options);
-  if (options.migrate !== false) await migrate(db, dialect);
+  const applied = options.migrate !== false ? await migrate(db, dialect) : [];
   // A lock held by another session (an operator's open transaction, a stuck client) kept a statement waiting
   // for as long as that session lived, saying nothing: `chessport games delete` on a row locked in psql.
   // Now it fails after the timeout (SQLSTATE 55P03), as on SQLite (busy_timeout).
   sessions.set('lock_timeout', lockTimeoutMs);
-  return new Store(db, dialect, undefined, (ms) => {
+  const store = new Store(db, dialect, undefined, (ms) => {
     sockets.limitSilence(ms);
     // PostgreSQL also cancels a statement itself, a little before its connection would be dropped as silent.
     // A query waiting for a lock (a table locked by a migration, VACUUM FULL or an operator) otherwise went
@@ -68,6 +68,12 @@ export async function openStore(
     // server's max_connections ran out, for every client of it. Cancelled, the connection serves on.
     sessions.set('statement_timeout', ms - Math.min(1000, ms / 10));
   });
+  return withApplied(store, applied);
+}
+
+function withApplied(store: Store, applied: string[]): Store {
+  store.migrationsApplied = applied;
+  return store;
 }
 
 /** Sets a setting of every connection of a pool: those open now, and those it opens later. */
@@ -162,7 +168,8 @@ async function openPostgres(
   return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), sessions, sockets };
 }
 
-async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<void> {
+/** Applies the pending migrations; returns their names, in order (none when the store was up to date). */
+async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {
   // Several instances may start at once on one store. On PostgreSQL, Kysely's Migrator runs the pending
   // migrations under a session advisory lock (pg_advisory_lock), so one applies them and the others then
   // find none; on SQLite, migrateSqlite takes the lock.
@@ -184,6 +191,7 @@ async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<void> {
     // The CLI prints a StoreError as a message, not a stack trace.
     throw new StoreError(`cannot open the store: ${reason}`);
   }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /**

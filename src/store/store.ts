@@ -85,6 +85,12 @@ export class Store {
 
   private readonly limitSilence: (ms: number) => void;
 
+  /**
+   * The migrations that opening this store applied, in order: every one for a new store (0001_initial
+   * first), the newer ones for a store that an older version made, none for a store already up to date.
+   */
+  migrationsApplied: readonly string[] = [];
+
   constructor(
     db: Kysely<DB>,
     dialect: Dialect,

@@ -2,19 +2,59 @@
 // all of them start, and every migration is applied exactly once. A store that a newer version has
 // migrated is refused.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import pg from 'pg';
+import { migrationProvider } from '../../src/store/migrations.ts';
 import { BIN } from '../helpers/harness.ts';
 import { createTestDatabase, dropTestDatabase, queryPostgres, queryStore } from '../helpers/stores.ts';
 import { DIALECTS } from './dialects.ts';
 
 const run = promisify(execFile);
 const INSTANCES = 4;
+
+/** `chessport serve` until it listens, then SIGTERM: what it wrote, once it has exited 0. */
+async function serveUntilListening(env: NodeJS.ProcessEnv, cwd: string): Promise<string> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { env, cwd });
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.includes('Server listening at')) child.kill('SIGTERM');
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 0, output);
+  return output;
+}
+
+/** A store as an older version left it: migrated up to `last`, with a user. */
+async function olderStore(dialect: 'sqlite' | 'postgres', url: string, last: string): Promise<void> {
+  const db = new Kysely<unknown>({
+    dialect:
+      dialect === 'postgres'
+        ? new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) })
+        : new SqliteDialect({ database: new Database(url) }),
+  });
+  try {
+    const { error } = await new Migrator({ db, provider: migrationProvider(dialect) }).migrateTo(last);
+    if (error) throw error;
+    await db
+      .insertInto('users' as never)
+      .values({ id: 'u0000000-0000-4000-8000-000000000001', login: 'old', created_at: 1 } as never)
+      .execute();
+  } finally {
+    await db.destroy();
+  }
+}
 
 for (const { dialect, skip } of DIALECTS) {
   describe(`migrations on ${dialect}`, { skip }, () => {
@@ -47,6 +87,67 @@ for (const { dialect, skip } of DIALECTS) {
         );
       } finally {
         if (dialect === 'postgres') await dropTestDatabase(url);
+        rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      }
+    });
+
+    test('a store that an older version made is upgraded, and the operator is told so, once', async () => {
+      // Migrations ran in silence: the first start of a new version may take minutes (0004 rebuilds the
+      // games table), after which no older version opens the store, and nothing said it had happened.
+      const dir = mkdtempSync(join(tmpdir(), 'chessport-migrate-'));
+      const urls =
+        dialect === 'postgres'
+          ? [await createTestDatabase(), await createTestDatabase()]
+          : [join(dir, 'cli.sqlite'), join(dir, 'serve.sqlite')];
+      const [cliUrl = '', serveUrl = ''] = urls;
+      try {
+        for (const url of urls) await olderStore(dialect, url, '0005_sqlite_game_keys');
+        const env = { ...process.env, DATABASE_URL: cliUrl, LOG_LEVEL: 'warn' };
+        const first = await run(process.execPath, [BIN, 'users', 'list', '--json'], { env, cwd: dir });
+        assert.deepEqual(
+          (JSON.parse(first.stdout) as { login: string }[]).map((u) => u.login),
+          ['old'],
+          'stdout is the one JSON document, the data kept',
+        );
+        assert.equal(
+          first.stderr,
+          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq)\n`,
+        );
+        const again = await run(process.execPath, [BIN, 'users', 'list', '--json'], { env, cwd: dir });
+        assert.equal(again.stderr, '', 'an up-to-date store opens without a word');
+
+        // The test server takes any password (trust), so a URL with one shows that the log masks it.
+        const withPassword = (url: string) =>
+          url.replace('postgres://postgres@', 'postgres://postgres:s3cret@');
+        const serveLog = async () => {
+          // A SQLite file named relative to the working folder is logged by its full path.
+          const url = dialect === 'sqlite' ? 'serve.sqlite' : withPassword(serveUrl);
+          const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'info' };
+          const output = await serveUntilListening(env, dir);
+          assert.ok(!output.includes('s3cret'), output);
+          const lines = output
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line) as { msg: string; store?: string });
+          assert.match(lines[1]?.msg ?? '', /^Server listening at /, 'the store line comes first');
+          return lines[0];
+        };
+        const store = serveUrl.replace('postgres://postgres@', 'postgres://postgres:***@');
+        const upgraded = await serveLog();
+        assert.deepEqual(upgraded, {
+          ...upgraded,
+          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq',
+          store,
+          dialect,
+          migrations: ['0006_export_result', '0007_database_games_seq'],
+          secretFrom: 'store',
+          redis: null,
+        });
+        const opened = await serveLog();
+        assert.deepEqual(opened, { ...opened, msg: 'opened the store', store, dialect });
+        assert.ok(opened && !('migrations' in opened));
+      } finally {
+        if (dialect === 'postgres') for (const url of urls) await dropTestDatabase(url);
         rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
       }
     });
