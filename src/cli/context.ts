@@ -10,14 +10,15 @@ import {
   StoreError,
   type User,
 } from '../store/index.ts';
-import { CliError, loadSettings, type Settings } from './settings.ts';
+import { CliError, loadSettings, parseName, type Settings } from './settings.ts';
 import { storeFailure, storeFailureLine } from './store-failures.ts';
 import { checkStoreUrl, maskUrl, sqliteFiles } from './store-url.ts';
 
 export function settingsOf(command: Command): Settings {
   const settings = loadSettings();
   const { databaseUrl } = command.optsWithGlobals() as { databaseUrl?: string };
-  if (databaseUrl) settings.databaseUrl = databaseUrl;
+  // An empty flag (`--database-url "$URL"`, the variable unset) opened DATABASE_URL's store, or the default.
+  if (databaseUrl !== undefined) settings.databaseUrl = parseName(databaseUrl, '--database-url');
   return settings;
 }
 
@@ -101,9 +102,15 @@ export function explainedStoreFailure(error: unknown, storeUrl: string): unknown
 
 export async function requireUser(store: Store, login: string): Promise<User> {
   const user = await store.findUser(login);
-  if (!user && login.trim() === '') throw new CliError(`no user "${login}"`);
-  if (!user) throw new CliError(`no user "${login}" (create it with: chessport users add ${login})`);
+  if (!user) throw new CliError(`no user "${login}"${hint('chessport users add', login)}`);
   return user;
+}
+
+/** The command that creates `name`, to be pasted into a shell; none for a blank name, which no command takes. */
+export function hint(command: string, name: string): string {
+  if (name.trim() === '') return '';
+  const word = /^[\w@%+=:,./-]+$/.test(name) ? name : `'${name.replaceAll("'", `'\\''`)}'`;
+  return ` (create it with: ${command} ${word})`;
 }
 
 /**

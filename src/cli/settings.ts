@@ -45,9 +45,21 @@ export function parseCount(text: string, what: string, min = 0): number {
 
 export class CliError extends Error {}
 
-/** A login or name as given, refused when empty or only blanks (it would be listed as nothing). */
-export function parseName(text: string, what: string): string {
+/**
+ * The longest login or app name. Each is a unique key, and PostgreSQL refuses an index entry of more than
+ * 2704 bytes ("index row size exceeds btree version 4 maximum"), where SQLite took any length: 200
+ * characters are at most 800 bytes, on both stores alike.
+ */
+export const MAX_KEY_NAME_LENGTH = 200;
+
+/**
+ * A login or name as given, refused when empty or only blanks (it would be listed as nothing), or longer
+ * than `max` characters.
+ */
+export function parseName(text: string, what: string, max?: number): string {
   if (text.trim() === '') throw new CliError(`${what} must not be empty`);
+  if (max !== undefined && [...text].length > max)
+    throw new CliError(`${what} is at most ${max} characters, got ${[...text].length}`);
   return text;
 }
 
@@ -57,7 +69,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     pgPoolMax: env.PG_POOL_MAX ? parsePositiveInt(env.PG_POOL_MAX, 'PG_POOL_MAX') : DEFAULT_POOL_MAX,
     redisUrl: env.REDIS_URL ? parseRedisUrl(env.REDIS_URL) : null,
     host: env.HOST || '127.0.0.1',
-    port: env.PORT ? parsePort(env.PORT) : 8080,
+    port: env.PORT ? parsePort(env.PORT, 'PORT') : 8080,
     secret: env.CHESSPORT_SECRET ? parseSecret(env.CHESSPORT_SECRET) : null,
     rateLimitMax: env.RATE_LIMIT_MAX ? parsePositiveInt(env.RATE_LIMIT_MAX, 'RATE_LIMIT_MAX') : 600,
     rateLimitWindowMs: env.RATE_LIMIT_WINDOW
@@ -114,9 +126,11 @@ export function parseLogLevel(text: string): string {
   return text;
 }
 
-export function parsePort(text: string): number {
+/** `what` names where the text came from (PORT, --port): the environment may hold several settings. */
+export function parsePort(text: string, what: string): number {
   const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(port >= 0 && port <= 65535)) throw new CliError(`invalid port "${text}"`);
+  if (!(port >= 0 && port <= 65535))
+    throw new CliError(`invalid ${what} "${text}": give a port from 0 to 65535 (0 picks a free one)`);
   return port;
 }
 

@@ -8,7 +8,7 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, type CliResult, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
-import { STORE_DIALECT } from '../helpers/stores.ts';
+import { queryStore, STORE_DIALECT } from '../helpers/stores.ts';
 import { writeGames } from '../http/production-helpers.ts';
 import { CLASSICS_PGN } from '../http/world.ts';
 
@@ -56,6 +56,123 @@ describe('import inputs are checked before anything is written', () => {
     assertOneLine(result, /nope2\.pgn: no such file/);
     assert.equal(result.stdout, '');
     assert.ok(!(await databaseSlugs()).includes('half'));
+  });
+});
+
+describe('empty, overlong and odd inputs are refused before anything is written', () => {
+  test('an empty --sector: every app given one would share the user ids', async () => {
+    // `apps add x --sector "$SECTOR"` with the variable unset registered the app in the sector "".
+    for (const sector of ['', '  ']) {
+      assertOneLine(
+        await cli(env, ['apps', 'add', 'sectorless', '--sector', sector]),
+        /^chessport: --sector must not be empty\n$/,
+      );
+    }
+    const apps = await cliJson<{ name: string }[]>(env, ['apps', 'list']);
+    assert.ok(!apps.some((a) => a.name === 'sectorless'));
+  });
+
+  test('logins and app names are at most 200 characters on both stores', async () => {
+    // Each is a unique key: PostgreSQL failed on a long one with "index row size ... exceeds btree version 4
+    // maximum 2704" (and asked for CHESSPORT_DEBUG), where SQLite took it.
+    const long = (n: number) =>
+      Array.from({ length: n }, (_, i) => String.fromCodePoint(0x1f400 + i)).join('');
+    assertOneLine(
+      await cli(env, ['users', 'add', long(201)]),
+      /^chessport: the login is at most 200 characters, got 201\n$/,
+    );
+    assertOneLine(
+      await cli(env, ['apps', 'add', long(700)]),
+      /^chessport: the app name is at most 200 characters, got 700\n$/,
+    );
+    // 200 characters of 4 bytes each, which no compression shortens, fit the index.
+    const user = await cliJson<{ login: string }>(env, ['users', 'add', long(200)]);
+    assert.equal(user.login, long(200));
+    const app = await cliJson<{ name: string }>(env, ['apps', 'add', long(200)]);
+    assert.equal(app.name, long(200));
+    assert.equal((await cliJson<unknown[]>(env, ['users', 'list'])).length, 2, 'alice and the long one');
+  });
+
+  test('a missing user or app: the command that creates it, quoted for a shell, or none for a blank name', async () => {
+    const issue = (user: string, app: string) =>
+      cli(env, ['tokens', 'issue', '--user', user, '--app', app, '--scopes', 'games.read']);
+    assertOneLine(
+      await issue('ann lee', 'x'),
+      /^chessport: no user "ann lee" \(create it with: chessport users add 'ann lee'\)\n$/,
+    );
+    assertOneLine(
+      await issue('alice', "o'app"),
+      /^chessport: no app "o'app" \(create it with: chessport apps add 'o'\\''app'\)\n$/,
+    );
+    // It said "(register it with: chessport apps add )".
+    assertOneLine(await issue('alice', ''), /^chessport: no app ""\n$/);
+  });
+
+  test('an empty --database-url is refused, not read as "use DATABASE_URL or the default"', async () => {
+    const cwd = join(env.dir, 'empty-url');
+    mkdirSync(cwd);
+    const defaults = { ...env, env: { ...env.env } };
+    delete defaults.env.DATABASE_URL;
+    for (const who of [env, defaults]) {
+      assertOneLine(
+        await cli(who, ['--database-url', '', 'users', 'add', 'nowhere'], { cwd }),
+        /^chessport: --database-url must not be empty\n$/,
+      );
+    }
+    assert.deepEqual(readdirSync(cwd), [], 'no data/chessport.sqlite');
+    const users = await cliJson<{ login: string }[]>(env, ['users', 'list']);
+    assert.ok(!users.some((u) => u.login === 'nowhere'));
+  });
+
+  test('a bad port names where it came from', async () => {
+    // Both said `invalid port "x"`: the environment may hold several settings.
+    assertOneLine(
+      await cli({ ...env, env: { ...env.env, PORT: '80x' } }, ['serve']),
+      /^chessport: invalid PORT "80x": give a port from 0 to 65535 \(0 picks a free one\)\n$/,
+    );
+    assertOneLine(await cli(env, ['serve', '--port', '65536']), /^chessport: invalid --port "65536": /);
+    assertOneLine(
+      await cli(env, ['demo', '--no-serve', '--port', '-1']),
+      /^chessport: invalid --port "-1": /,
+    );
+  });
+
+  test('sync: an empty --out or a --base-url that is not an http(s) address; no folder is made', async () => {
+    const cwd = join(env.dir, 'sync-here');
+    mkdirSync(cwd);
+    const sync = (baseUrl: string, out: string) =>
+      cli(env, ['sync', '--base-url', baseUrl, '--token', 'cp_x', '--out', out], { cwd });
+    // An empty --out made mirror.sqlite and sync.lock in the working folder.
+    assertOneLine(await sync('http://127.0.0.1:9', ''), /^chessport: --out must not be empty\n$/);
+    // These made the mirror's folder and an empty mirror, then said "Invalid URL" (or "fetch failed").
+    for (const url of ['chess.example.org', 'ftp://u:s3cret@chess.example.org', '']) {
+      const result = await sync(url, 'mirror');
+      assertOneLine(
+        result,
+        /^chessport: --base-url must be the http:\/\/ or https:\/\/ address of the server, /,
+      );
+      assert.doesNotMatch(result.stderr, /s3cret/);
+    }
+    assert.deepEqual(readdirSync(cwd), []);
+  });
+
+  test('games update names a missing file or a folder as the import does', async () => {
+    const { database } = await cliJson<{ database: { id: string } }>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'alice',
+      '--database',
+      'update-inputs',
+    ]);
+    const [game] = await queryStore<{ id: string }>(
+      env.databaseUrl,
+      `select id from games where database_id = '${database.id}' limit 1`,
+    );
+    const update = (file: string) => cli(env, ['games', 'update', game?.id ?? '', file]);
+    // It said "cannot read …: ENOENT: no such file or directory, open '…'".
+    assertOneLine(await update(join(env.dir, 'gone.pgn')), /^chessport: [^\n]*gone\.pgn: no such file\n$/);
+    assertOneLine(await update(env.dir), /: is a folder: name the PGN files in it\n$/);
   });
 });
 

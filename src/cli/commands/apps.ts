@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { jsonOption, withStore } from '../context.ts';
 import { emit, table } from '../output.ts';
-import { parseName } from '../settings.ts';
+import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 export function appsCommand(program: Command): void {
   const apps = program.command('apps').description('manage the apps that tokens are issued to');
@@ -16,7 +16,10 @@ export function appsCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (name: string, opts: { sector?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        parseName(name, 'the app name');
+        parseName(name, 'the app name', MAX_KEY_NAME_LENGTH);
+        // An empty sector (`--sector "$SECTOR"` with the variable unset) would be one that every such app
+        // shares, and with it the user ids, where leaving the option out gives the app its own.
+        if (opts.sector !== undefined) parseName(opts.sector, '--sector');
         const app = await store.addApp({ name, sector: opts.sector });
         emit(
           Boolean(opts.json),

@@ -76,7 +76,7 @@ export function demoCommand(program: Command): void {
       const { databaseUrl } = cmd.optsWithGlobals() as { databaseUrl?: string };
       if (!databaseUrl && !process.env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
       if (opts.host) settings.host = opts.host;
-      if (opts.port !== undefined) settings.port = parsePort(opts.port);
+      if (opts.port !== undefined) settings.port = parsePort(opts.port, '--port');
       if (!opts.serve && settings.port === 0) {
         throw new CliError(
           '--port 0 picks a free port when the demo serves: with --no-serve, give the port to use',

@@ -9,6 +9,7 @@ import { decodePgnStream } from '../../import/decode.ts';
 import { toGameRecord } from '../../import/index.ts';
 import type { GameChange, GameRecord, Store } from '../../store/index.ts';
 import { jsonOption, oneDatabase, withStore } from '../context.ts';
+import { checkInputs } from '../inputs.ts';
 import { emit } from '../output.ts';
 import { CliError } from '../settings.ts';
 
@@ -56,6 +57,7 @@ export function gamesCommand(program: Command): void {
     .action(async (id: string, file: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         await requireGame(store, id);
+        await checkInputs([file]); // as the import says it: "x.pgn: no such file", not Node's ENOENT text
         const record = await readSingleGame(file);
         const change = await store.updateGame(id, record);
         if (!change) throw new CliError(`no game "${id}"`);

@@ -12,7 +12,7 @@ export function serveCommand(program: Command): void {
     .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
       const settings = settingsOf(cmd);
       if (opts.host) settings.host = opts.host;
-      if (opts.port !== undefined) settings.port = parsePort(opts.port);
+      if (opts.port !== undefined) settings.port = parsePort(opts.port, '--port');
       const signals = new StopSignals(); // before the store opens: see stop-signals.ts
       const store = await openCliStore(settings);
       // Loaded here, not at the top: the server (Fastify and its plugins) is most of the CLI's start-up

@@ -5,7 +5,7 @@ import { ChessportError, ChessportNetworkError } from '../../client/errors.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
 import { jsonOption } from '../context.ts';
 import { emit, terminalSafe } from '../output.ts';
-import { CliError, parsePositiveInt } from '../settings.ts';
+import { CliError, parseName, parsePositiveInt } from '../settings.ts';
 
 /** Exit codes a script can act on; everything else that fails exits with 1. */
 export const SYNC_EXIT: Record<SyncFailure | 'interrupted', number> = {
@@ -87,6 +87,10 @@ export function syncCommand(program: Command): void {
       const pageSize = parsePositiveInt(opts.limit ?? '100', '--limit');
       if (pageSize > 500) throw new CliError('--limit must be from 1 to 500');
       const concurrency = parsePositiveInt(opts.concurrency ?? '4', '--concurrency');
+      // Checked before the mirror's folder is made: an empty --out made the mirror in the working folder,
+      // and a base URL that is not one made an empty mirror, then failed with "Invalid URL".
+      parseName(opts.out, '--out');
+      checkBaseUrl(opts.baseUrl);
 
       const controller = new AbortController();
       const interrupt = () => controller.abort(new Error('interrupted'));
@@ -141,6 +145,15 @@ export function syncCommand(program: Command): void {
         process.off('SIGTERM', interrupt);
       }
     });
+}
+
+/** An http(s) URL; the text is not quoted back, as it may hold a password. */
+function checkBaseUrl(text: string): void {
+  const protocol = URL.parse(text)?.protocol;
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new CliError(
+      '--base-url must be the http:// or https:// address of the server, like https://chess.example.org',
+    );
 }
 
 /** Prints why the run stopped and returns the exit code. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SCOPES, type Scope } from '../../api/auth.ts';
-import { jsonOption, requireUser, withStore } from '../context.ts';
+import { hint, jsonOption, requireUser, withStore } from '../context.ts';
 import { emit, table, tokenJson } from '../output.ts';
 import { CliError, parseDuration } from '../settings.ts';
 
@@ -54,8 +54,7 @@ export function tokensCommand(program: Command): void {
           const expiresAt = opts.expiresIn === undefined ? null : Date.now() + parseLifetime(opts.expiresIn);
           const user = await requireUser(store, opts.user);
           const app = await store.findApp(opts.app);
-          if (!app)
-            throw new CliError(`no app "${opts.app}" (register it with: chessport apps add ${opts.app})`);
+          if (!app) throw new CliError(`no app "${opts.app}"${hint('chessport apps add', opts.app)}`);
           const issued = await store.issueToken({ userId: user.id, appId: app.id, scopes, expiresAt });
           emit(
             Boolean(opts.json),

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { jsonOption, withStore } from '../context.ts';
 import { emit, table } from '../output.ts';
-import { parseName } from '../settings.ts';
+import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 export function usersCommand(program: Command): void {
   const users = program.command('users').description('manage users');
@@ -20,7 +20,7 @@ export function usersCommand(program: Command): void {
         cmd: Command,
       ) =>
         withStore(cmd, async (store) => {
-          parseName(login, 'the login');
+          parseName(login, 'the login', MAX_KEY_NAME_LENGTH);
           const user = await store.addUser({ login, name: opts.name, email: opts.email, image: opts.image });
           emit(
             Boolean(opts.json),
