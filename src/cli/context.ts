@@ -10,7 +10,7 @@ import {
   StoreError,
   type User,
 } from '../store/index.ts';
-import { CliError, loadSettings, parseName, type Settings } from './settings.ts';
+import { CliError, loadSettings, nonEmpty, type Settings } from './settings.ts';
 import { storeFailure, storeFailureLine } from './store-failures.ts';
 import { checkStoreUrl, maskUrl, sqliteFiles } from './store-url.ts';
 
@@ -18,7 +18,7 @@ export function settingsOf(command: Command): Settings {
   const settings = loadSettings();
   const { databaseUrl } = command.optsWithGlobals() as { databaseUrl?: string };
   // An empty flag (`--database-url "$URL"`, the variable unset) opened DATABASE_URL's store, or the default.
-  if (databaseUrl !== undefined) settings.databaseUrl = parseName(databaseUrl, '--database-url');
+  if (databaseUrl !== undefined) settings.databaseUrl = nonEmpty(databaseUrl, '--database-url');
   return settings;
 }
 

@@ -52,12 +52,28 @@ export class CliError extends Error {}
  */
 export const MAX_KEY_NAME_LENGTH = 200;
 
+/** An option's value, refused when empty or only blanks (`--out "$DIR"` with the variable unset). */
+export function nonEmpty(text: string, what: string): string {
+  if (text.trim() === '') throw new CliError(`${what} must not be empty`);
+  return text;
+}
+
+// C0 controls (a tab, a line break), DEL and C1 controls. Written as what they are not, as Biome refuses
+// C0 characters in a pattern.
+const CONTROL = /[^\u0020-\u007e\u00a0-\u{10ffff}]/u;
+
 /**
- * A login or name as given, refused when empty or only blanks (it would be listed as nothing), or longer
- * than `max` characters.
+ * A login or name as given, refused when empty or only blanks (it would be listed as nothing), when it holds
+ * a control character (a login "eve<line break>mallory" was listed as two users, eve and mallory), or when
+ * longer than `max` characters.
  */
 export function parseName(text: string, what: string, max?: number): string {
-  if (text.trim() === '') throw new CliError(`${what} must not be empty`);
+  nonEmpty(text, what);
+  const control = CONTROL.exec(text)?.[0];
+  if (control !== undefined) {
+    const code = `U+${control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new CliError(`${what} must not hold control characters (it holds ${code})`);
+  }
   if (max !== undefined && [...text].length > max)
     throw new CliError(`${what} is at most ${max} characters, got ${[...text].length}`);
   return text;

@@ -90,7 +90,44 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     assert.equal(user.login, long(200));
     const app = await cliJson<{ name: string }>(env, ['apps', 'add', long(200)]);
     assert.equal(app.name, long(200));
-    assert.equal((await cliJson<unknown[]>(env, ['users', 'list'])).length, 2, 'alice and the long one');
+    const logins = (await cliJson<{ login: string }[]>(env, ['users', 'list'])).map((u) => u.login);
+    assert.ok(!logins.some((login) => [...login].length > 200));
+  });
+
+  test('a name with a control character: a login "eve<line break>mallory" was listed as two users', async () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ['users', 'add', 'eve\nmallory'],
+        /^chessport: the login must not hold control characters \(it holds U\+000A\)\n$/,
+      ],
+      [
+        ['apps', 'add', 'tab\tapp'],
+        /^chessport: the app name must not hold control characters \(it holds U\+0009\)\n$/,
+      ],
+      [
+        ['apps', 'add', 'sectored', '--sector', 's\u0085'],
+        /^chessport: --sector must not hold control characters \(it holds U\+0085\)\n$/,
+      ],
+      [
+        ['databases', 'add', 'x\u001by', '--user', 'alice'],
+        /^chessport: the database name must not hold control characters \(it holds U\+001B\)\n$/,
+      ],
+      [
+        ['import', CLASSICS_PGN, '--user', 'alice', '--database', 'a\rb'],
+        /^chessport: --database must not hold control characters \(it holds U\+000D\)\n$/,
+      ],
+    ];
+    for (const [args, message] of cases) assertOneLine(await cli(env, args), message);
+    const logins = (await cliJson<{ login: string }[]>(env, ['users', 'list'])).map((u) => u.login);
+    assert.ok(!logins.some((login) => /eve|mallory/.test(login)));
+    assert.ok(
+      !(await cliJson<{ name: string }[]>(env, ['apps', 'list'])).some((a) => /app|sectored/.test(a.name)),
+    );
+    // Names from any script are fine: a bidi control is shown escaped, not obeyed.
+    assert.equal(
+      (await cliJson<{ login: string }>(env, ['users', 'add', 'Ωμέγα \u202e'])).login,
+      'Ωμέγα \u202e',
+    );
   });
 
   test('a missing user or app: the command that creates it, quoted for a shell, or none for a blank name', async () => {

@@ -5,7 +5,7 @@ import { ChessportError, ChessportNetworkError } from '../../client/errors.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
 import { jsonOption } from '../context.ts';
 import { emit, terminalSafe } from '../output.ts';
-import { CliError, parseName, parsePositiveInt } from '../settings.ts';
+import { CliError, nonEmpty, parsePositiveInt } from '../settings.ts';
 
 /** Exit codes a script can act on; everything else that fails exits with 1. */
 export const SYNC_EXIT: Record<SyncFailure | 'interrupted', number> = {
@@ -89,7 +89,7 @@ export function syncCommand(program: Command): void {
       const concurrency = parsePositiveInt(opts.concurrency ?? '4', '--concurrency');
       // Checked before the mirror's folder is made: an empty --out made the mirror in the working folder,
       // and a base URL that is not one made an empty mirror, then failed with "Invalid URL".
-      parseName(opts.out, '--out');
+      nonEmpty(opts.out, '--out');
       checkBaseUrl(opts.baseUrl);
 
       const controller = new AbortController();
