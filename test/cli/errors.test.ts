@@ -181,6 +181,11 @@ describe('empty, overlong and odd inputs are refused before anything is written'
       cli(env, ['sync', '--base-url', baseUrl, '--token', 'cp_x', '--out', out], { cwd });
     // An empty --out made mirror.sqlite and sync.lock in the working folder.
     assertOneLine(await sync('http://127.0.0.1:9', ''), /^chessport: --out must not be empty\n$/);
+    writeFileSync(join(env.dir, 'a-file'), 'x');
+    assertOneLine(
+      await sync('http://127.0.0.1:9', join(env.dir, 'a-file')),
+      /^chessport: --out \S+a-file is not a folder: name the folder of the mirror\n$/,
+    );
     // These made the mirror's folder and an empty mirror, then said "Invalid URL" (or "fetch failed").
     for (const url of ['chess.example.org', 'ftp://u:s3cret@chess.example.org', '']) {
       const result = await sync(url, 'mirror');

@@ -1,5 +1,6 @@
 // `chessport sync`: the reference consumer of the API. The engine lives in src/client/sync (it uses only the
 // client); this file turns options into a run, prints the summary and maps failures to exit codes.
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ChessportError, ChessportNetworkError } from '../../client/errors.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
@@ -90,6 +91,9 @@ export function syncCommand(program: Command): void {
       // Checked before the mirror's folder is made: an empty --out made the mirror in the working folder,
       // and a base URL that is not one made an empty mirror, then failed with "Invalid URL".
       nonEmpty(opts.out, '--out');
+      // mkdir said only "EEXIST: file already exists, mkdir '…'".
+      if (statSync(opts.out, { throwIfNoEntry: false })?.isDirectory() === false)
+        throw new CliError(`--out ${opts.out} is not a folder: name the folder of the mirror`);
       checkBaseUrl(opts.baseUrl);
 
       const controller = new AbortController();
