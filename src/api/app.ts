@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import type { Store, TokenInfo } from '../store/index.ts';
+import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
@@ -32,7 +32,6 @@ import { databaseRoutes } from './routes/databases.ts';
 import { gameRoutes } from './routes/games.ts';
 import { meRoutes } from './routes/me.ts';
 import { sharedSchemas } from './schemas.ts';
-import { isStoreUnavailable } from './store-faults.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutOptions } from './timeouts.ts';
 
 declare module 'fastify' {
@@ -188,7 +187,7 @@ function toApiError(error: FastifyError, request: FastifyRequest, storeOutage: O
   // The docs page's file server refuses what it cannot check (a name too long for the file system, a `.`
   // or empty segment) with a 403 of its own; to a client it is an unknown path like any other.
   if (error.code === 'FST_STATIC_FORBIDDEN_PATH') return unknownPath();
-  if (isStoreUnavailable(error)) {
+  if (storeFault(error) !== undefined) {
     // One line when the outage begins, then a count every interval (outage-log.ts): not one per request.
     storeOutage.failed({ reason: error.message, code: error.code }, request.log);
     return new ApiError('unavailable', 'The service cannot reach its store right now: retry shortly.', {

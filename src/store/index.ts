@@ -5,5 +5,6 @@ export {
   isPostgresUrl,
   openStore,
 } from './connect.ts';
+export { type StoreFault, storeFault } from './faults.ts';
 export { hashToken, MAX_GAMES_LIMIT, Store, StoreError } from './store.ts';
 export type * from './types.ts';

@@ -16,7 +16,7 @@ export class PoolSockets {
     socket.once('close', () => this.open.delete(socket));
     socket.on('timeout', () => {
       const error = new Error(`PostgreSQL sent nothing for ${this.silenceMs / 1000} s: connection dropped`);
-      // ETIMEDOUT: the API answers it with 503 unavailable (store-faults.ts), like any lost connection.
+      // ETIMEDOUT: the API answers it with 503 unavailable (faults.ts), like any lost connection.
       socket.destroy(Object.assign(error, { code: 'ETIMEDOUT' }));
     });
     if (this.silenceMs > 0) socket.setTimeout(this.silenceMs);
