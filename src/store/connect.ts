@@ -101,7 +101,7 @@ function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>; run: 
   const statements = withStatementCache(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
   registerSqliteHandle(db, sqlite); // the import's insert path writes through it directly (game-insert.ts)
-  return { db, run: sqliteRunner(statements) };
+  return { db, run: sqliteRunner(statements, sqlite) };
 }
 
 /**

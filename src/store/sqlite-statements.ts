@@ -64,8 +64,18 @@ export function withStatementCache(database: Database): SqliteDatabase {
 /**
  * Runs the store's compiled hot reads (prepared.ts) on the cached statements directly, skipping Kysely's
  * driver (its connection mutex and result wrapping): better-sqlite3 answers synchronously on the same
- * connection. Only for reads that never run inside a write transaction of this process.
+ * connection. Only for reads that never run inside a write transaction of this process: there, they would
+ * see its rows before it commits (or rolls back, and gives its change sequence values out again), and a feed
+ * cursor could pass changes that a reader then never sees. The server writes no games today; the check makes
+ * a future write path fail in the tests at once instead of losing changes in production.
  */
-export function sqliteRunner(database: SqliteDatabase): RunQuery {
-  return async (sql, parameters) => database.prepare(sql).all(parameters) as unknown[];
+export function sqliteRunner(
+  database: SqliteDatabase,
+  connection: Pick<Database, 'inTransaction'>,
+): RunQuery {
+  return async (sql, parameters) => {
+    if (connection.inTransaction)
+      throw new Error('a hot read ran inside a write transaction of this process');
+    return database.prepare(sql).all(parameters) as unknown[];
+  };
 }

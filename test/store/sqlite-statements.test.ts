@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { planOnce, withStatementCache } from '../../src/store/sqlite-statements.ts';
+import { planOnce, sqliteRunner, withStatementCache } from '../../src/store/sqlite-statements.ts';
 
 test('planOnce writes every bound parameter as +? and leaves strings and identifiers alone', () => {
   assert.equal(
@@ -41,4 +41,17 @@ test('statements through the cache give the same rows, and still search by index
     /SEARCH g USING INDEX g_owner \(owner=\? AND deleted=\?\)/,
   );
   db.close();
+});
+
+test('a hot read inside a write transaction of the same connection fails, rather than see rows not committed', async () => {
+  const db = new Database(':memory:');
+  db.exec('create table g (pk integer primary key, name text)');
+  const run = sqliteRunner(withStatementCache(db), db);
+  const sql = 'select name from g';
+  assert.deepEqual(await run(sql, []), []);
+  db.exec('begin immediate');
+  db.exec("insert into g (name) values ('not committed')");
+  await assert.rejects(run(sql, []), /a hot read ran inside a write transaction/);
+  db.exec('rollback');
+  assert.deepEqual(await run(sql, []), []);
 });
