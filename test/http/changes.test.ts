@@ -216,7 +216,7 @@ describe('CLI writes and what the feed shows of them', () => {
       [['games', 'update', game.id, empty], /holds no game/],
       [['games', 'update', game.id, pgn('two.pgn', numberedGames('Two', 2))], /more than one game/],
       [['games', 'update', game.id, illegal], /not valid/],
-      [['games', 'update', game.id, join(world.env.dir, 'missing.pgn')], /cannot read/],
+      [['games', 'update', game.id, join(world.env.dir, 'missing.pgn')], /missing.pgn: no such file/],
       [
         ['games', 'update', '00000000-0000-4000-8000-000000000000', pgn('one.pgn', numberedGames('One', 1))],
         /no game "00000000-0000-4000-8000-000000000000"/,

@@ -106,10 +106,19 @@ test(`fuzzing the import: ${what}`, async () => {
     );
     const found = checked.findings;
     const limit = ALLOWANCE_MS + SLOWDOWN * msPerByte * input.bytes.length;
-    if (checked.ms > limit)
+    // Over the limit once may be the machine (a full test run on 2 cores took 350 ms for one of 205 bytes):
+    // only an input slow twice in a row is a finding.
+    const ms =
+      checked.ms > limit && found.length === 0
+        ? Math.min(
+            checked.ms,
+            (await checker.check(input.bytes, new Rng(seed + n), onWorker ? pool : undefined, maxGames)).ms,
+          )
+        : checked.ms;
+    if (ms > limit)
       found.push({
         check: 'bounded time',
-        message: `${Math.round(checked.ms)} ms for ${input.bytes.length} bytes (limit ${Math.round(limit)} ms)`,
+        message: `${Math.round(ms)} ms for ${input.bytes.length} bytes (limit ${Math.round(limit)} ms)`,
       });
     if (found.length === 0) continue;
     if (onWorker && found.some((f) => f.check === 'no exception')) {
