@@ -5,11 +5,22 @@ import { access, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CliError } from './settings.ts';
 
-/** Throws a CliError naming the first input that is missing, a folder, or not readable. */
+/**
+ * Throws a CliError naming the first input that is missing, a folder, not readable, or given twice. A file given
+ * twice was imported twice: its games a second time with --allow-duplicates.
+ */
 export async function checkInputs(files: readonly string[]): Promise<void> {
+  const seen: { file: string; dev: number; ino: number }[] = [];
   for (const file of files) {
     const problem = await problemWith(file);
     if (problem) throw new CliError(`${file}: ${problem}`);
+    const { dev, ino } = await stat(file);
+    const before = seen.find((s) => s.dev === dev && s.ino === ino);
+    if (before) {
+      const also = before.file === file ? '' : ` (as ${before.file})`;
+      throw new CliError(`${file}: given twice${also}: name each file once`);
+    }
+    seen.push({ file, dev, ino });
   }
 }
 
@@ -17,7 +28,7 @@ async function problemWith(file: string): Promise<string | undefined> {
   if (file === '') return 'no file name';
   const info = await stat(file).catch((error: NodeJS.ErrnoException) => error);
   if (info instanceof Error) {
-    if (info.code === 'ENOENT' || info.code === 'ENOTDIR') return 'no such file';
+    if (info.code === 'ENOENT' || info.code === 'ENOTDIR') return `no such file${missingHint(file)}`;
     if (info.code === 'EACCES') return 'permission denied';
     return info.message;
   }
@@ -30,6 +41,13 @@ async function problemWith(file: string): Promise<string | undefined> {
     return 'permission denied (not readable)';
   }
   return undefined;
+}
+
+/** What a missing name may have meant: a pattern the shell left alone (quoted), or `-` for standard input. */
+function missingHint(file: string): string {
+  if (file === '-') return ' (standard input is /dev/stdin)';
+  if (/[*?[]/.test(basename(file))) return ' (a pattern is expanded by the shell only when it is not quoted)';
+  return '';
 }
 
 /**

@@ -57,6 +57,49 @@ describe('import inputs are checked before anything is written', () => {
     assert.equal(result.stdout, '');
     assert.ok(!(await databaseSlugs()).includes('half'));
   });
+
+  test('a file given twice, under one name or two: it was imported twice (with --allow-duplicates, its games twice)', async () => {
+    const file = join(env.dir, 'twice.pgn');
+    writeFileSync(file, readFileSync(CLASSICS_PGN));
+    assertOneLine(
+      await importInto('twice', file, CLASSICS_PGN, file),
+      /twice\.pgn: given twice: name each file once/,
+    );
+    // The working folder is env.dir: ./twice.pgn is the same file.
+    const result = await importInto('twice', file, './twice.pgn', '--allow-duplicates');
+    assertOneLine(result, /: \.\/twice\.pgn: given twice \(as \S+\/twice\.pgn\): name each file once\n$/);
+    assert.ok(!(await databaseSlugs()).includes('twice'));
+  });
+
+  test('"-" and a quoted pattern: what they may have meant', async () => {
+    assertOneLine(
+      await importInto('dash', '-'),
+      /^chessport: -: no such file \(standard input is \/dev\/stdin\)\n$/,
+    );
+    assertOneLine(
+      await importInto('pattern', join(env.dir, '*.pgn')),
+      /\*\.pgn: no such file \(a pattern is expanded by the shell only when it is not quoted\)\n$/,
+    );
+  });
+});
+
+describe('several files', () => {
+  test('a summary per file, then their total', async () => {
+    const a = writeGames(env.dir, 'total-a.pgn', 3, 'Total a');
+    const b = writeGames(env.dir, 'total-b.pgn', 2, 'Total b');
+    const result = await cli(env, ['import', a, b, '--user', 'alice', '--database', 'totals']);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 3);
+    assert.match(lines[0] as string, /total-a\.pgn: 3 imported/);
+    assert.match(lines[1] as string, /total-b\.pgn: 2 imported/);
+    assert.match(
+      lines[2] as string,
+      /^total: 5 imported, 0 duplicates skipped, 0 rejected \(5 games in 2 files read in \d+\.\ds\)$/,
+    );
+    const one = await cli(env, ['import', a, '--user', 'alice', '--database', 'totals']);
+    assert.doesNotMatch(one.stdout, /^total:/m, 'one file: its summary is the total');
+  });
 });
 
 describe('empty, overlong and odd inputs are refused before anything is written', () => {

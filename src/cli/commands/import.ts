@@ -88,6 +88,17 @@ async function stopped(error: unknown, storeUrl: string, allowDuplicates: boolea
   return new CliError(line, { cause });
 }
 
+/** The line after the summaries of several files. */
+function total(summaries: FileSummary[]): string {
+  const sum = (key: 'games' | 'imported' | 'duplicates' | 'rejected' | 'seconds') =>
+    summaries.reduce((n, s) => n + s[key], 0);
+  const read = summaries.filter((s) => !s.skipped).length;
+  return (
+    `total: ${sum('imported')} imported, ${sum('duplicates')} duplicates skipped, ${sum('rejected')} rejected` +
+    ` (${sum('games')} games in ${read} files read in ${sum('seconds').toFixed(1)}s)`
+  );
+}
+
 export function importCommand(program: Command): void {
   program
     .command('import <files...>')
@@ -150,6 +161,7 @@ export function importCommand(program: Command): void {
             }
             if (opts.json)
               emit(true, { database: { id: database.id, slug: database.slug }, files: summaries }, () => '');
+            else if (files.length > 1) process.stdout.write(`${total(summaries)}\n`);
           });
         } finally {
           await pool?.close();
