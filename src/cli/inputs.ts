@@ -6,8 +6,9 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { CliError } from './settings.ts';
 
 /**
- * Throws a CliError naming the first input that is missing, a folder, not readable, or given twice. A file given
- * twice was imported twice: its games a second time with --allow-duplicates.
+ * Throws a CliError naming the first input that is missing, a folder, not readable, not PGN text (a binary file,
+ * a zip or xz file: inputFormatProblem), or given twice. A file given twice was imported twice: its games a
+ * second time with --allow-duplicates.
  */
 export async function checkInputs(files: readonly string[]): Promise<void> {
   const seen: { file: string; dev: number; ino: number }[] = [];
@@ -40,7 +41,10 @@ async function problemWith(file: string): Promise<string | undefined> {
   } catch {
     return 'permission denied (not readable)';
   }
-  return undefined;
+  // A pipe's start cannot be looked at without taking it from the import: the import checks it.
+  if (!info.isFile()) return undefined;
+  const { inputFormatProblem } = await import('../import/input.ts');
+  return inputFormatProblem(file).catch((error: NodeJS.ErrnoException) => error.message);
 }
 
 /** What a missing name may have meant: a pattern the shell left alone (quoted), or `-` for standard input. */

@@ -1,11 +1,11 @@
 // One PGN file into one database: streamed, validated game by game, written in batched transactions.
 // A bad game never stops the rest: it is reported and its original text goes to the rejects file.
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { PgnSplitter } from '../chess/index.ts';
 import type { RawGame } from '../chess/types.ts';
 import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
+import { InputReadError, inputBytes } from './input.ts';
 import type { BatchItem, CheckedBatch } from './normalize-batch.ts';
 import { defaultPoolSize, maxPoolSize, NormalizePool, worthWorkers } from './normalize-pool.ts';
 import { RejectsFiles, RejectsWriter } from './rejects.ts';
@@ -249,9 +249,8 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     return chunk.length >= CHUNK_GAMES || chunkChars >= CHUNK_CHARS;
   };
 
-  const input = createReadStream(file, { highWaterMark: 1 << 20 });
-  input.on('data', (chunk) => {
-    summary.bytes += chunk.length;
+  const input = inputBytes(file, (bytes) => {
+    summary.bytes = bytes;
   });
   const splitter = new PgnSplitter();
   /** The first failure: the store's, the rejects file's, or of the input. What is closed after must not hide it. */
@@ -269,8 +268,16 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     await flush();
   } catch (error) {
     failure = { error };
+    // A .gz file cut off or damaged: the games before the damage are imported, as those of a PGN file cut off.
+    if (error instanceof InputReadError) {
+      await (async () => {
+        await submit();
+        while (inFlight.length > 0) await settleOldest();
+        await flush();
+      })().catch((error: unknown) => (failure = { error }));
+    }
   }
-  input.destroy();
+  await input.return(undefined).catch(() => undefined);
   const closing: (() => Promise<unknown>)[] = [
     async () => {
       if (!options.pool) await pool.close();

@@ -58,33 +58,41 @@ async function rejectsFiles(
 /**
  * An import that stopped part-way, in one line: how far it got, why it stopped, and what to do, which for a
  * full or locked store, a lost connection or a rejects file that could not be written is to run the same
- * command again: the games already stored are skipped. Other causes (the database deleted meanwhile) as
- * they are.
+ * command again: the games already stored are skipped. An input that is no PGN text, or that could no longer
+ * be read, is named. Other causes (the database deleted meanwhile) as they are.
  */
 async function stopped(error: unknown, storeUrl: string, allowDuplicates: boolean): Promise<unknown> {
   const { ImportFailure, RejectsWriteError } = await import('../../import/index.ts'); // loaded by now
+  const { InputFormatError, InputReadError } = await import('../../import/input.ts');
   if (!(error instanceof ImportFailure)) return error;
   const { cause, summary } = error;
-  const failure =
-    cause instanceof RejectsWriteError
-      ? {
-          what: cause.message,
-          remedy: 'free space there (or name another file with --rejects), then run the command again',
-        }
-      : storeFailure(cause, storeUrl);
-  if (!failure) return cause;
   const stored = summary.imported + summary.duplicates;
+  if (cause instanceof InputFormatError && stored === 0)
+    return new CliError(`${summary.file}: ${cause.message}`, { cause });
+  const failure =
+    cause instanceof InputFormatError || cause instanceof InputReadError
+      ? { what: cause.message, remedy: '' }
+      : cause instanceof RejectsWriteError
+        ? {
+            what: cause.message,
+            remedy: 'free space there (or name another file with --rejects), then run the command again',
+          }
+        : storeFailure(cause, storeUrl);
+  if (!failure) return cause;
   const done =
     stored === 0
       ? 'before any game was stored'
       : `after ${summary.imported} games were imported` +
         (summary.duplicates > 0 ? ` (and ${summary.duplicates} duplicates skipped)` : '');
-  const rerun = allowDuplicates
-    ? `; with --allow-duplicates, that stores the ${summary.imported} games imported so far a second time`
-    : stored > 0
-      ? ': the games already stored are skipped'
-      : '';
-  const line = `${summary.file}: the import stopped ${done}: ${failure.what}; ${failure.remedy}${rerun}`;
+  const rerun = !failure.remedy
+    ? ''
+    : allowDuplicates
+      ? `; with --allow-duplicates, that stores the ${summary.imported} games imported so far a second time`
+      : stored > 0
+        ? ': the games already stored are skipped'
+        : '';
+  const remedy = failure.remedy ? `; ${failure.remedy}` : '';
+  const line = `${summary.file}: the import stopped ${done}: ${failure.what}${remedy}${rerun}`;
   return new CliError(line, { cause });
 }
 
@@ -102,7 +110,9 @@ function total(summaries: FileSummary[]): string {
 export function importCommand(program: Command): void {
   program
     .command('import <files...>')
-    .description('import PGN files into a database (created when missing); identical games are skipped')
+    .description(
+      'import PGN files (or gzip-compressed ones) into a database (created when missing); identical games are skipped',
+    )
     .requiredOption('--user <login>', 'owner of the games')
     .requiredOption('--database <id-slug-or-name>', 'target database')
     .option('--allow-duplicates', 'import games even when identical ones are already in the database')

@@ -1,0 +1,200 @@
+// What an import is given that is no PGN text. A binary file (the node executable, a zip or xz file) was
+// read as "games", each rejected into a rejects file larger than the input, and the command exited 0; a
+// .pgn.gz file likewise. Now a gzip-compressed PGN file is read decompressed, and anything else that is not
+// text is refused by its first bytes: before anything is written for a file, at its start for a pipe.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { BIN, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { queryStore } from '../helpers/stores.ts';
+import { writeGames } from '../http/production-helpers.ts';
+import { CLASSICS_PGN } from '../http/world.ts';
+
+let env: Env;
+before(async () => {
+  env = tempEnv();
+  await cliJson(env, ['users', 'add', 'alice']);
+});
+after(() => env?.cleanup());
+
+type Summary = { file: string; games: number; imported: number; duplicates: number; rejected: number };
+type Document = { files: Summary[]; stopped?: { file: string; error: string } };
+
+async function databaseSlugs(): Promise<string[]> {
+  return (await cliJson<{ slug: string }[]>(env, ['databases', 'list'])).map((d) => d.slug);
+}
+
+async function gamesOf(slug: string): Promise<number> {
+  const [row] = await queryStore<{ n: number }>(
+    env.databaseUrl,
+    `select cast(count(*) as integer) as n from games g join databases d on d.id = g.database_id where d.slug = '${slug}'`,
+  );
+  return row?.n ?? 0;
+}
+
+/** `chessport import /dev/stdin ...` reading `input` through a pipe (Node's own stdin pipes are sockets). */
+function piped(input: Buffer, database: string, json = false) {
+  const source = join(env.dir, 'piped.input');
+  writeFileSync(source, input);
+  const args = [
+    'import',
+    '/dev/stdin',
+    '--user',
+    'alice',
+    '--database',
+    database,
+    ...(json ? ['--json'] : []),
+  ];
+  const command = ['sh', '-c', 'cat "$0" | "$@"', source, process.execPath, BIN, ...args];
+  const run = spawnSync(command[0] as string, command.slice(1), {
+    env: env.env,
+    cwd: env.dir,
+    encoding: 'utf8',
+  });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+function rejectsFiles(): string[] {
+  return readdirSync(env.dir).filter((f) => f.includes('.rejected'));
+}
+
+describe('refused by their first bytes, before anything is written', () => {
+  const refusals: [string, Buffer, RegExp][] = [
+    [
+      'a zip archive',
+      Buffer.from('PK\x03\x04\x14\x00\x00\x00games.pgn', 'latin1'),
+      /is a zip archive: extract the PGN files from it/,
+    ],
+    [
+      'an xz file',
+      Buffer.concat([Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]), Buffer.alloc(64, 7)]),
+      /is xz-compressed: decompress it \(unxz\), or pipe it: xzcat \S+ \| chessport import \/dev\/stdin \.\.\./,
+    ],
+    [
+      'a bzip2 file',
+      Buffer.from('BZh91AY&SY\x01\x02\x03', 'latin1'),
+      /is bzip2-compressed: decompress it \(bunzip2\)/,
+    ],
+    [
+      'a zstd file',
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4]),
+      /is zstd-compressed: decompress it \(unzstd\)/,
+    ],
+    [
+      'UTF-16 text',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('[Event "x"]\n', 'utf16le')]),
+      /is UTF-16 text: convert it to UTF-8 \(iconv -f UTF-16 -t UTF-8\)/,
+    ],
+    [
+      'a gzip file of a binary one',
+      gzipSync(Buffer.alloc(4096, 0)),
+      /is not PGN text once decompressed: 4096 of its first 4096 bytes are control characters \(NUL and the like\), as in binary files/,
+    ],
+    [
+      'a damaged gzip file',
+      Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]),
+      /is gzip-compressed, but cannot be decompressed/,
+    ],
+  ];
+  for (const [what, bytes, message] of refusals) {
+    test(what, async () => {
+      const file = join(env.dir, `${what.replaceAll(' ', '-')}.pgn`);
+      writeFileSync(file, bytes);
+      const result = await cli(env, [
+        'import',
+        CLASSICS_PGN,
+        file,
+        '--user',
+        'alice',
+        '--database',
+        'refused',
+      ]);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /^chessport: [^\n]+\n$/);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '', 'the good file before it was not imported either');
+    });
+  }
+
+  test('a binary file (the node executable): at once, and no rejects file', async () => {
+    const started = performance.now();
+    const result = await cli(env, ['import', process.execPath, '--user', 'alice', '--database', 'refused']);
+    assert.equal(result.code, 1);
+    assert.match(
+      result.stderr,
+      /^chessport: \S+: is not PGN text: \d+ of its first 8192 bytes are control characters \(NUL and the like\), as in binary files\n$/,
+    );
+    assert.ok(performance.now() - started < 5000);
+    assert.ok(!(await databaseSlugs()).includes('refused'));
+    assert.deepEqual(rejectsFiles(), []);
+  });
+
+  test('through a pipe: at its start, before any game is stored', async () => {
+    const result = piped(readFileSync(process.execPath).subarray(0, 1 << 20), 'piped-binary');
+    assert.equal(result.code, 1);
+    assert.match(
+      result.stderr,
+      /^chessport: \/dev\/stdin: is not PGN text: \d+ of its first 8192 bytes are control characters \(NUL and the like\), as in binary files\n$/,
+    );
+    assert.equal(await gamesOf('piped-binary'), 0);
+    assert.deepEqual(rejectsFiles(), []);
+  });
+});
+
+test('a stray NUL in a PGN file is no binary file: it rejects its game alone', async () => {
+  const file = join(env.dir, 'stray.pgn');
+  writeFileSync(
+    file,
+    `[White "A\u0000"]\n[Result "1-0"]\n\n1. e4 1-0\n\n[White "B"]\n[Result "1-0"]\n\n1. d4 1-0\n`,
+  );
+  const [summary] = (await cliJson<Document>(env, ['import', file, '--user', 'alice', '--database', 'stray']))
+    .files;
+  assert.deepEqual([summary?.imported, summary?.rejected], [1, 1]);
+});
+
+describe('gzip-compressed PGN is read decompressed', () => {
+  test('a .pgn.gz file, a concatenated one, and one through a pipe: the games of the text', async () => {
+    const plain = writeGames(env.dir, 'plain.pgn', 3000, 'Gz');
+    const text = readFileSync(plain);
+    const gz = join(env.dir, 'games.pgn.gz');
+    writeFileSync(gz, gzipSync(text));
+    const [whole] = (await cliJson<Document>(env, ['import', gz, '--user', 'alice', '--database', 'gz']))
+      .files;
+    assert.deepEqual([whole?.games, whole?.imported, whole?.rejected], [3000, 3000, 0]);
+    // gzip files joined (cat a.gz b.gz) are one stream of members, as gzip reads them.
+    const halves = join(env.dir, 'halves.pgn.gz');
+    const cut = text.indexOf('\n[Event ', text.length >> 1) + 1;
+    writeFileSync(halves, Buffer.concat([gzipSync(text.subarray(0, cut)), gzipSync(text.subarray(cut))]));
+    const [joined] = (await cliJson<Document>(env, ['import', halves, '--user', 'alice', '--database', 'gz']))
+      .files;
+    assert.deepEqual([joined?.games, joined?.duplicates], [3000, 3000]);
+    const fromPipe = piped(gzipSync(text), 'gz', true);
+    assert.equal(fromPipe.code, 0, fromPipe.stderr);
+    assert.equal((JSON.parse(fromPipe.stdout) as Document).files[0]?.duplicates, 3000);
+  });
+
+  test('one cut off: the games before the cut are imported, and the command says where it stopped', async () => {
+    const first = writeGames(env.dir, 'before-cut.pgn', 10, 'Before');
+    const text = readFileSync(writeGames(env.dir, 'cut.pgn', 12_000, 'Cut'));
+    const whole = gzipSync(text);
+    const cut = join(env.dir, 'cut.pgn.gz');
+    writeFileSync(cut, whole.subarray(0, whole.length >> 1));
+    const result = await cli(env, ['import', first, cut, '--user', 'alice', '--database', 'cut']);
+    assert.equal(result.code, 1);
+    assert.match(
+      result.stderr,
+      /^chessport: \S*cut\.pgn\.gz: the import stopped after (\d+) games were imported: its gzip data is damaged or cut off \(unexpected end of file\)\n$/,
+    );
+    assert.match(result.stdout, /^\S*before-cut\.pgn: 10 imported/);
+    const imported = Number(/after (\d+) games/.exec(result.stderr)?.[1]);
+    assert.ok(imported > 4000 && imported < 12_000, `about half: ${imported}`);
+    assert.equal(await gamesOf('cut'), 10 + imported);
+    assert.ok(
+      !existsSync(`${cut}.rejected.pgn`),
+      'the game cut in two is not rejected: it was not read whole',
+    );
+  });
+});
