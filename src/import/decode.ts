@@ -91,8 +91,14 @@ function firstLineEnd(chunk: Buffer): number {
   return chunk[cr + 1] === LF ? cr + 1 : cr; // CRLF, or a lone CR
 }
 
-/** Decodes a byte stream into text chunks that always end at a line boundary (except the last). */
-export async function* decodePgnStream(source: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+/**
+ * Decodes a byte stream into text chunks that always end at a line boundary (except the last). `onBlock` is told
+ * the bytes of each chunk before it is yielded: the bytes taken from `source` may run a chunk ahead of them.
+ */
+export async function* decodePgnStream(
+  source: AsyncIterable<Buffer | string>,
+  onBlock: (bytes: number) => void = () => undefined,
+): AsyncGenerator<string> {
   let pending: Buffer = Buffer.alloc(0);
   /**
    * Pieces after `pending` that hold no line end, joined to it once one comes: joined as they came, a long line
@@ -127,12 +133,20 @@ export async function* decodePgnStream(source: AsyncIterable<Buffer | string>): 
       // The line begun in the previous chunk is completed on its own: joining it to the whole chunk copied
       // every byte of the input once more (44 MB of TCEC games: ~25 ms, and as many fresh pages).
       start = firstLineEnd(chunk) + 1;
-      yield decodeBlock(Buffer.concat([pending, chunk.subarray(0, start)]));
+      const line = Buffer.concat([pending, chunk.subarray(0, start)]);
+      onBlock(line.length);
+      yield decodeBlock(line);
     }
     pending = Buffer.from(chunk.subarray(end + 1));
-    if (start <= end) yield decodeBlock(chunk.subarray(start, end + 1));
+    if (start <= end) {
+      onBlock(end + 1 - start);
+      yield decodeBlock(chunk.subarray(start, end + 1));
+    }
   }
   if (more.length > 0) pending = Buffer.concat([pending, ...more]);
   if (first && pending.subarray(0, 3).equals(BOM)) pending = pending.subarray(3);
-  if (pending.length) yield decodeBlock(pending);
+  if (pending.length) {
+    onBlock(pending.length);
+    yield decodeBlock(pending);
+  }
 }

@@ -60,8 +60,15 @@ export interface ImportWarning {
 
 export interface ImportProgress {
   file: string;
+  /** Games checked so far (imported, duplicates, rejected, or in the batch being written). */
   games: number;
+  /**
+   * Bytes of the file those games came from (compressed ones, for a .gz), estimated from the text checked. Not
+   * the bytes read: the file is read up to 16 MB ahead of the checking, so that a file of that size showed all
+   * its bytes done, and an ETA of 0 s, while its first games were checked.
+   */
   bytes: number;
+  /** The input's size; 0 for a pipe. */
   totalBytes: number;
 }
 
@@ -172,6 +179,25 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   let inFlightChars = 0;
   let chunk: RawGame[] = [];
   let chunkChars = 0;
+  /**
+   * For progress: the bytes of the file read (compressed ones, for a .gz), those the input gave (decompressed),
+   * those decoded into text, and that text's length.
+   */
+  let readBytes = 0;
+  let givenBytes = 0;
+  let decodedBytes = 0;
+  let readChars = 0;
+  let shownBytes = 0;
+  const progress = () => {
+    if (!options.onProgress || readChars === 0) return;
+    // The bytes of the file behind the games checked: the text checked, in bytes of the file. Never less than
+    // shown before (the proportions vary along a file), nor more than read.
+    const bytes = Math.round(
+      ((decodedBytes * doneChars) / readChars) * (readBytes / Math.max(1, givenBytes)),
+    );
+    shownBytes = Math.max(shownBytes, Math.min(bytes, readBytes));
+    options.onProgress({ file, games: summary.games, bytes: shownBytes, totalBytes });
+  };
 
   const flush = async () => {
     if (batch.length === 0) return;
@@ -239,7 +265,10 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     chunk = [];
     chunkChars = 0;
     const maxInFlight = Math.max(1, pool.size * IN_FLIGHT_CHUNKS_PER_WORKER);
-    while (inFlight.length >= maxInFlight || inFlightChars >= IN_FLIGHT_CHARS) await settleOldest();
+    while (inFlight.length >= maxInFlight || inFlightChars >= IN_FLIGHT_CHARS) {
+      await settleOldest();
+      progress();
+    }
   };
 
   /** Adds a game to the chunk; true when the chunk is full and is to be submitted. */
@@ -250,21 +279,33 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   };
 
   const input = inputBytes(file, (bytes) => {
+    readBytes = bytes;
     summary.bytes = bytes;
   });
+  /** The input's bytes, counted. */
+  async function* given(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    for await (const bytes of source) {
+      givenBytes += bytes.length;
+      yield bytes;
+    }
+  }
   const splitter = new PgnSplitter();
   /** The first failure: the store's, the rejects file's, or of the input. What is closed after must not hide it. */
   let failure: { error: unknown } | undefined;
   try {
-    for await (const text of decodePgnStream(input)) {
+    for await (const text of decodePgnStream(given(input), (bytes) => (decodedBytes += bytes))) {
+      readChars += text.length;
       // An await per game would cost a turn of the microtask queue each: only a full chunk waits.
       for (const raw of splitter.push(text)) if (take(raw)) await submit();
-      options.onProgress?.({ file, games: summary.games, bytes: summary.bytes, totalBytes });
+      progress();
       if (summary.stoppedAtMaxGames) break;
     }
     if (!summary.stoppedAtMaxGames) for (const raw of splitter.end()) if (take(raw)) await submit();
     await submit();
-    while (inFlight.length > 0) await settleOldest();
+    while (inFlight.length > 0) {
+      await settleOldest();
+      progress();
+    }
     await flush();
   } catch (error) {
     failure = { error };

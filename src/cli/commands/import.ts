@@ -141,7 +141,7 @@ export function importCommand(program: Command): void {
             const { databases } = await store.findOrAddDatabase(user.id, opts.database);
             const database = oneDatabase(databases, opts.database, `user ${user.login}`) as Database;
             const summaries: FileSummary[] = [];
-            for (const file of files) {
+            for (const [index, file] of files.entries()) {
               // Once the database is full, the other files are not read; each is listed as skipped.
               const { emptySummary, importFile } = await import('../../import/index.ts'); // only this command parses PGN
               if (summaries.at(-1)?.stoppedAtMaxGames) {
@@ -150,7 +150,10 @@ export function importCommand(program: Command): void {
                   process.stdout.write(terminalSafe(`${file}: skipped: the database reached its maxGames\n`));
                 continue;
               }
-              const progress = progressReporter();
+              const progress = progressReporter(process.stderr, {
+                quiet: Boolean(opts.json),
+                ...(files.length > 1 && { position: { index, count: files.length } }),
+              });
               const summary = await importFile({
                 store,
                 database,

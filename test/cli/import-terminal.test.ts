@@ -1,0 +1,82 @@
+// The import on a real terminal (a pseudo-terminal through script(1)): its live line must fit in a row of a
+// narrow terminal (a line that wraps leaves a row behind at each redraw: at 80 columns, any path of 30
+// characters did), and be cleared before each summary.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { after, before, describe, test } from 'node:test';
+import { BIN, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { writeGames } from '../http/production-helpers.ts';
+
+const SCRIPT = (() => {
+  try {
+    execFileSync('script', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+let env: Env;
+before(async () => {
+  env = tempEnv();
+  await cliJson(env, ['users', 'add', 'kim']);
+});
+after(() => env?.cleanup());
+
+/**
+ * `command` in a shell on a pseudo-terminal of `columns`; what it shows, its exit status (script -e), and a
+ * way to type on it. The paths of the tests hold no character the shell would read otherwise.
+ */
+function onTerminal(command: string, columns: number) {
+  const child = spawn('script', ['-qefc', `stty cols ${columns}; exec ${command}`, '/dev/null'], {
+    env: env.env,
+    cwd: env.dir,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let shown = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    shown += chunk.toString();
+  });
+  return {
+    shown: () => shown,
+    type: (text: string) => child.stdin.write(text),
+    exited: once(child, 'exit').then(([code]) => {
+      child.stdin.end();
+      return code as number;
+    }),
+  };
+}
+
+/** What was drawn between the line clearings (CR, erase line), which begin each redraw and each summary. */
+function draws(shown: string): string[] {
+  return shown.split('\r\x1b[2K').slice(1);
+}
+
+describe('the import on a terminal', {
+  skip: !SCRIPT && 'needs script(1) (util-linux) for a pseudo-terminal',
+}, () => {
+  test('40 columns: each redraw fits in a row, and the line is cleared before each summary', {
+    timeout: 60_000,
+  }, async () => {
+    const long = 'a-collection-of-games-with-a-name-longer-than-forty-columns';
+    const a = writeGames(env.dir, `${long}-1.pgn`, 30_000, 'Narrow');
+    const b = writeGames(env.dir, `${long}-2.pgn`, 2_000, 'Second');
+    const t = onTerminal(`${process.execPath} ${BIN} import ${a} ${b} --user kim --database narrow`, 40);
+    assert.equal(await t.exited, 0, t.shown());
+    const drawn = draws(t.shown());
+    const progress = drawn.filter((d) => !d.includes('\n'));
+    assert.ok(progress.length >= 2, `redrawn: ${JSON.stringify(drawn)}`);
+    for (const line of progress)
+      assert.ok(line.length < 40, `wider than 39 columns: ${JSON.stringify(line)}`);
+    assert.match(progress[0] as string, /^\[1\/2\] /);
+    // The summaries, each after a clearing: none begins behind a progress line.
+    const summaries = drawn.filter((d) => d.includes('\n'));
+    assert.equal(summaries.length, 2);
+    assert.match(summaries[0] as string, /^\S+-1\.pgn: 30000 imported, 0 duplicates skipped, 0 rejected \(/);
+    assert.match(
+      summaries[1] as string,
+      /^\S+-2\.pgn: 2000 imported, [^\n]+\r\ntotal: 32000 imported, 0 duplicates skipped, 0 rejected \(32000 games in 2 files read in \d+\.\ds\)\r\n$/,
+    );
+  });
+});
