@@ -1,7 +1,6 @@
 // The `chessport` command.
 import { inspect } from 'node:util';
 import { Command, CommanderError } from 'commander';
-import { StoreError } from '../store/index.ts';
 import { appsCommand } from './commands/apps.ts';
 import { databasesCommand } from './commands/databases.ts';
 import { demoCommand } from './commands/demo.ts';
@@ -11,8 +10,9 @@ import { serveCommand } from './commands/serve.ts';
 import { syncCommand } from './commands/sync.ts';
 import { tokensCommand } from './commands/tokens.ts';
 import { usersCommand } from './commands/users.ts';
-import { terminalSafe } from './output.ts';
+import { failureLine, terminalSafe } from './output.ts';
 import { CliError } from './settings.ts';
+import { dieOf } from './stop-signals.ts';
 
 // A reader that goes away (`chessport import … | head -1`) ends the output, not the command: the work goes on
 // (an import of several files imports them all) and its output is dropped, where Node threw EPIPE with a
@@ -49,13 +49,17 @@ try {
   // One line for the operator, never a stack trace; CHESSPORT_DEBUG=1 adds the stack for a bug report.
   if (process.env.CHESSPORT_DEBUG) process.stderr.write(`${terminalSafe(inspect(error))}\n`);
   process.stderr.write(`chessport: ${terminalSafe(failureLine(error))}\n`);
+  // A pipe takes what it can at once and Node queues the rest, which an exit drops: without this wait, the
+  // --json document of an import that stopped (2 MB with its rejections) reached a pipe cut at 128 KB.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  if (error instanceof CliError && error.signal) dieOf(error.signal);
   process.exit(1);
 }
 
-/** The error in one line; one we did not expect says how to see more. */
-function failureLine(error: unknown): string {
-  const expected = error instanceof CliError || error instanceof StoreError;
-  const message = error instanceof Error ? error.message || error.name : String(error);
-  const line = message.trim().replace(/\s*\n\s*/g, ' ') || 'failed';
-  return expected || process.env.CHESSPORT_DEBUG ? line : `${line} (CHESSPORT_DEBUG=1 shows the stack trace)`;
+/** Resolves once what was written to `stream` before is written out (or the stream failed: see above). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.writableLength === 0) resolve();
+    else stream.write('', () => resolve());
+  });
 }

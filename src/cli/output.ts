@@ -1,9 +1,18 @@
 // Command output: a human line, or with --json exactly one JSON document for scripts.
 import { iso } from '../api/serialize.ts';
-import type { Database, TokenInfo } from '../store/index.ts';
+import { type Database, StoreError, type TokenInfo } from '../store/index.ts';
+import { CliError } from './settings.ts';
 
 export function emit(json: boolean, value: unknown, human: () => string): void {
   process.stdout.write(json ? `${jsonSafe(JSON.stringify(value, null, 2))}\n` : `${terminalSafe(human())}\n`);
+}
+
+/** The error in one line; one we did not expect says how to see more. */
+export function failureLine(error: unknown): string {
+  const expected = error instanceof CliError || error instanceof StoreError;
+  const message = error instanceof Error ? error.message || error.name : String(error);
+  const line = message.trim().replace(/\s*\n\s*/g, ' ') || 'failed';
+  return expected || process.env.CHESSPORT_DEBUG ? line : `${line} (CHESSPORT_DEBUG=1 shows the stack trace)`;
 }
 
 // What a terminal obeys rather than shows: C0 controls (ESC starts the sequences that recolour, clear the

@@ -43,7 +43,18 @@ export function parseCount(text: string, what: string, min = 0): number {
   return value;
 }
 
-export class CliError extends Error {}
+/**
+ * A failure the operator can act on, said in one line; exits 1, or with `signal` dies of that signal once it is
+ * said (an import interrupted by SIGINT or SIGTERM).
+ */
+export class CliError extends Error {
+  readonly signal: NodeJS.Signals | undefined;
+
+  constructor(message: string, options: ErrorOptions & { signal?: NodeJS.Signals } = {}) {
+    super(message, options);
+    this.signal = options.signal;
+  }
+}
 
 /**
  * The longest login or app name. Each is a unique key, and PostgreSQL refuses an index entry of more than

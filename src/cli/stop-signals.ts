@@ -1,6 +1,8 @@
 // SIGTERM and SIGINT for the commands that serve, from their first step on. Handlers set only once the
 // server was built left the start-up (opening the store, the demo's seeding, up to 2 s of waiting for Redis)
 // to Node's default action, which killed the process with exit 143 or 130 instead of the 0 of a normal stop.
+// An import stops cleanly at the first signal, then dies of it (dieOf).
+import { constants } from 'node:os';
 
 export class StopSignals {
   /** The first signal, once one came. */
@@ -30,4 +32,17 @@ export class StopSignals {
     this.#handler = handler;
     if (this.received) handler(this.received);
   }
+}
+
+/**
+ * Ends the process by `signal`, with its default action: a shell sees a command that the signal ended (exit
+ * status 130 for SIGINT, 143 for SIGTERM), and a shell script running it stops too rather than going on with
+ * its next line, as it does after an exit(130). An exit would also wait for a read of a pipe that has nothing
+ * to give, which the kernel's kill does not.
+ */
+export function dieOf(signal: NodeJS.Signals): never {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+  // The signal is delivered at once; should it not be, the exit status says the same.
+  process.exit(128 + (constants.signals[signal] ?? 0));
 }

@@ -117,6 +117,18 @@ export interface ImportOptions {
    */
   pool?: NormalizePool;
   onProgress?: (progress: ImportProgress) => void;
+  /**
+   * Stops the import at its next game (SIGINT): it writes the games it checked (the last batch included) and
+   * their rejects, then throws an ImportFailure whose cause is an ImportInterrupted.
+   */
+  signal?: AbortSignal;
+}
+
+/** The cause of an ImportFailure when the import was stopped through its signal. */
+export class ImportInterrupted extends Error {
+  constructor() {
+    super('interrupted');
+  }
 }
 
 /**
@@ -198,6 +210,10 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     shownBytes = Math.max(shownBytes, Math.min(bytes, readBytes));
     options.onProgress({ file, games: summary.games, bytes: shownBytes, totalBytes });
   };
+  /** Stops at a point where every game counted is in the batch, stored, or rejected and in the rejects file. */
+  const checkpoint = () => {
+    if (options.signal?.aborted) throw new ImportInterrupted();
+  };
 
   const flush = async () => {
     if (batch.length === 0) return;
@@ -268,6 +284,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     while (inFlight.length >= maxInFlight || inFlightChars >= IN_FLIGHT_CHARS) {
       await settleOldest();
       progress();
+      checkpoint();
     }
   };
 
@@ -278,10 +295,14 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     return chunk.length >= CHUNK_GAMES || chunkChars >= CHUNK_CHARS;
   };
 
-  const input = inputBytes(file, (bytes) => {
-    readBytes = bytes;
-    summary.bytes = bytes;
-  });
+  const input = inputBytes(
+    file,
+    (bytes) => {
+      readBytes = bytes;
+      summary.bytes = bytes;
+    },
+    options.signal,
+  );
   /** The input's bytes, counted. */
   async function* given(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
     for await (const bytes of source) {
@@ -293,11 +314,13 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   /** The first failure: the store's, the rejects file's, or of the input. What is closed after must not hide it. */
   let failure: { error: unknown } | undefined;
   try {
+    checkpoint();
     for await (const text of decodePgnStream(given(input), (bytes) => (decodedBytes += bytes))) {
       readChars += text.length;
       // An await per game would cost a turn of the microtask queue each: only a full chunk waits.
       for (const raw of splitter.push(text)) if (take(raw)) await submit();
       progress();
+      checkpoint();
       if (summary.stoppedAtMaxGames) break;
     }
     if (!summary.stoppedAtMaxGames) for (const raw of splitter.end()) if (take(raw)) await submit();
@@ -305,12 +328,17 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     while (inFlight.length > 0) {
       await settleOldest();
       progress();
+      checkpoint();
     }
     await flush();
   } catch (error) {
-    failure = { error };
+    // Reading stopped through the signal (AbortError) is an interruption too.
+    const interrupted = options.signal?.aborted && (error instanceof ImportInterrupted || isAbort(error));
+    failure = { error: interrupted ? new ImportInterrupted() : error };
+    // What was counted is written: the games checked are stored, as their rejects are in the rejects file.
+    if (interrupted) await flush().catch((error: unknown) => (failure = { error }));
     // A .gz file cut off or damaged: the games before the damage are imported, as those of a PGN file cut off.
-    if (error instanceof InputReadError) {
+    else if (error instanceof InputReadError) {
       await (async () => {
         await submit();
         while (inFlight.length > 0) await settleOldest();
@@ -332,6 +360,10 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   summary.seconds = (performance.now() - started) / 1000;
   if (failure) throw new ImportFailure(summary, failure.error);
   return summary;
+}
+
+function isAbort(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === 'AbortError';
 }
 
 /**

@@ -1,6 +1,7 @@
 export {
   emptySummary,
   ImportFailure,
+  ImportInterrupted,
   type ImportProgress,
   type ImportSummary,
   importFile,

@@ -104,17 +104,40 @@ function isGzip(head: Buffer): boolean {
 
 /**
  * The input's bytes: decompressed for gzip, checked at the start as inputFormatProblem checks a file (a pipe is
- * checked only here). `onRead` gets the number of bytes of the file read so far (compressed, for a .gz).
+ * checked only here). `onRead` gets the number of bytes of the file read so far (compressed, for a .gz): what
+ * progress and ETA are measured by against its size. `signal` ends the reading at once.
  */
-export async function* inputBytes(file: string, onRead: (bytes: number) => void): AsyncGenerator<Buffer> {
-  const raw = createReadStream(file, { highWaterMark: 1 << 20 });
+export async function* inputBytes(
+  file: string,
+  onRead: (bytes: number) => void,
+  signal?: AbortSignal,
+): AsyncGenerator<Buffer> {
+  const raw = createReadStream(file, { highWaterMark: 1 << 20, ...(signal && { signal }) });
   let read = 0;
-  /** The raw bytes, counted as they are taken. */
+  /**
+   * The raw bytes, counted as they are taken. A signal ends the wait for the next ones at once: a read of a
+   * pipe or terminal with nothing to give (`chessport import /dev/stdin` typed at a terminal) blocks, and the
+   * stream, destroyed, fails only once that read returns, so that Ctrl-C waited for the writer's next line.
+   */
   async function* counted(): AsyncGenerator<Buffer> {
-    for await (const chunk of raw as AsyncIterable<Buffer>) {
-      read += chunk.length;
-      onRead(read);
-      yield chunk;
+    const chunks = (raw as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    let stop: (() => void) | undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      stop = () => reject(signal?.reason);
+    });
+    stopped.catch(() => undefined); // observed by the race below, if at all
+    signal?.addEventListener('abort', stop as () => void, { once: true });
+    if (signal?.aborted) stop?.();
+    try {
+      while (true) {
+        const next = await Promise.race([chunks.next(), stopped]);
+        if (next.done) return;
+        read += next.value.length;
+        onRead(read);
+        yield next.value;
+      }
+    } finally {
+      signal?.removeEventListener('abort', stop as () => void);
     }
   }
   try {
@@ -156,7 +179,7 @@ export async function* inputBytes(file: string, onRead: (bytes: number) => void)
       yield chunk;
     }
   } catch (error) {
-    if (error instanceof InputFormatError) throw error;
+    if (error instanceof InputFormatError || (error as Error).name === 'AbortError') throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const what = code?.startsWith('Z_')
       ? `its gzip data is damaged or cut off (${(error as Error).message})`

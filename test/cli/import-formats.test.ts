@@ -176,20 +176,28 @@ describe('gzip-compressed PGN is read decompressed', () => {
     assert.equal((JSON.parse(fromPipe.stdout) as Document).files[0]?.duplicates, 3000);
   });
 
-  test('one cut off: the games before the cut are imported, and the command says where it stopped', async () => {
+  test('one cut off: the games before the cut are imported; with --json the document says where it stopped', async () => {
     const first = writeGames(env.dir, 'before-cut.pgn', 10, 'Before');
     const text = readFileSync(writeGames(env.dir, 'cut.pgn', 12_000, 'Cut'));
     const whole = gzipSync(text);
     const cut = join(env.dir, 'cut.pgn.gz');
     writeFileSync(cut, whole.subarray(0, whole.length >> 1));
-    const result = await cli(env, ['import', first, cut, '--user', 'alice', '--database', 'cut']);
+    const result = await cli(env, ['import', first, cut, '--user', 'alice', '--database', 'cut', '--json']);
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
       /^chessport: \S*cut\.pgn\.gz: the import stopped after (\d+) games were imported: its gzip data is damaged or cut off \(unexpected end of file\)\n$/,
     );
-    assert.match(result.stdout, /^\S*before-cut\.pgn: 10 imported/);
-    const imported = Number(/after (\d+) games/.exec(result.stderr)?.[1]);
+    const document = JSON.parse(result.stdout) as Document;
+    assert.equal(document.stopped?.file, cut);
+    assert.deepEqual(
+      document.files.map((f) => [f.file, f.imported]),
+      [
+        [first, 10],
+        [cut, Number(/after (\d+) games/.exec(result.stderr)?.[1])],
+      ],
+    );
+    const imported = document.files[1]?.imported ?? 0;
     assert.ok(imported > 4000 && imported < 12_000, `about half: ${imported}`);
     assert.equal(await gamesOf('cut'), 10 + imported);
     assert.ok(

@@ -4,16 +4,17 @@ import type { RejectsFiles } from '../../import/rejects.ts';
 import type { Database } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, settingsOf, withStore } from '../context.ts';
 import { checkInputs, sameFile } from '../inputs.ts';
-import { emit, terminalSafe } from '../output.ts';
+import { emit, failureLine, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { CliError, parseName } from '../settings.ts';
+import { dieOf } from '../stop-signals.ts';
 import { storeFailure } from '../store-failures.ts';
 import { sqliteFiles } from '../store-url.ts';
 
 /** A file's summary in the output; `skipped`: not read, because the database reached maxGames before it. */
 type FileSummary = ImportSummary & { skipped: boolean };
 
-function describe(s: ImportSummary): string {
+function describe(s: ImportSummary, stoppedNote?: string): string {
   const lines = [
     `${s.file}: ${s.imported} imported, ${s.duplicates} duplicates skipped, ${s.rejected} rejected` +
       ` (${s.games} games read in ${s.seconds.toFixed(1)}s, ${Math.round(s.games / Math.max(s.seconds, 1e-3))} games/s)`,
@@ -28,6 +29,7 @@ function describe(s: ImportSummary): string {
     lines.push(`  ... and ${s.warnings.length - 20} more warnings (use --json for all)`);
   if (s.stoppedAtMaxGames)
     lines.push(`  stopped: the database reached its maxGames; ${s.overLimit} games not added`);
+  if (stoppedNote) lines.push(`  ${stoppedNote}`);
   return lines.join('\n');
 }
 
@@ -55,29 +57,67 @@ async function rejectsFiles(
   return rejects;
 }
 
+/** SIGINT and SIGTERM during an import: the first stops it cleanly (signal), a second at once. */
+function interruptions(onForce: () => void) {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  const on = (signal: NodeJS.Signals) => {
+    if (received) {
+      // The batch being written is rolled back by the store (SQLite on its next open, PostgreSQL at once).
+      onForce();
+      process.stderr.write(`chessport: ${signal} again: stopped at once; run the command again to finish\n`);
+      dieOf(signal);
+    }
+    received = signal;
+    controller.abort();
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    signal: controller.signal,
+    received: () => received,
+    dispose: () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
+
 /**
- * An import that stopped part-way, in one line: how far it got, why it stopped, and what to do, which for a
- * full or locked store, a lost connection or a rejects file that could not be written is to run the same
- * command again: the games already stored are skipped. An input that is no PGN text, or that could no longer
- * be read, is named. Other causes (the database deleted meanwhile) as they are.
+ * An import that stopped part-way, in one line: how far it got, why it stopped, and what to do, which for an
+ * interruption, a full or locked store, a lost connection or a rejects file that could not be written is to
+ * run the same command again: the games already stored are skipped. An input that is no PGN text, or that
+ * could no longer be read, is named. Other causes (the database deleted meanwhile) as they are.
  */
-async function stopped(error: unknown, storeUrl: string, allowDuplicates: boolean): Promise<unknown> {
-  const { ImportFailure, RejectsWriteError } = await import('../../import/index.ts'); // loaded by now
+async function stopped(
+  error: unknown,
+  options: { storeUrl: string; allowDuplicates: boolean; signal: NodeJS.Signals | undefined; left: number },
+): Promise<unknown> {
+  const { ImportFailure, ImportInterrupted, RejectsWriteError } = await import('../../import/index.ts'); // loaded by now
   const { InputFormatError, InputReadError } = await import('../../import/input.ts');
   if (!(error instanceof ImportFailure)) return error;
   const { cause, summary } = error;
   const stored = summary.imported + summary.duplicates;
+  // Later files are named too: "run the command again" is also what imports them.
+  const left =
+    options.left === 0
+      ? ''
+      : options.left === 1
+        ? '; the file after it was not read'
+        : `; the ${options.left} files after it were not read`;
   if (cause instanceof InputFormatError && stored === 0)
-    return new CliError(`${summary.file}: ${cause.message}`, { cause });
+    return new CliError(`${summary.file}: ${cause.message}${left}`, { cause });
   const failure =
-    cause instanceof InputFormatError || cause instanceof InputReadError
-      ? { what: cause.message, remedy: '' }
-      : cause instanceof RejectsWriteError
-        ? {
-            what: cause.message,
-            remedy: 'free space there (or name another file with --rejects), then run the command again',
-          }
-        : storeFailure(cause, storeUrl);
+    cause instanceof ImportInterrupted
+      ? { what: `interrupted (${options.signal})`, remedy: 'run the command again to finish it' }
+      : cause instanceof InputFormatError || cause instanceof InputReadError
+        ? { what: cause.message, remedy: '' }
+        : cause instanceof RejectsWriteError
+          ? {
+              what: cause.message,
+              remedy: 'free space there (or name another file with --rejects), then run the command again',
+            }
+          : storeFailure(cause, options.storeUrl);
   if (!failure) return cause;
   const done =
     stored === 0
@@ -86,14 +126,17 @@ async function stopped(error: unknown, storeUrl: string, allowDuplicates: boolea
         (summary.duplicates > 0 ? ` (and ${summary.duplicates} duplicates skipped)` : '');
   const rerun = !failure.remedy
     ? ''
-    : allowDuplicates
+    : options.allowDuplicates
       ? `; with --allow-duplicates, that stores the ${summary.imported} games imported so far a second time`
       : stored > 0
         ? ': the games already stored are skipped'
         : '';
   const remedy = failure.remedy ? `; ${failure.remedy}` : '';
-  const line = `${summary.file}: the import stopped ${done}: ${failure.what}${remedy}${rerun}`;
-  return new CliError(line, { cause });
+  const line = `${summary.file}: the import stopped ${done}: ${failure.what}${remedy}${rerun}${left}`;
+  return new CliError(line, {
+    cause,
+    ...(cause instanceof ImportInterrupted && options.signal && { signal: options.signal }),
+  });
 }
 
 /** The line after the summaries of several files. */
@@ -121,64 +164,114 @@ export function importCommand(program: Command): void {
       "one file for every input's rejected games, replaced by the first (default: <input>.rejected.pgn each)",
     )
     .option(...jsonOption)
+    .addHelpText(
+      'after',
+      `
+Ctrl-C (SIGINT) or SIGTERM stops the import after the games it has checked are written (exit code 130 or
+143); run the same command again to finish: the games already stored are skipped. A second signal stops it
+at once. With --json, a command that stops part-way still prints its document, with "stopped".`,
+    )
     .action(
       async (
         files: string[],
         opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
         cmd: Command,
       ) => {
-        // Before anything is written: every input must be readable, and where the rejected games would go
-        // must take them.
-        parseName(opts.database, '--database');
-        await checkInputs(files);
-        const rejects = await rejectsFiles(files, opts.rejects, settingsOf(cmd).databaseUrl);
-        // The workers boot while the store opens, and every file's import uses them (warm from the second).
-        const { poolForFiles } = await import('../../import/normalize-pool.ts');
-        const pool = await poolForFiles(files);
+        let progress: ReturnType<typeof progressReporter> | undefined;
+        const interrupt = interruptions(() => progress?.done());
         try {
-          await withStore(cmd, async (store) => {
-            const user = await requireUser(store, opts.user);
-            const { databases } = await store.findOrAddDatabase(user.id, opts.database);
-            const database = oneDatabase(databases, opts.database, `user ${user.login}`) as Database;
-            const summaries: FileSummary[] = [];
-            for (const [index, file] of files.entries()) {
-              // Once the database is full, the other files are not read; each is listed as skipped.
-              const { emptySummary, importFile } = await import('../../import/index.ts'); // only this command parses PGN
-              if (summaries.at(-1)?.stoppedAtMaxGames) {
-                summaries.push({ ...emptySummary(file), stoppedAtMaxGames: true, skipped: true });
-                if (!opts.json)
-                  process.stdout.write(terminalSafe(`${file}: skipped: the database reached its maxGames\n`));
-                continue;
-              }
-              const progress = progressReporter(process.stderr, {
-                quiet: Boolean(opts.json),
-                ...(files.length > 1 && { position: { index, count: files.length } }),
-              });
-              const summary = await importFile({
-                store,
-                database,
-                file,
-                // No pool: poolForFiles found the inputs not worth workers (importFile need not ask again).
-                ...(pool ? { pool } : { workers: 0 }),
-                allowDuplicates: Boolean(opts.allowDuplicates),
-                rejects,
-                ...(opts.rejects !== undefined && { rejectsFile: opts.rejects }),
-                onProgress: (p) => progress.update(p),
-              }).catch(async (error: unknown) => {
-                progress.done();
-                throw await stopped(error, settingsOf(cmd).databaseUrl, Boolean(opts.allowDuplicates));
-              });
-              progress.done();
-              summaries.push({ ...summary, skipped: false });
-              if (!opts.json) process.stdout.write(`${terminalSafe(describe(summary))}\n`);
-            }
-            if (opts.json)
-              emit(true, { database: { id: database.id, slug: database.slug }, files: summaries }, () => '');
-            else if (files.length > 1) process.stdout.write(`${total(summaries)}\n`);
+          await importFiles(files, opts, cmd, interrupt, (p) => {
+            progress = p;
           });
         } finally {
-          await pool?.close();
+          progress?.done();
+          interrupt.dispose();
         }
       },
     );
+}
+
+async function importFiles(
+  files: string[],
+  opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
+  cmd: Command,
+  interrupt: ReturnType<typeof interruptions>,
+  showing: (progress: ReturnType<typeof progressReporter>) => void,
+): Promise<void> {
+  const json = Boolean(opts.json);
+  const storeUrl = settingsOf(cmd).databaseUrl;
+  // Before anything is written: every input must be readable, and where the rejected games would go
+  // must take them.
+  parseName(opts.database, '--database');
+  await checkInputs(files);
+  const rejects = await rejectsFiles(files, opts.rejects, storeUrl);
+  // The workers boot while the store opens, and every file's import uses them (warm from the second).
+  const { poolForFiles } = await import('../../import/normalize-pool.ts');
+  const pool = await poolForFiles(files);
+  try {
+    await withStore(cmd, async (store) => {
+      const user = await requireUser(store, opts.user);
+      const { databases } = await store.findOrAddDatabase(user.id, opts.database);
+      const database = oneDatabase(databases, opts.database, `user ${user.login}`) as Database;
+      const { emptySummary, ImportFailure, ImportInterrupted, importFile } = await import(
+        '../../import/index.ts'
+      ); // only this command parses PGN
+      const summaries: FileSummary[] = [];
+      const document = () => ({ database: { id: database.id, slug: database.slug }, files: summaries });
+      for (const [index, file] of files.entries()) {
+        // Once the database is full, the other files are not read; each is listed as skipped.
+        if (summaries.at(-1)?.stoppedAtMaxGames) {
+          summaries.push({ ...emptySummary(file), stoppedAtMaxGames: true, skipped: true });
+          if (!json)
+            process.stdout.write(terminalSafe(`${file}: skipped: the database reached its maxGames\n`));
+          continue;
+        }
+        const progress = progressReporter(process.stderr, {
+          quiet: json,
+          ...(files.length > 1 && { position: { index, count: files.length } }),
+        });
+        showing(progress);
+        try {
+          // A signal between two files stops the command before the next one.
+          if (interrupt.signal.aborted) throw new ImportFailure(emptySummary(file), new ImportInterrupted());
+          const summary = await importFile({
+            store,
+            database,
+            file,
+            // No pool: poolForFiles found the inputs not worth workers (importFile need not ask again).
+            ...(pool ? { pool } : { workers: 0 }),
+            allowDuplicates: Boolean(opts.allowDuplicates),
+            rejects,
+            ...(opts.rejects !== undefined && { rejectsFile: opts.rejects }),
+            onProgress: (p) => progress.update(p),
+            signal: interrupt.signal,
+          });
+          progress.done();
+          summaries.push({ ...summary, skipped: false });
+          if (!json) process.stdout.write(`${terminalSafe(describe(summary))}\n`);
+        } catch (error) {
+          progress.done();
+          const failure = await stopped(error, {
+            storeUrl,
+            allowDuplicates: Boolean(opts.allowDuplicates),
+            signal: interrupt.received(),
+            left: files.length - index - 1,
+          });
+          // What the stopped file's import did is said as a whole file's is: the games and rejects written.
+          const partial = error instanceof ImportFailure ? error.summary : emptySummary(file);
+          summaries.push({ ...partial, skipped: false });
+          if (json) emit(true, { ...document(), stopped: { file, error: failureLine(failure) } }, () => '');
+          else if (partial.games > 0)
+            process.stdout.write(
+              `${terminalSafe(describe(partial, 'stopped part-way: the rest of this file was not read'))}\n`,
+            );
+          throw failure;
+        }
+      }
+      if (json) emit(true, document(), () => '');
+      else if (files.length > 1) process.stdout.write(`${total(summaries)}\n`);
+    });
+  } finally {
+    await pool?.close();
+  }
 }
