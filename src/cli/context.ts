@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import {
   type Database,
   isPostgresUrl,
+  MigrationFailure,
   openStore,
   type Store,
   StoreError,
@@ -31,6 +32,11 @@ export async function openCliStore(settings: Settings): Promise<Store> {
   try {
     return await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
   } catch (error) {
+    if (error instanceof MigrationFailure) {
+      throw new CliError(`cannot open the store ${maskUrl(settings.databaseUrl)}: ${error.reason}`, {
+        cause: error,
+      });
+    }
     if (error instanceof StoreError) throw error;
     // pg reads the URL when it opens the first connection, and says only "Invalid URL" (a port that is not
     // a number, a bad host): its own parser decides, as it accepts forms that WHATWG URLs refuse.

@@ -1,6 +1,7 @@
 // The `chessport` command.
 import { inspect } from 'node:util';
 import { Command, CommanderError } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
 import { appsCommand } from './commands/apps.ts';
 import { databasesCommand } from './commands/databases.ts';
 import { demoCommand } from './commands/demo.ts';
@@ -29,6 +30,8 @@ const program = new Command('chessport')
     '--database-url <url>',
     'SQLite file path or postgres:// URL (DATABASE_URL, default data/chessport.sqlite)',
   )
+  // -V, --version: which version an operator runs, as the refusal of a store a newer one upgraded asks.
+  .version(packageJson.version)
   .showHelpAfterError()
   .exitOverride();
 

@@ -168,6 +168,19 @@ async function openPostgres(
   return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), sessions, sockets };
 }
 
+/**
+ * The store could not be brought to this version's schema (or a newer version has upgraded it). `reason` does
+ * not name the store: the CLI names it as it shows it, its password masked.
+ */
+export class MigrationFailure extends StoreError {
+  readonly reason: string;
+
+  constructor(reason: string) {
+    super(`cannot open the store: ${reason}`);
+    this.reason = reason;
+  }
+}
+
 /** Applies the pending migrations; returns their names, in order (none when the store was up to date). */
 async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {
   // Several instances may start at once on one store. On PostgreSQL, Kysely's Migrator runs the pending
@@ -189,7 +202,7 @@ async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {
     await db.destroy();
     const reason = error instanceof Error ? error.message : String(error ?? failed?.migrationName);
     // The CLI prints a StoreError as a message, not a stack trace.
-    throw new StoreError(`cannot open the store: ${reason}`);
+    throw new MigrationFailure(reason);
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
@@ -216,7 +229,7 @@ async function newerMigrations(db: Kysely<DB>, provider: MigrationProvider): Pro
 function newerVersion(newer: string[]): string {
   return (
     `a newer version of chessport has upgraded it (migration ${newer.join(', ')}, unknown to this one): ` +
-    'run that version or a later one'
+    'run that version or a later one (`chessport --version` says which one this is)'
   );
 }
 

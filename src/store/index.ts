@@ -3,6 +3,7 @@ export {
   DEFAULT_LOCK_TIMEOUT_MS,
   DEFAULT_POOL_MAX,
   isPostgresUrl,
+  MigrationFailure,
   openStore,
 } from './connect.ts';
 export { type StoreFault, storeFault } from './faults.ts';
