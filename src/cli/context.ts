@@ -11,12 +11,28 @@ import {
   StoreError,
   type User,
 } from '../store/index.ts';
-import { CliError, loadSettings, nonEmpty, type Settings } from './settings.ts';
+import {
+  CliError,
+  loadSettings,
+  loadStoreSettings,
+  nonEmpty,
+  type Settings,
+  type StoreSettings,
+} from './settings.ts';
 import { storeFailure, storeFailureLine } from './store-failures.ts';
 import { checkStoreUrl, maskUrl, sqliteFiles } from './store-url.ts';
 
+/** The store's settings, for the commands that only open the store: the server's are not read. */
+export function storeSettingsOf(command: Command): StoreSettings {
+  return withGlobalFlags(command, loadStoreSettings());
+}
+
+/** Every setting, each checked: for the commands that serve (serve, demo). */
 export function settingsOf(command: Command): Settings {
-  const settings = loadSettings();
+  return withGlobalFlags(command, loadSettings());
+}
+
+function withGlobalFlags<T extends StoreSettings>(command: Command, settings: T): T {
   const { databaseUrl } = command.optsWithGlobals() as { databaseUrl?: string };
   // An empty flag (`--database-url "$URL"`, the variable unset) opened DATABASE_URL's store, or the default.
   if (databaseUrl !== undefined) settings.databaseUrl = nonEmpty(databaseUrl, '--database-url');
@@ -27,7 +43,7 @@ const POSTGRES_URL_FORM =
   'write it like postgres://user:password@host:5432/database, percent-encoding @ : / ? # in the password (@ as %40)';
 
 /** Opens the store of the settings; a store that cannot be opened is a one-line error naming it. */
-export async function openCliStore(settings: Settings): Promise<Store> {
+export async function openCliStore(settings: StoreSettings): Promise<Store> {
   checkStoreUrl(settings.databaseUrl);
   try {
     return await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
@@ -79,9 +95,9 @@ export function storeOpening(store: Store): { created: boolean; upgraded: readon
 
 export async function withStore<T>(
   command: Command,
-  fn: (store: Store, settings: Settings) => Promise<T>,
+  fn: (store: Store, settings: StoreSettings) => Promise<T>,
 ): Promise<T> {
-  const settings = settingsOf(command);
+  const settings = storeSettingsOf(command);
   const store = await openCliStore(settings);
   // On stderr, so that stdout stays the command's result (one JSON document with --json).
   const { upgraded } = storeOpening(store);

@@ -4,10 +4,15 @@ import { totalmem } from 'node:os';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 
-export interface Settings {
+/** What opening the store needs: all that the store commands read of the environment. */
+export interface StoreSettings {
   databaseUrl: string;
   /** PostgreSQL connections this process may open (PG_POOL_MAX); unused with SQLite. */
   pgPoolMax: number;
+}
+
+/** The store's settings and the server's (serve, demo). */
+export interface Settings extends StoreSettings {
   redisUrl: string | null;
   host: string;
   port: number;
@@ -90,10 +95,20 @@ export function parseName(text: string, what: string, max?: number): string {
   return text;
 }
 
-export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+export function loadStoreSettings(env: NodeJS.ProcessEnv = process.env): StoreSettings {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     pgPoolMax: env.PG_POOL_MAX ? parsePositiveInt(env.PG_POOL_MAX, 'PG_POOL_MAX') : DEFAULT_POOL_MAX,
+  };
+}
+
+/**
+ * Every setting, checked: for the commands that serve. The others read only loadStoreSettings, so that a
+ * REDIS_URL or PORT meant for the server (a bad one included) does not stop `chessport users list`.
+ */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  return {
+    ...loadStoreSettings(env),
     redisUrl: env.REDIS_URL ? parseRedisUrl(env.REDIS_URL) : null,
     host: env.HOST || '127.0.0.1',
     port: env.PORT ? parsePort(env.PORT, 'PORT') : 8080,

@@ -17,11 +17,55 @@ before(async () => {
 });
 after(() => env?.cleanup());
 
+const withEnv = (extra: NodeJS.ProcessEnv): Env => ({ ...env, env: { ...env.env, ...extra } });
+
 describe('--version', () => {
   test('--version and -V print the version of package.json, and exit 0', async () => {
     for (const flag of ['--version', '-V']) {
       const result = await cli(env, [flag]);
       assert.deepEqual(result, { code: 0, stdout: `${VERSION}\n`, stderr: '' }, flag);
     }
+  });
+});
+
+describe('each command checks the settings it reads', () => {
+  // Settings of the server only; each value is refused by `serve`.
+  const serverOnly: NodeJS.ProcessEnv = {
+    REDIS_URL: 'bogus',
+    PORT: 'eighty',
+    RATE_LIMIT_MAX: '0',
+    RATE_LIMIT_WINDOW: 'forever',
+    LOG_LEVEL: 'loud',
+    CHESSPORT_SECRET: 'short',
+  };
+
+  test('a bad server setting does not stop a store command (every one failed on it)', async () => {
+    for (const [name, value] of Object.entries(serverOnly)) {
+      const result = await cli(withEnv({ [name]: value }), ['users', 'list', '--json']);
+      assert.equal(result.code, 0, `${name}=${value}: ${result.stderr}`);
+      assert.deepEqual(
+        (JSON.parse(result.stdout) as { login: string }[]).map((u) => u.login),
+        ['alice'],
+      );
+    }
+  });
+
+  test('serve and demo still refuse it, naming it, before they open the store', async () => {
+    for (const command of [
+      ['serve', '--port', '0'],
+      ['demo', '--port', '0'],
+    ]) {
+      for (const [name, value] of Object.entries(serverOnly)) {
+        const result = await cli(withEnv({ [name]: value }), command);
+        assert.equal(result.code, 1, `${command[0]} with ${name}=${value}`);
+        assert.match(result.stderr, new RegExp(`^chessport: [^\\n]*${name}[^\\n]*\\n$`), result.stderr);
+      }
+    }
+  });
+
+  test('the store settings are still checked by store commands', async () => {
+    const result = await cli(withEnv({ PG_POOL_MAX: 'many' }), ['users', 'list']);
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, 'chessport: PG_POOL_MAX must be a positive integer, got "many"\n');
   });
 });

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ImportSummary } from '../../import/index.ts';
 import type { RejectsFiles } from '../../import/rejects.ts';
 import type { Database } from '../../store/index.ts';
-import { jsonOption, oneDatabase, requireUser, settingsOf, withStore } from '../context.ts';
+import { jsonOption, oneDatabase, requireUser, storeSettingsOf, withStore } from '../context.ts';
 import { checkInputs, sameFile } from '../inputs.ts';
 import { emit, failureLine, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
@@ -199,7 +199,7 @@ async function importFiles(
   showing: (progress: ReturnType<typeof progressReporter>) => void,
 ): Promise<void> {
   const json = Boolean(opts.json);
-  const storeUrl = settingsOf(cmd).databaseUrl;
+  const storeUrl = storeSettingsOf(cmd).databaseUrl;
   // Before anything is written: every input must be readable, and where the rejected games would go
   // must take them.
   parseName(opts.database, '--database');
