@@ -11,7 +11,7 @@ import { serveCommand } from './commands/serve.ts';
 import { syncCommand } from './commands/sync.ts';
 import { tokensCommand } from './commands/tokens.ts';
 import { usersCommand } from './commands/users.ts';
-import { failureLine, terminalSafe } from './output.ts';
+import { debugWanted, failureLine, terminalSafe } from './output.ts';
 import { CliError } from './settings.ts';
 import { dieOf } from './stop-signals.ts';
 
@@ -50,7 +50,7 @@ try {
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
   // One line for the operator, never a stack trace; CHESSPORT_DEBUG=1 adds the stack for a bug report.
-  if (process.env.CHESSPORT_DEBUG) process.stderr.write(`${terminalSafe(inspect(error))}\n`);
+  if (debugWanted()) process.stderr.write(`${terminalSafe(inspect(error))}\n`);
   process.stderr.write(`chessport: ${terminalSafe(failureLine(error))}\n`);
   // A pipe takes what it can at once and Node queues the rest, which an exit drops: without this wait, the
   // --json document of an import that stopped (2 MB with its rejections) reached a pipe cut at 128 KB.

@@ -7,12 +7,21 @@ export function emit(json: boolean, value: unknown, human: () => string): void {
   process.stdout.write(json ? `${jsonSafe(JSON.stringify(value, null, 2))}\n` : `${terminalSafe(human())}\n`);
 }
 
+/**
+ * CHESSPORT_DEBUG asks for stack traces; 0, false, no, off (any case) and empty do not, where any text did
+ * (CHESSPORT_DEBUG=0 turned them on).
+ */
+export function debugWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = (env.CHESSPORT_DEBUG ?? '').trim().toLowerCase();
+  return !['', '0', 'false', 'no', 'off'].includes(value);
+}
+
 /** The error in one line; one we did not expect says how to see more. */
 export function failureLine(error: unknown): string {
   const expected = error instanceof CliError || error instanceof StoreError;
   const message = error instanceof Error ? error.message || error.name : String(error);
   const line = message.trim().replace(/\s*\n\s*/g, ' ') || 'failed';
-  return expected || process.env.CHESSPORT_DEBUG ? line : `${line} (CHESSPORT_DEBUG=1 shows the stack trace)`;
+  return expected || debugWanted() ? line : `${line} (CHESSPORT_DEBUG=1 shows the stack trace)`;
 }
 
 // What a terminal obeys rather than shows: C0 controls (ESC starts the sequences that recolour, clear the

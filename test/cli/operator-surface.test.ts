@@ -69,3 +69,29 @@ describe('each command checks the settings it reads', () => {
     assert.equal(result.stderr, 'chessport: PG_POOL_MAX must be a positive integer, got "many"\n');
   });
 });
+
+describe('CHESSPORT_DEBUG', () => {
+  // A store that is a folder: an error the operator can act on, said in one line.
+  const failing = (value: string) =>
+    cli(withEnv({ CHESSPORT_DEBUG: value }), ['--database-url', env.dir, 'users', 'list']);
+
+  test('0, false, no, off (any case) and empty leave the stack trace out (any text added it)', async () => {
+    for (const value of ['0', 'false', 'FALSE', 'no', 'Off', '', ' ']) {
+      const result = await failing(value);
+      assert.equal(result.code, 1);
+      assert.match(
+        result.stderr,
+        /^chessport: the store [^\n]+ is a folder[^\n]+\n$/,
+        `CHESSPORT_DEBUG="${value}"`,
+      );
+    }
+  });
+
+  test('1, true, yes add it', async () => {
+    for (const value of ['1', 'true', 'yes']) {
+      const result = await failing(value);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /\n {4}at /, `CHESSPORT_DEBUG="${value}"`);
+    }
+  });
+});
