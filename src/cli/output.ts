@@ -16,6 +16,11 @@ export function debugWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return !['', '0', 'false', 'no', 'off'].includes(value);
 }
 
+/** `n` and the noun, singular for 1 ("1 game", "2 games"); `plural` where it is not the noun and an s. */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
+}
+
 /** The error in one line; one we did not expect says how to see more. */
 export function failureLine(error: unknown): string {
   const expected = error instanceof CliError || error instanceof StoreError;

@@ -1,6 +1,6 @@
 // Import progress: a live line on a terminal (games, games/s, bytes, ETA), plain lines otherwise.
 import type { ImportProgress } from '../import/index.ts';
-import { terminalSafe } from './output.ts';
+import { counted, terminalSafe } from './output.ts';
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
@@ -57,8 +57,8 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr, op
       last = now;
       const seconds = (now - started) / 1000;
       const rate = seconds > 0 ? p.games / seconds : 0;
-      let stats = `${p.games} games, ${Math.round(rate)} games/s, ${mb(p.bytes)}`;
-      let short = `${p.games} games`;
+      let stats = `${counted(p.games, 'game')}, ${Math.round(rate)} games/s, ${mb(p.bytes)}`;
+      let short = counted(p.games, 'game');
       // A pipe's size is unknown (0): no total, no ETA.
       if (p.totalBytes > 0) {
         const done = Math.min(1, p.bytes / p.totalBytes);

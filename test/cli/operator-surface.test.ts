@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { writeGames } from '../http/production-helpers.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }
@@ -93,5 +94,37 @@ describe('CHESSPORT_DEBUG', () => {
       assert.equal(result.code, 1);
       assert.match(result.stderr, /\n {4}at /, `CHESSPORT_DEBUG="${value}"`);
     }
+  });
+});
+
+describe('counts of one in the singular (--json unchanged)', () => {
+  test('import: a file of one game, once and again; a database that takes one game', async () => {
+    const one = writeGames(env.dir, 'one.pgn', 1, 'One');
+    const args = ['import', one, '--user', 'alice', '--database', 'Singles'];
+    const first = await cli(env, args);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /one\.pgn: 1 imported, 0 duplicates skipped, 0 rejected \(1 game read in /);
+    const again = await cli(env, args);
+    assert.match(again.stdout, /one\.pgn: 0 imported, 1 duplicate skipped, 0 rejected \(1 game read in /);
+
+    await cliJson(env, ['databases', 'add', 'Capped', '--user', 'alice', '--max-games', '1']);
+    const two = writeGames(env.dir, 'two.pgn', 2, 'Two');
+    const capped = await cli(env, ['import', two, one, '--user', 'alice', '--database', 'capped']);
+    assert.equal(capped.code, 0, capped.stderr);
+    assert.match(capped.stdout, /\n {2}stopped: the database reached its maxGames; 1 game not added\n/);
+    assert.match(
+      capped.stdout,
+      /\ntotal: 1 imported, 0 duplicates skipped, 0 rejected \(2 games in 1 file read in [^\n]+\n$/,
+    );
+    const json = await cliJson<{ files: { duplicates: number }[] }>(env, args);
+    assert.equal(json.files[0]?.duplicates, 1, 'the JSON keeps its keys');
+  });
+
+  test('databases delete: its 1 game', async () => {
+    const one = writeGames(env.dir, 'gone.pgn', 1, 'Gone');
+    await cliJson(env, ['import', one, '--user', 'alice', '--database', 'Gone']);
+    const result = await cli(env, ['databases', 'delete', 'gone', '--user', 'alice']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^deleted database gone \(\S+\) and its 1 game\n$/);
   });
 });

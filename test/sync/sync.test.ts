@@ -133,7 +133,7 @@ describe('a mirror that follows the server through imports, updates, moves and d
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
-      /^synced 1 pages, 0 changes: 0 games upserted, 0 deleted in \d+\.\ds \(continued\)\n/,
+      /^synced 1 page, 0 changes: 0 games upserted, 0 deleted in \d+\.\ds \(continued\)\n/,
     );
     assert.match(result.stdout, /mirror: \d+ games in 2 databases, .*mirror\.sqlite/);
   });

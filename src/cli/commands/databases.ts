@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { MAX_GAMES_LIMIT } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
-import { databaseCliJson, emit, table } from '../output.ts';
+import { counted, databaseCliJson, emit, table } from '../output.ts';
 import { CliError, parseName, parsePositiveInt } from '../settings.ts';
 
 function parseMaxGames(text: string): number {
@@ -86,7 +86,7 @@ export function databasesCommand(program: Command): void {
             gamesDeleted: deleted.tombstoned,
             deletedAt: iso(deleted.deletedAt),
           },
-          () => `deleted database ${db.slug} (${db.id}) and its ${deleted.tombstoned} games`,
+          () => `deleted database ${db.slug} (${db.id}) and its ${counted(deleted.tombstoned, 'game')}`,
         );
       }),
     );

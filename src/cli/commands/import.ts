@@ -4,7 +4,7 @@ import type { RejectsFiles } from '../../import/rejects.ts';
 import type { Database } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, storeSettingsOf, withStore } from '../context.ts';
 import { checkInputs, sameFile } from '../inputs.ts';
-import { emit, failureLine, terminalSafe } from '../output.ts';
+import { counted, emit, failureLine, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { CliError, parseName } from '../settings.ts';
 import { dieOf } from '../stop-signals.ts';
@@ -16,8 +16,8 @@ type FileSummary = ImportSummary & { skipped: boolean };
 
 function describe(s: ImportSummary, stoppedNote?: string): string {
   const lines = [
-    `${s.file}: ${s.imported} imported, ${s.duplicates} duplicates skipped, ${s.rejected} rejected` +
-      ` (${s.games} games read in ${s.seconds.toFixed(1)}s, ${Math.round(s.games / Math.max(s.seconds, 1e-3))} games/s)`,
+    `${s.file}: ${s.imported} imported, ${counted(s.duplicates, 'duplicate')} skipped, ${s.rejected} rejected` +
+      ` (${counted(s.games, 'game')} read in ${s.seconds.toFixed(1)}s, ${Math.round(s.games / Math.max(s.seconds, 1e-3))} games/s)`,
   ];
   for (const r of s.rejections.slice(0, 20))
     lines.push(`  rejected: ${r.file}:${r.line} game ${r.game}: ${r.reason}`);
@@ -26,9 +26,9 @@ function describe(s: ImportSummary, stoppedNote?: string): string {
   for (const w of s.warnings.slice(0, 20))
     lines.push(`  warning: ${w.file}:${w.line} game ${w.game}: ${w.warning}`);
   if (s.warnings.length > 20)
-    lines.push(`  ... and ${s.warnings.length - 20} more warnings (use --json for all)`);
+    lines.push(`  ... and ${counted(s.warnings.length - 20, 'more warning')} (use --json for all)`);
   if (s.stoppedAtMaxGames)
-    lines.push(`  stopped: the database reached its maxGames; ${s.overLimit} games not added`);
+    lines.push(`  stopped: the database reached its maxGames; ${counted(s.overLimit, 'game')} not added`);
   if (stoppedNote) lines.push(`  ${stoppedNote}`);
   return lines.join('\n');
 }
@@ -122,12 +122,12 @@ async function stopped(
   const done =
     stored === 0
       ? 'before any game was stored'
-      : `after ${summary.imported} games were imported` +
-        (summary.duplicates > 0 ? ` (and ${summary.duplicates} duplicates skipped)` : '');
+      : `after ${counted(summary.imported, 'game')} ${summary.imported === 1 ? 'was' : 'were'} imported` +
+        (summary.duplicates > 0 ? ` (and ${counted(summary.duplicates, 'duplicate')} skipped)` : '');
   const rerun = !failure.remedy
     ? ''
     : options.allowDuplicates
-      ? `; with --allow-duplicates, that stores the ${summary.imported} games imported so far a second time`
+      ? `; with --allow-duplicates, that stores the ${counted(summary.imported, 'game')} imported so far a second time`
       : stored > 0
         ? ': the games already stored are skipped'
         : '';
@@ -145,8 +145,8 @@ function total(summaries: FileSummary[]): string {
     summaries.reduce((n, s) => n + s[key], 0);
   const read = summaries.filter((s) => !s.skipped).length;
   return (
-    `total: ${sum('imported')} imported, ${sum('duplicates')} duplicates skipped, ${sum('rejected')} rejected` +
-    ` (${sum('games')} games in ${read} files read in ${sum('seconds').toFixed(1)}s)`
+    `total: ${sum('imported')} imported, ${counted(sum('duplicates'), 'duplicate')} skipped, ${sum('rejected')} rejected` +
+    ` (${counted(sum('games'), 'game')} in ${counted(read, 'file')} read in ${sum('seconds').toFixed(1)}s)`
   );
 }
 

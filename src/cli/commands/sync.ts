@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { ChessportError, ChessportNetworkError } from '../../client/errors.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
 import { jsonOption } from '../context.ts';
-import { emit, terminalSafe } from '../output.ts';
+import { counted, emit, terminalSafe } from '../output.ts';
 import { CliError, nonEmpty, parsePositiveInt } from '../settings.ts';
 
 /** Exit codes a script can act on; everything else that fails exits with 1. */
@@ -54,7 +54,7 @@ function progressLine(stream: NodeJS.WriteStream) {
   return {
     update(p: SyncProgress, note = ''): void {
       if (!stream.isTTY) return;
-      const line = `${p.pages} pages, ${p.changes} changes: ${p.gamesUpserted} games upserted, ${p.gamesDeleted} deleted${note}`;
+      const line = `${counted(p.pages, 'page')}, ${counted(p.changes, 'change')}: ${counted(p.gamesUpserted, 'game')} upserted, ${p.gamesDeleted} deleted${note}`;
       stream.write(`\r\x1b[2K${line}`);
       shown = true;
     },
@@ -127,18 +127,19 @@ export function syncCommand(program: Command): void {
         emit(Boolean(opts.json), summary, () => {
           const seconds = (summary.elapsedMs / 1000).toFixed(1);
           const lines = [
-            `synced ${summary.pages} pages, ${summary.changes} changes: ${summary.gamesUpserted} games upserted, ` +
+            `synced ${counted(summary.pages, 'page')}, ${counted(summary.changes, 'change')}: ${counted(summary.gamesUpserted, 'game')} upserted, ` +
               `${summary.gamesDeleted} deleted in ${seconds}s (${summary.resumed ? 'continued' : 'first run'})`,
-            `mirror: ${summary.mirrorGames} games in ${summary.mirrorDatabases} databases, ${summary.mirror}`,
+            `mirror: ${counted(summary.mirrorGames, 'game')} in ${counted(summary.mirrorDatabases, 'database')}, ${summary.mirror}`,
           ];
           if (summary.rateLimitWaits > 0) {
             const waited = (summary.rateLimitWaitMs / 1000).toFixed(1);
             lines.push(
-              `waited ${waited}s on the rate limit (${summary.rateLimitWaits} requests refused with 429)`,
+              `waited ${waited}s on the rate limit (${counted(summary.rateLimitWaits, 'request')} refused with 429)`,
             );
           }
-          if (summary.retries > 0) lines.push(`retried ${summary.retries} requests after errors`);
-          if (summary.pgnFiles.length > 0) lines.push(`wrote ${summary.pgnFiles.length} PGN files`);
+          if (summary.retries > 0) lines.push(`retried ${counted(summary.retries, 'request')} after errors`);
+          if (summary.pgnFiles.length > 0)
+            lines.push(`wrote ${counted(summary.pgnFiles.length, 'PGN file')}`);
           return lines.join('\n');
         });
       } catch (error) {
