@@ -5,7 +5,7 @@ import { PgnSplitter } from '../chess/index.ts';
 import type { RawGame } from '../chess/types.ts';
 import type { Database, GameRecord, Store } from '../store/index.ts';
 import { decodePgnStream } from './decode.ts';
-import { InputReadError, inputBytes } from './input.ts';
+import { InputReadError, inputBytes, textSize } from './input.ts';
 import type { BatchItem, CheckedBatch } from './normalize-batch.ts';
 import { defaultPoolSize, maxPoolSize, NormalizePool, worthWorkers } from './normalize-pool.ts';
 import { RejectsFiles, RejectsWriter } from './rejects.ts';
@@ -160,11 +160,14 @@ export function emptySummary(file: string): ImportSummary {
 export async function importFile(options: ImportOptions): Promise<ImportSummary> {
   const { store, database, file } = options;
   const started = performance.now();
-  const totalBytes = (await stat(file)).size;
+  const stats = await stat(file);
+  const totalBytes = stats.size;
+  // What the decisions by size go by: a compressed file of a few MB holds several times as much text.
+  const textBytes = stats.isFile() ? (await textSize(file, 0)).size : totalBytes;
   const batchSize = options.batchSize ?? BATCH_GAMES;
   const rejects = new RejectsWriter(options.rejects ?? new RejectsFiles([file]), file, options.rejectsFile);
   const summary = emptySummary(file);
-  const bulk = totalBytes < BULK_WRITES_BYTES ? undefined : store.bulkWrites();
+  const bulk = textBytes < BULK_WRITES_BYTES ? undefined : store.bulkWrites();
   let batch: GameRecord[] = [];
   let batchChars = 0;
   const pool =
@@ -183,7 +186,7 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     const waiting = waited / (now - windowStart);
     windowStart = now;
     waited = 0;
-    const secondsLeft = ((totalBytes - doneChars) / doneChars) * ((now - started) / 1000); // chars ~ bytes
+    const secondsLeft = ((textBytes - doneChars) / doneChars) * ((now - started) / 1000); // chars ~ bytes
     if (waiting > 1 / 3 && secondsLeft > GROW_WHEN_SECONDS_LEFT) pool.grow();
   };
   // Chunks in flight, oldest first: results are taken in file order.

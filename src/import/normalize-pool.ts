@@ -6,11 +6,11 @@
 // worker's message queue. Handing out the next batch only when the main thread took the previous result
 // left the worker idle whenever the main thread was busy (splitting, writing to SQLite): measured, the two
 // then took turns instead of working at the same time.
-import { Buffer } from 'node:buffer';
-import { type FileHandle, open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerUrl } from '../store/worker-bundle.ts';
+import { textSize } from './input.ts';
 import { type CheckedBatch, checkBatch, type PackedBatch, unpackBatch } from './normalize-batch.ts';
 
 type Pending = { resolve: (batch: CheckedBatch) => void; reject: (error: Error) => void };
@@ -99,27 +99,16 @@ const INLINE_GAMES = 7000;
  * cannot be read (its import fails by itself).
  */
 async function workOf(file: string): Promise<number> {
-  let handle: FileHandle | undefined;
   try {
-    const stats = await stat(file);
-    if (!stats.isFile()) return 0;
-    const { size } = stats;
-    handle = await open(file);
-    const sample = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
-    const { bytesRead } = await handle.read(sample, 0, sample.length, 0);
+    if (!(await stat(file)).isFile()) return 0;
+    // A compressed file's text: its size estimated, its sample decompressed.
+    const { size, sample } = await textSize(file, SAMPLE_BYTES);
     // Games are counted by their Result tags: one without is missed, one quoted in a comment counted.
     let games = 0;
-    for (
-      let at = sample.indexOf(RESULT_TAG);
-      at !== -1 && at < bytesRead;
-      at = sample.indexOf(RESULT_TAG, at + 1)
-    )
-      games++;
-    return (games * size) / Math.max(1, bytesRead) + size / BYTES_PER_GAME;
+    for (let at = sample.indexOf(RESULT_TAG); at !== -1; at = sample.indexOf(RESULT_TAG, at + 1)) games++;
+    return (games * size) / Math.max(1, sample.length) + size / BYTES_PER_GAME;
   } catch {
     return 0;
-  } finally {
-    await handle?.close();
   }
 }
 const RESULT_TAG = '[Result ';

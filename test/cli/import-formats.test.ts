@@ -1,13 +1,13 @@
 // What an import is given that is no PGN text. A binary file (the node executable, a zip or xz file) was
 // read as "games", each rejected into a rejects file larger than the input, and the command exited 0; a
-// .pgn.gz file likewise. Now a gzip-compressed PGN file is read decompressed, and anything else that is not
+// .pgn.gz file likewise. Now a gzip- or zstd-compressed PGN file is read decompressed, and anything else that is not
 // text is refused by its first bytes: before anything is written for a file, at its start for a pipe.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { gzipSync } from 'node:zlib';
+import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { BIN, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { writeGames } from '../http/production-helpers.ts';
@@ -20,7 +20,14 @@ before(async () => {
 });
 after(() => env?.cleanup());
 
-type Summary = { file: string; games: number; imported: number; duplicates: number; rejected: number };
+type Summary = {
+  file: string;
+  bytes: number;
+  games: number;
+  imported: number;
+  duplicates: number;
+  rejected: number;
+};
 type Document = { files: Summary[]; stopped?: { file: string; error: string } };
 
 async function databaseSlugs(): Promise<string[]> {
@@ -79,9 +86,19 @@ describe('refused by their first bytes, before anything is written', () => {
       /is bzip2-compressed: decompress it \(bunzip2\)/,
     ],
     [
-      'a zstd file',
+      'a damaged zstd file',
       Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4]),
-      /is zstd-compressed: decompress it \(unzstd\)/,
+      /is zstd-compressed, but cannot be decompressed/,
+    ],
+    [
+      'a zstd file of a binary one',
+      zstdCompressSync(Buffer.alloc(4096, 0)),
+      /is not PGN text once decompressed: 4096 of its first 4096 bytes are control characters/,
+    ],
+    [
+      'a gzip file holding a zstd one',
+      gzipSync(zstdCompressSync(Buffer.from('[Result "*"]\n\n*\n'))),
+      /holds zstd-compressed: decompress it first \(unzstd\)/,
     ],
     [
       'UTF-16 text',
@@ -205,4 +222,60 @@ describe('gzip-compressed PGN is read decompressed', () => {
       'the game cut in two is not rejected: it was not read whole',
     );
   });
+});
+
+describe('zstd-compressed PGN (lichess publishes .pgn.zst) is read decompressed', () => {
+  test('a .pgn.zst file, concatenated frames, and one through a pipe: the games of the text', async () => {
+    const text = readFileSync(writeGames(env.dir, 'plain-zst.pgn', 3000, 'Zst'));
+    const zst = join(env.dir, 'games.pgn.zst');
+    writeFileSync(zst, zstdCompressSync(text));
+    const [whole] = (await cliJson<Document>(env, ['import', zst, '--user', 'alice', '--database', 'zst']))
+      .files;
+    assert.deepEqual([whole?.games, whole?.imported, whole?.rejected], [3000, 3000, 0]);
+    assert.equal(whole?.bytes, readFileSync(zst).length, 'its bytes are the compressed ones');
+    const halves = join(env.dir, 'halves.pgn.zst');
+    const cut = text.indexOf('\n[Event ', text.length >> 1) + 1;
+    writeFileSync(
+      halves,
+      Buffer.concat([zstdCompressSync(text.subarray(0, cut)), zstdCompressSync(text.subarray(cut))]),
+    );
+    const [joined] = (
+      await cliJson<Document>(env, ['import', halves, '--user', 'alice', '--database', 'zst'])
+    ).files;
+    assert.deepEqual([joined?.games, joined?.duplicates], [3000, 3000]);
+    const fromPipe = piped(zstdCompressSync(text), 'zst', true);
+    assert.equal(fromPipe.code, 0, fromPipe.stderr);
+    assert.equal((JSON.parse(fromPipe.stdout) as Document).files[0]?.duplicates, 3000);
+  });
+
+  for (const [what, damage, reason] of [
+    ['cut off', (whole: Buffer) => whole.subarray(0, whole.length >> 1), /unexpected end of file/],
+    [
+      'damaged halfway',
+      (whole: Buffer) => {
+        const damaged = Buffer.from(whole);
+        damaged.fill(0x55, whole.length >> 1, (whole.length >> 1) + 64);
+        return damaged;
+      },
+      /\S/,
+    ],
+  ] as const) {
+    test(`one ${what}: the games before the damage are imported, then the command fails naming the file`, async () => {
+      const text = readFileSync(writeGames(env.dir, 'cut-zst.pgn', 12_000, 'CutZst'));
+      const file = join(env.dir, `${what.replaceAll(' ', '-')}.pgn.zst`);
+      writeFileSync(file, damage(zstdCompressSync(text)));
+      const database = `zst-${what.replaceAll(' ', '-')}`;
+      const result = await cli(env, ['import', file, '--user', 'alice', '--database', database, '--json']);
+      assert.equal(result.code, 1);
+      const stopped = new RegExp(
+        `^chessport: ${file.replaceAll('.', '\\.')}: the import stopped after (\\d+) games were imported: its zstd data is damaged or cut off \\((.+)\\)\n$`,
+      ).exec(result.stderr);
+      assert.ok(stopped, result.stderr);
+      assert.match(stopped[2] ?? '', reason);
+      const imported = Number(stopped[1]);
+      assert.ok(imported > 4000 && imported < 12_000, `about half: ${imported}`);
+      assert.equal((JSON.parse(result.stdout) as Document).files[0]?.imported, imported);
+      assert.equal(await gamesOf(database), imported);
+    });
+  }
 });

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { importFile } from '../../src/import/index.ts';
 import { NormalizePool, poolForFiles, worthWorkers } from '../../src/import/normalize-pool.ts';
 import { CLASSICS_PGN } from '../http/world.ts';
@@ -26,6 +27,14 @@ test('a pool only for imports with enough to check: many games, in one file or s
     assert.equal(await poolForFiles([CLASSICS_PGN, oneGame]), undefined);
     assert.equal(await worthWorkers([oneGame]), false);
     assert.equal(await worthWorkers([manyGames]), true);
+    // Compressed, the same games are the same work: counted in their text, not in the few KB of the file.
+    for (const [name, compress] of [
+      ['many-games.pgn.gz', gzipSync],
+      ['many-games.pgn.zst', zstdCompressSync],
+    ] as const) {
+      writeFileSync(join(dir, name), compress(line.repeat(12_000)));
+      assert.equal(await worthWorkers([join(dir, name)]), true, name);
+    }
     // 4,000 such games check quickly on this thread; three files of them together are worth workers.
     const someGames = join(dir, 'some-games.pgn');
     writeFileSync(someGames, line.repeat(4_000));
