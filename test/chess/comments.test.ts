@@ -26,6 +26,10 @@ function* unitPlacements(skip: (c: number) => boolean = () => false): Generator<
   }
 }
 
+/** The pieces of random comments: white space of many kinds, and text. */
+const SPACES = [' ', ' ', '\t', '\n', '\r\n', '\u00a0', '\u3000'];
+const WORDS = ['e4', '+0.35/21', 'é', '[%clk 1:59:58]'];
+
 /** 20,000 strings of up to 11 pieces of the alphabet, the same ones for the same seed. */
 function* randomTexts(alphabet: string[], seed: number): Generator<string> {
   const random = () => {
@@ -43,20 +47,7 @@ test('every UTF-16 code unit, alone, inside text, doubled and at either end, is 
 });
 
 test('random comments of spaces, tabs, line breaks, braces and text clean as the reference', () => {
-  const alphabet = [
-    ' ',
-    ' ',
-    '\t',
-    '\n',
-    '\r\n',
-    '\u00a0',
-    '\u3000',
-    '}',
-    'e4',
-    '+0.35/21',
-    'é',
-    '[%clk 1:59:58]',
-  ];
+  const alphabet = [...SPACES, '}', ...WORDS];
   for (const raw of randomTexts(alphabet, 42))
     assert.equal(cleanComment(raw), reference(raw), JSON.stringify(raw));
 });
@@ -76,20 +67,7 @@ test('every UTF-16 code unit in a brace comment, as the parser reads it, is clea
 });
 
 test('random brace comments of spaces, tabs and line breaks read as the reference cleans them', () => {
-  const alphabet = [
-    ' ',
-    ' ',
-    ' ',
-    '\t',
-    '\n',
-    '\r\n',
-    '\u00a0',
-    '\u3000',
-    'e4',
-    '+0.35/21',
-    'é',
-    '[%clk 1:59:58]',
-  ];
+  const alphabet = [...SPACES, ' ', ...WORDS];
   for (const raw of randomTexts(alphabet, 7))
     assert.equal(commentOf(raw), reference(raw), JSON.stringify(raw));
 });
