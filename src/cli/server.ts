@@ -8,7 +8,7 @@ import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
 import { storeOpening } from './context.ts';
-import { CliError, loadServerSettings, type Settings } from './settings.ts';
+import { CliError, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
 import { maskUrl, sqliteFiles } from './store-url.ts';
 
@@ -16,8 +16,12 @@ import { maskUrl, sqliteFiles } from './store-url.ts';
  * Serves until a signal. `signals` were caught when the command began: one that came during its start-up
  * (or comes during this one's) stops the server like one that comes later, exit 0.
  */
-export async function runServer(store: Store, settings: Settings, signals: StopSignals): Promise<string> {
-  const server = loadServerSettings();
+export async function runServer(
+  store: Store,
+  settings: Settings,
+  server: ServerSettings,
+  signals: StopSignals,
+): Promise<string> {
   // The secret may be created (a write) on first start: that still waits as long as the CLI's writers do.
   const secret = settings.secret ?? (await store.serverSecret());
   if (store.dialect === 'sqlite') {

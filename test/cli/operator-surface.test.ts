@@ -1,7 +1,7 @@
 // What the operator meets around the commands: `--version`, which settings a command reads, CHESSPORT_DEBUG's
 // off values, and counts in the text output said in the singular for one.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
@@ -60,6 +60,27 @@ describe('each command checks the settings it reads', () => {
         const result = await cli(withEnv({ [name]: value }), command);
         assert.equal(result.code, 1, `${command[0]} with ${name}=${value}`);
         assert.match(result.stderr, new RegExp(`^chessport: [^\\n]*${name}[^\\n]*\\n$`), result.stderr);
+      }
+    }
+  });
+
+  test('serve and demo refuse a bad setting of the server itself before a new store is made', async () => {
+    const serverItself: NodeJS.ProcessEnv = {
+      SHUTDOWN_TIMEOUT: 'bogus',
+      TRUST_PROXY: '%%',
+      PAGE_CACHE_MB: 'x',
+      IDLE_TIMEOUT: 'never',
+    };
+    for (const command of [
+      ['serve', '--port', '0'],
+      ['demo', '--port', '0'],
+    ]) {
+      for (const [name, value] of Object.entries(serverItself)) {
+        const store = join(env.dir, `fresh-${command[0]}-${name}.sqlite`);
+        const result = await cli(withEnv({ [name]: value, DATABASE_URL: store }), command);
+        assert.equal(result.code, 1, `${command[0]} with ${name}=${value}`);
+        assert.match(result.stderr, new RegExp(`^chessport: [^\\n]*${name}[^\\n]*\\n$`), result.stderr);
+        assert.equal(existsSync(store), false, `${command[0]} with ${name}=${value} made ${store}`);
       }
     }
   });

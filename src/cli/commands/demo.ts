@@ -5,7 +5,7 @@ import { importFile } from '../../import/index.ts';
 import type { App, Store, User } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';
 import { emit } from '../output.ts';
-import { CliError, parsePort } from '../settings.ts';
+import { CliError, loadServerSettings, parsePort } from '../settings.ts';
 import { StopSignals } from '../stop-signals.ts';
 import { DEMO_STORE, maskUrl } from '../store-url.ts';
 
@@ -72,6 +72,7 @@ export function demoCommand(program: Command): void {
     .option('--json', 'print the token and URLs as JSON')
     .action(async (opts: { host?: string; port?: string; serve: boolean; json?: boolean }, cmd: Command) => {
       const settings = settingsOf(cmd);
+      const server = loadServerSettings(); // checked before the store opens, as serve does
       // The demo keeps its own file unless a store is named explicitly, so it never touches real data.
       const { databaseUrl } = cmd.optsWithGlobals() as { databaseUrl?: string };
       if (!databaseUrl && !process.env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
@@ -91,7 +92,7 @@ export function demoCommand(program: Command): void {
       if (signals) {
         settings.logLevel = process.env.LOG_LEVEL || 'warn';
         const { runServer } = await import('../server.ts'); // see serve.ts
-        port = Number(new URL(await runServer(store, settings, signals)).port);
+        port = Number(new URL(await runServer(store, settings, server, signals)).port);
       }
       // Issued once the server listens: a demo that cannot (its port taken) left a live 30-day token behind.
       const token = await issueDemoToken(store, seeded);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { explainedStoreFailure, openCliStore, settingsOf } from '../context.ts';
-import { parsePort } from '../settings.ts';
+import { loadServerSettings, parsePort } from '../settings.ts';
 import { StopSignals } from '../stop-signals.ts';
 
 export function serveCommand(program: Command): void {
@@ -11,6 +11,8 @@ export function serveCommand(program: Command): void {
     .option('--port <port>', 'port to listen on (PORT, default 8080; 0 picks a free one)')
     .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
       const settings = settingsOf(cmd);
+      // Every setting is checked before the store opens: a bad one must not leave a new store, or a migrated one.
+      const server = loadServerSettings();
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port, '--port');
       const signals = new StopSignals(); // before the store opens: see stop-signals.ts
@@ -19,7 +21,7 @@ export function serveCommand(program: Command): void {
       // time, and every other command does without it.
       const { runServer } = await import('../server.ts');
       // Start-up writes the secret into a new store: a full or locked one fails here, saying so.
-      await runServer(store, settings, signals).catch((error: unknown) => {
+      await runServer(store, settings, server, signals).catch((error: unknown) => {
         throw explainedStoreFailure(error, settings.databaseUrl);
       });
     });
