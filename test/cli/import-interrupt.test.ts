@@ -5,12 +5,11 @@
 // dies of the signal, as a shell expects of a command interrupted. The inputs are named pipes that the test
 // keeps open: the import is surely part-way, and its read waits for more, which the signal must end too.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { createWriteStream, readFileSync, rmSync, type WriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { BIN, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, spawnCli, tempEnv } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
 
 /** Distinct games numbered from `from`; every tenth plays an illegal move and is rejected. */
@@ -53,27 +52,15 @@ interface Run {
 /** `chessport <args>` with a named pipe among its inputs, made at `fifo`, which the caller writes to. */
 function run(args: string[], fifo: string): Run {
   execFileSync('mkfifo', [fifo]);
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: env.env,
-    cwd: env.dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
+  const spawned = spawnCli(env, args);
   const input = createWriteStream(fifo);
   input.on('error', () => undefined); // EPIPE once the import stopped reading
   return {
-    child,
+    child: spawned.child,
     input,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited: once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>,
+    stdout: () => spawned.output().stdout,
+    stderr: () => spawned.output().stderr,
+    exited: spawned.exited.then(({ code, signal }) => [code, signal]),
   };
 }
 

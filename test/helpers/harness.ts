@@ -46,6 +46,42 @@ export interface CliResult {
   stderr: string;
 }
 
+/** How a spawned command ended, with all it wrote. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  /** What it has written so far. */
+  output(): { stdout: string; stderr: string };
+  exited: Promise<Exit>;
+}
+
+/** Starts `chessport <args>` without waiting for it: for tests that signal or kill it mid-run. */
+export function spawnCli(env: Env, args: string[]): Spawned {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: env.env,
+    cwd: env.dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, output: () => ({ stdout, stderr }), exited };
+}
+
 /** Runs `chessport <args>`; never throws on a non-zero exit. */
 export async function cli(env: Env, args: string[], options: { cwd?: string } = {}): Promise<CliResult> {
   try {
