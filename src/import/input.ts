@@ -30,6 +30,8 @@ const COMPRESSED_PIECE = 16 << 10;
  * engine comments, 5.8x for opening lines, ~7x with zstd for lichess games): for the size-based decisions.
  */
 const MIN_RATIO = 3;
+/** The longest magic number of COMPRESSIONS (zstd's). */
+const MAGIC_BYTES = 4;
 
 /**
  * The compressions read, by their first bytes. zstd came in Node 22.15 and 23.8 (experimental in 24 too, no
@@ -174,7 +176,8 @@ function textStart(file: string, compression: Compression, bytes: number): Promi
 export async function textSize(file: string, sample: number): Promise<{ size: number; sample: Buffer }> {
   const { size } = await stat(file);
   const handle = await open(file);
-  const head = Buffer.alloc(Math.min(size, sample));
+  // At least the magic bytes, even when no text is sampled: they say whether the file is compressed.
+  const head = Buffer.alloc(Math.min(size, Math.max(sample, MAGIC_BYTES)));
   const tail = Buffer.alloc(4);
   try {
     await handle.read(head, 0, head.length, 0);
@@ -183,7 +186,7 @@ export async function textSize(file: string, sample: number): Promise<{ size: nu
     await handle.close();
   }
   const compression = compressionOf(head);
-  if (!compression) return { size, sample: head };
+  if (!compression) return { size, sample: head.subarray(0, sample) };
   const said = compression.name === 'gzip' ? tail.readUInt32LE(0) : 0;
   const text = sample > 0 ? await textStart(file, compression, sample).catch(() => Buffer.alloc(0)) : head;
   return { size: Math.max(size * MIN_RATIO, said, text.length), sample: text.subarray(0, sample) };
