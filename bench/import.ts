@@ -17,7 +17,7 @@
 // Usage: node bench/import.ts; BENCH_IMPORT_FILES=a.pgn,b.pgn (names in ../shared/pgn/large, or paths).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -221,6 +221,58 @@ export function benchImport(): { runs: string[][]; summary: string[][] } {
   return { runs, summary };
 }
 
+/**
+ * How high the import's ratio could go at most: the chess checking alone (bench/check-alone.ts, one cold pass in
+ * a process of its own, CPU time of all its threads), spread evenly over every core with nothing else to do,
+ * against pgn-extract's whole run in the same round. The import does more (start-up, reading, hashing, storing,
+ * passing games between threads), so its ratio stays below this ceiling.
+ */
+export function benchCeiling(): string[][] {
+  const cores = availableParallelism();
+  const rows = [
+    [
+      'file',
+      'checking alone: cpu s (median)',
+      'pgn-extract: cpu s',
+      'pgn-extract: s',
+      'checking cpu / pgn-extract cpu',
+      `ratio ceiling on ${cores} cores`,
+    ],
+  ];
+  for (const file of FILES) {
+    const name = file.split('/').at(-1) ?? file;
+    if (!existsSync(file) || !PGN_EXTRACT) {
+      rows.push([
+        name,
+        `skipped: ${PGN_EXTRACT ? 'not found' : 'pgn-extract not installed'}`,
+        '',
+        '',
+        '',
+        '',
+      ]);
+      continue;
+    }
+    const checks: number[] = [];
+    const refs: Timed[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const out = execFileSync(process.execPath, [join(import.meta.dirname, 'check-alone.ts'), file]);
+      checks.push((JSON.parse(out.toString()) as { cpu: number }).cpu);
+      refs.push(pgnExtract(PGN_EXTRACT, file));
+    }
+    const check = median(checks);
+    const ref = median(refs.map((t) => t.seconds));
+    rows.push([
+      name,
+      check.toFixed(2),
+      median(refs.map((t) => t.cpu)).toFixed(2),
+      ref.toFixed(2),
+      (check / median(refs.map((t) => t.cpu))).toFixed(2),
+      (ref / (check / cores)).toFixed(2),
+    ]);
+  }
+  return rows;
+}
+
 export function printTable(title: string, rows: string[][]): void {
   const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   console.log(`\n${title}`);
@@ -240,6 +292,10 @@ if (import.meta.main) {
       .map((l) => l.toFixed(1))
       .join(' ')})`,
     summary,
+  );
+  printTable(
+    `import: the ceiling of the ratio, from the chess checking alone (medians over ${RUNS} runs)`,
+    benchCeiling(),
   );
   printTable(
     `import into a growing database: ${GROWTH_FILE} ${GROWTH_IMPORTS} times into one`,
