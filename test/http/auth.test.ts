@@ -3,15 +3,25 @@
 import assert from 'node:assert/strict';
 import { METHODS } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { http } from '../helpers/harness.ts';
+import { http, issueToken } from '../helpers/harness.ts';
 import { raw } from './production-helpers.ts';
 import { makeWorld, type World } from './world.ts';
 
 let world: World;
+let aliceGame: string;
 before(async () => {
   world = await makeWorld();
+  const games = await http<{ data: { id: string }[] }>(world.base, '/games?limit=1', {
+    token: world.tokens.alice,
+  });
+  aliceGame = games.json.data[0]?.id as string;
 });
 after(async () => world?.stop());
+
+const ALL_SCOPES = 'user.read,databases.read,games.read';
+
+/** The path with Alice's own game in place of Bob's, for the tests that need a 200 from every endpoint. */
+const own = (path: string) => path.replace(world.bob.gameIds[0] as string, aliceGame);
 
 const endpoints = () => [
   { path: '/me', scope: 'user.read' },
@@ -20,6 +30,7 @@ const endpoints = () => [
   { path: `/databases/${world.alice.main.slug}/games?format=pgn`, scope: 'games.read' },
   { path: '/games', scope: 'games.read' },
   { path: `/games/${world.bob.gameIds[0]}`, scope: 'games.read' },
+  { path: '/changes', scope: 'games.read' },
 ];
 
 function assertErrorBody(body: unknown, code: string) {
@@ -132,6 +143,40 @@ describe('authentication', () => {
         res.headers.get('www-authenticate'),
         `Bearer realm="chessport", error="insufficient_scope", error_description="The access token lacks the ${scope} scope.", scope="${scope}"`,
       );
+    }
+  });
+
+  // Each endpoint takes exactly its scope: a token holding only another scope, or the other two, is 403.
+  test('scopes: each endpoint answers a token with its scope and refuses one without it', async () => {
+    const scopeSets = [
+      'user.read',
+      'databases.read',
+      'games.read',
+      'databases.read,games.read',
+      'user.read,games.read',
+      'user.read,databases.read',
+    ];
+    for (const scopes of scopeSets) {
+      const token = await issueToken(world.env, 'alice', 'app-one', scopes);
+      for (const { path, scope } of endpoints()) {
+        const res = await http(world.base, own(path), { token });
+        const what = `${scopes} ${path}`;
+        if (scopes.split(',').includes(scope)) {
+          assert.equal(res.status, 200, what);
+          continue;
+        }
+        assert.equal(res.status, 403, what);
+        assertErrorBody(res.json, 'insufficient_scope');
+        assert.match(res.headers.get('www-authenticate') ?? '', new RegExp(`, scope="${scope}"$`), what);
+      }
+    }
+  });
+
+  test('a token with an expiry is accepted until it expires', async () => {
+    const token = await issueToken(world.env, 'alice', 'app-one', ALL_SCOPES, ['--expires-in', '1h']);
+    for (const { path } of endpoints()) {
+      const res = await http(world.base, own(path), { token });
+      assert.equal(res.status, 200, path);
     }
   });
 
