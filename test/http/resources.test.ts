@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cliJson, FIXTURES, http, importPgn, issueToken } from '../helpers/harness.ts';
 import { storeText } from '../helpers/stores.ts';
+import { numberedGames, writePgn } from './changes-fixtures.ts';
 import { bearer } from './production-helpers.ts';
 import { makeWorld, type World } from './world.ts';
 
@@ -87,6 +88,7 @@ describe('GET /databases', () => {
   test("the user's databases only, every field present", async () => {
     const res = await get<{ data: Json[] }>('/databases');
     assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.json), ['data']);
     assert.deepEqual(
       res.json.data.map((d) => d.slug),
       ['main-games', 'classics'],
@@ -137,6 +139,7 @@ describe('game lists', () => {
   test('GET /games: list items without moves or PGN, in import order, all databases', async () => {
     const res = await get<{ data: GameSummary[] }>('/games');
     assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.json), ['data']);
     assert.equal(res.json.data.length, 7);
     assert.equal(res.headers.get('link'), null, 'one page, no next link');
     for (const game of res.json.data) {
@@ -231,6 +234,7 @@ describe('game lists', () => {
     const byId = await get<{ data: GameSummary[] }>(`/databases/${world.alice.main.id}/games`);
     const bySlug = await get<{ data: GameSummary[] }>(`/databases/${world.alice.main.slug}/games`);
     assert.equal(byId.status, 200);
+    assert.deepEqual(Object.keys(byId.json), ['data']);
     assert.deepEqual(byId.json, bySlug.json);
     assert.equal(byId.json.data.length, 3);
     for (const game of byId.json.data) {
@@ -278,6 +282,28 @@ describe('game lists', () => {
     });
   }
 
+  test('/me and /databases take no parameters, the lists no format or feed parameters: 400 naming them', async () => {
+    const [game] = (await get<{ data: GameSummary[] }>('/games?limit=1')).json.data;
+    const cases: [string, string][] = [
+      ['/me?x=1', 'unknown parameter "x"'],
+      ['/me?limit=1', 'unknown parameter "limit"'],
+      ['/databases?limit=5', 'unknown parameter "limit"'],
+      ['/databases?offset=0', 'unknown parameter "offset"'],
+      ['/games?format=pgn', 'unknown parameter "format"'],
+      ['/games?cursor=x', 'unknown parameter "cursor"'],
+      [`/games/${game?.id}?format=pgn&format=pgn`, 'format must be given once'],
+      [`/databases/${world.alice.main.slug}/games?format=pgn&format=pgn`, 'format must be given once'],
+    ];
+    for (const [path, message] of cases) {
+      const res = await get(path);
+      assert.equal(res.status, 400, path);
+      assert.deepEqual(res.json, { error: 'invalid_request', error_description: message }, path);
+    }
+    // An empty query is no parameter.
+    assert.equal((await get('/me?')).status, 200);
+    assert.equal((await get('/databases?')).status, 200);
+  });
+
   test('limit 200 and offset 0 are in range', async () => {
     assert.equal((await get('/games?limit=200&offset=0')).status, 200);
     assert.equal((await get('/games?limit=1')).status, 200);
@@ -313,6 +339,7 @@ describe('GET /games/{id}', () => {
     const [id] = await firstIds();
     const res = await get<{ data: Json }>(`/games/${id}`);
     assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.json), ['data']);
     const game = res.json.data;
     assert.deepEqual(Object.keys(game).sort(), DETAIL_KEYS);
     assert.equal(game.id, id);
@@ -372,6 +399,8 @@ describe('GET /games/{id}', () => {
       await get(`/games/${id}`, world.tokens.alice, {
         accept: 'application/json;q=0.5, application/x-chess-pgn',
       }),
+      // format=pgn decides whatever Accept says: HTTP libraries send Accept: application/json by default.
+      await get(`/games/${id}?format=pgn`, world.tokens.alice, { accept: 'application/json' }),
     ];
     for (const res of answers) {
       assert.equal(res.status, 200);
@@ -431,6 +460,8 @@ describe('GET /games/{id}', () => {
       [world.tokens.alice, "1' OR '1'='1"],
       [world.tokens.alice, aliceSlug],
       [world.tokens.alice, 'x'.repeat(300)],
+      // A database's id is no game's.
+      [world.tokens.alice, world.alice.main.id],
     ];
     const bodies = new Set<string>();
     for (const [token, id] of cases) {
@@ -443,14 +474,94 @@ describe('GET /games/{id}', () => {
 
   test("another user's database by UUID or slug, an unknown or malformed one: 404 not_found", async () => {
     const aliceOnlySlug = world.alice.classics.slug;
-    for (const ref of [world.bob.db.id, 'no-such-db', '00000000-0000-4000-8000-000000000000', '%00']) {
-      const res = await get(`/databases/${ref}/games`);
-      assert.equal(res.status, 404, ref);
-      assert.equal((res.json as Json).error, 'not_found');
+    const [aliceGame] = await firstIds();
+    const bodies = new Set<string>();
+    // A game's id is no database's.
+    for (const ref of [
+      world.bob.db.id,
+      'no-such-db',
+      '00000000-0000-4000-8000-000000000000',
+      '%00',
+      aliceGame,
+    ]) {
+      for (const query of ['', '?format=pgn']) {
+        const res = await get(`/databases/${ref}/games${query}`);
+        assert.equal(res.status, 404, `${ref}${query}`);
+        assert.equal((res.json as Json).error, 'not_found');
+        bodies.add(res.text);
+      }
     }
+    assert.equal(bodies.size, 1, 'one answer for every case: nothing tells them apart');
     // Bob has no "classics" database: Alice's slug must not resolve for him.
     const res = await get(`/databases/${aliceOnlySlug}/games?format=pgn`, world.tokens.bob);
     assert.equal(res.status, 404);
+  });
+});
+
+describe('empty lists and page sizes', () => {
+  test('a user with nothing: empty data arrays, no Link; an empty database likewise', async () => {
+    await cliJson(world.env, ['users', 'add', 'erin']);
+    const token = await issueToken(world.env, 'erin', 'app-one', 'databases.read,games.read');
+    for (const path of ['/databases', '/games', '/games?limit=1']) {
+      const res = await get(path, token);
+      assert.equal(res.status, 200, path);
+      assert.equal(res.text, '{"data":[]}', path);
+      assert.equal(res.headers.get('link'), null, path);
+    }
+    // Past the end of an empty list: still 200 and empty, with the way back.
+    const beyond = await get('/games?offset=10', token);
+    assert.equal(beyond.text, '{"data":[]}');
+    assert.equal(beyond.headers.get('link'), '</api/v1/games?offset=0&limit=50>; rel="prev"');
+    const empty = await cliJson<{ id: string; slug: string }>(world.env, [
+      'databases',
+      'add',
+      'Nothing Yet',
+      '--user',
+      'erin',
+    ]);
+    for (const ref of [empty.id, empty.slug]) {
+      const res = await get(`/databases/${ref}/games`, token);
+      assert.equal(res.status, 200, ref);
+      assert.equal(res.text, '{"data":[]}', ref);
+      assert.equal(res.headers.get('link'), null, ref);
+    }
+    const databases = await get<{ data: Json[] }>('/databases', token);
+    assert.deepEqual(
+      databases.json.data.map((d) => d.id),
+      [empty.id],
+    );
+  });
+
+  test('limit: 50 games by default, up to 200, on both lists; Link while more exist', async () => {
+    await cliJson(world.env, ['users', 'add', 'dave']);
+    const file = writePgn(world.env.dir, 'dave.pgn', numberedGames('Dave', 201));
+    const db = await importPgn(world.env, file, 'dave', 'Many');
+    const token = await issueToken(world.env, 'dave', 'app-one', 'games.read');
+    for (const path of ['/games', `/databases/${db.slug}/games`]) {
+      const page = (query: string) => get<{ data: GameSummary[] }>(`${path}${query}`, token);
+      const link = (query: string, rel: string) => `</api/v1${path}?${query}>; rel="${rel}"`;
+      const first = await page('');
+      assert.equal(first.json.data.length, 50, path);
+      assert.equal(first.headers.get('link'), link('limit=50&offset=50', 'next'), path);
+      const max = await page('?limit=200');
+      assert.equal(max.json.data.length, 200, path);
+      assert.equal(max.headers.get('link'), link('limit=200&offset=200', 'next'), path);
+      assert.deepEqual(
+        max.json.data.slice(0, 50).map((g) => g.id),
+        first.json.data.map((g) => g.id),
+      );
+      const last = await page('?limit=200&offset=200');
+      assert.deepEqual(
+        last.json.data.map((g) => g.white.name),
+        ['Dave White 201'],
+      );
+      assert.equal(last.headers.get('link'), link('limit=200&offset=0', 'prev'), path);
+      // Exactly the last game: a full page and nothing after it.
+      const exact = await page('?limit=1&offset=200');
+      assert.equal(exact.json.data.length, 1);
+      assert.equal(exact.headers.get('link'), link('limit=1&offset=199', 'prev'), path);
+      assert.equal((await page('?limit=201')).status, 400, path);
+    }
   });
 });
 
@@ -529,6 +640,57 @@ describe('games with missing or odd tags', () => {
   });
 });
 
+describe('field order', () => {
+  // JSON objects are unordered, but clients compare and hash bodies, and ETags are of the bytes: the fields come
+  // in the order of the spec's tables (the detail has the list item's fields first, in their order).
+  test("every object's fields come in the spec's order", async () => {
+    const summary = ['id', 'slug', 'databaseId', 'event', 'date', 'result', 'eco', 'white', 'black'];
+    const player = ['name', 'elo', 'fideId', 'country'];
+    const me = await get<{ data: Json }>('/me');
+    assert.deepEqual(Object.keys(me.json.data), ['id', 'name', 'email', 'image']);
+    const databases = await get<{ data: Json[] }>('/databases');
+    assert.deepEqual(Object.keys(databases.json.data[0] ?? {}), [
+      'id',
+      'name',
+      'slug',
+      'private',
+      'maxGames',
+      'createdAt',
+      'updatedAt',
+    ]);
+    const list = await get<{ data: GameSummary[] }>('/games?limit=1');
+    const [item] = list.json.data;
+    assert.deepEqual(Object.keys(item ?? {}), summary);
+    assert.deepEqual(Object.keys(item?.white ?? {}), player);
+    const inDatabase = await get<{ data: Json[] }>(`/databases/${world.alice.main.slug}/games?limit=1`);
+    assert.deepEqual(Object.keys(inDatabase.json.data[0] ?? {}), summary);
+    const detail = await get<{ data: Json }>(`/games/${item?.id}`);
+    assert.deepEqual(Object.keys(detail.json.data), [
+      ...summary,
+      'fen',
+      'moves',
+      'pgn',
+      'metadata',
+      'updatedAt',
+    ]);
+    assert.deepEqual(Object.keys(detail.json.data.black as Json), player);
+    const feed = await get<{ data: Json[] }>('/changes?limit=1');
+    assert.deepEqual(Object.keys(feed.json), ['data', 'nextCursor', 'hasMore']);
+    assert.deepEqual(Object.keys(feed.json.data[0] ?? {}), [
+      'id',
+      'databaseId',
+      'updatedAt',
+      'deleted',
+      'white',
+      'black',
+      'result',
+    ]);
+    assert.deepEqual(Object.keys(feed.json.data[0]?.white as Json), player);
+    const error = await get('/games?limit=0');
+    assert.deepEqual(Object.keys(error.json), ['error', 'error_description']);
+  });
+});
+
 describe('ids of any length or encoding', () => {
   // The router used to refuse these before any route: 400 with the path in the message, even without a token.
   const long = (n: number) => 'a'.repeat(n);
@@ -594,10 +756,18 @@ describe('database PGN export', () => {
     assert.equal(res.text, pgns.join('\n'));
     assert.equal(res.text.match(/^\[Event /gm)?.length, 3);
     assert.match(res.text, /\[Source "chessport fixture"\]/, 'extra tags are exported');
-    const viaAccept = await get(`/databases/${world.alice.main.id}/games`, world.tokens.alice, {
-      accept: 'application/x-chess-pgn',
-    });
-    assert.equal(viaAccept.text, res.text);
+    for (const [query, accept] of [
+      ['', 'application/x-chess-pgn'],
+      ['', 'application/vnd.chess-pgn'],
+      ['?format=pgn', 'application/json'],
+    ]) {
+      const other = await get(`/databases/${world.alice.main.id}/games${query}`, world.tokens.alice, {
+        accept,
+      });
+      assert.equal(other.status, 200, `${query} ${accept}`);
+      assert.equal(other.headers.get('content-type'), 'application/x-chess-pgn; charset=utf-8');
+      assert.equal(other.text, res.text, `${query} ${accept}`);
+    }
   });
 
   test('limit or offset with the PGN export is 400 (the export is always whole); format=xml is 400', async () => {
