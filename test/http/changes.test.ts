@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cli, cliJson, http, importPgn, startServer } from '../helpers/harness.ts';
+import { cli, cliJson, http, importPgn, issueToken, startServer } from '../helpers/harness.ts';
 import { type Change, type FeedPage, numberedGames, type Player, writePgn } from './changes-fixtures.ts';
 import { makeWorld, type World } from './world.ts';
 
@@ -161,6 +161,29 @@ describe('GET /changes: reading the feed', () => {
     assert.notEqual(next.json.nextCursor, cursor);
     const after = await feed({ cursor: next.json.nextCursor });
     assert.deepEqual(after.json, { data: [], nextCursor: next.json.nextCursor, hasMore: false });
+  });
+});
+
+describe('GET /changes: a user without games', () => {
+  test('an empty first page, by backfill or since, whose cursor later gives the first games', async () => {
+    await cliJson(world.env, ['users', 'add', 'frank']);
+    const token = await issueToken(world.env, 'frank', 'app-one', 'games.read');
+    const first = await feed({}, token);
+    assert.equal(first.status, 200);
+    assert.deepEqual(Object.keys(first.json), ['data', 'nextCursor', 'hasMore']);
+    assert.deepEqual(first.json.data, []);
+    assert.equal(first.json.hasMore, false);
+    assert.equal(typeof first.json.nextCursor, 'string');
+    const viaSince = await feed({ since: '2000-01-01T00:00:00Z' }, token);
+    assert.deepEqual(viaSince.json, first.json);
+    const again = await feed({ cursor: first.json.nextCursor, limit: 1 }, token);
+    assert.deepEqual(again.json, first.json);
+    await importInto(pgn('frank.pgn', numberedGames('Frank', 2)), 'Frank', 'frank');
+    const next = await drain({ cursor: first.json.nextCursor }, 1, token);
+    assert.deepEqual(
+      next.items.map((c) => c.white.name),
+      ['Frank White 1', 'Frank White 2'],
+    );
   });
 });
 
