@@ -173,6 +173,45 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     );
   });
 
+  test('users add refuses a --name, --email or --image that /me could not serve as the spec names it', async () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ['--image', 'javascript:alert(1)'],
+        /^chessport: --image must be an http or https URL, got "javascript:alert\(1\)"\n$/,
+      ],
+      [['--image', 'example.org/a.png'], /--image must be an http or https URL/],
+      [['--image', 'https://example.org/a b.png'], /--image must be an http or https URL/],
+      [['--image', ''], /^chessport: --image must not be empty\n$/],
+      [
+        ['--email', 'nobody'],
+        /^chessport: --email must be an e-mail address such as ann@example.org, got "nobody"\n$/,
+      ],
+      [['--email', 'a b@example.org'], /--email must be an e-mail address/],
+      [['--email', ' '], /^chessport: --email must not be empty\n$/],
+      [['--name', ''], /^chessport: --name must not be empty\n$/],
+      [['--name', 'Ann\nLee'], /^chessport: --name must not hold control characters \(it holds U\+000A\)\n$/],
+    ];
+    for (const [options, message] of cases) {
+      assertOneLine(await cli(env, ['users', 'add', 'zoe', ...options]), message);
+    }
+    assert.ok(!(await cliJson<{ login: string }[]>(env, ['users', 'list'])).some((u) => u.login === 'zoe'));
+    const zoe = await cliJson<Record<string, string>>(env, [
+      'users',
+      'add',
+      'zoe',
+      '--name',
+      'Zoë Ünal',
+      '--email',
+      'zoe+chess@example.org',
+      '--image',
+      'http://example.org/zoe.png?size=64',
+    ]);
+    assert.deepEqual(
+      [zoe.name, zoe.email, zoe.image],
+      ['Zoë Ünal', 'zoe+chess@example.org', 'http://example.org/zoe.png?size=64'],
+    );
+  });
+
   test('a missing user or app: the command that creates it, quoted for a shell, or none for a blank name', async () => {
     const issue = (user: string, app: string) =>
       cli(env, ['tokens', 'issue', '--user', user, '--app', app, '--scopes', 'games.read']);

@@ -2,7 +2,26 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { jsonOption, withStore } from '../context.ts';
 import { emit, table } from '../output.ts';
-import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+
+// /me serves these as the spec's "e-mail address" and "URL of the user's image": a client may mail the one and
+// load or link the other, so a value that is neither (an empty one, `javascript:...`) is refused here.
+const EMAIL = /^[^\s@]+@[^\s@]+$/u;
+
+function parseEmail(text: string): string {
+  if (!EMAIL.test(parseName(text, '--email'))) {
+    throw new CliError(`--email must be an e-mail address such as ann@example.org, got "${text}"`);
+  }
+  return text;
+}
+
+function parseImageUrl(text: string): string {
+  const url = URL.parse(parseName(text, '--image'));
+  if ((url?.protocol !== 'https:' && url?.protocol !== 'http:') || /\s/u.test(text)) {
+    throw new CliError(`--image must be an http or https URL, got "${text}"`);
+  }
+  return text;
+}
 
 export function usersCommand(program: Command): void {
   const users = program.command('users').description('manage users');
@@ -21,7 +40,12 @@ export function usersCommand(program: Command): void {
       ) =>
         withStore(cmd, async (store) => {
           parseName(login, 'the login', MAX_KEY_NAME_LENGTH);
-          const user = await store.addUser({ login, name: opts.name, email: opts.email, image: opts.image });
+          const user = await store.addUser({
+            login,
+            name: opts.name === undefined ? undefined : parseName(opts.name, '--name'),
+            email: opts.email === undefined ? undefined : parseEmail(opts.email),
+            image: opts.image === undefined ? undefined : parseImageUrl(opts.image),
+          });
           emit(
             Boolean(opts.json),
             {
