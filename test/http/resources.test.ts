@@ -756,11 +756,12 @@ describe('database PGN export', () => {
     assert.equal(res.text, pgns.join('\n'));
     assert.equal(res.text.match(/^\[Event /gm)?.length, 3);
     assert.match(res.text, /\[Source "chessport fixture"\]/, 'extra tags are exported');
-    for (const [query, accept] of [
+    const negotiated: [string, string][] = [
       ['', 'application/x-chess-pgn'],
       ['', 'application/vnd.chess-pgn'],
       ['?format=pgn', 'application/json'],
-    ]) {
+    ];
+    for (const [query, accept] of negotiated) {
       const other = await get(`/databases/${world.alice.main.id}/games${query}`, world.tokens.alice, {
         accept,
       });
