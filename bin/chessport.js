@@ -6,8 +6,18 @@
 // The command's modules load from one bundle while it is fresh (cli-bundle.js), else from the sources.
 import module from 'node:module';
 import { sep } from 'node:path';
-import { freshCliBundle } from './cli-bundle.js';
 
+// Node.js 22.18 is the first to strip types without a flag. An older one (Debian's node 20, say) failed with a
+// stack trace from inside the bundle or the sources; say so in one line before anything else loads.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 18)) {
+  process.stderr.write(
+    `chessport: needs Node.js 22.18 or later, and this is ${process.versions.node}: put a newer node first on ` +
+      'PATH (bash scripts/demo.sh installs Node.js 24 into .tools/ and runs the demo with it)\n',
+  );
+  process.exit(1);
+}
+const { freshCliBundle } = await import('./cli-bundle.js');
 const cache = module.enableCompileCache?.();
 if (cache?.directory) process.env.NODE_COMPILE_CACHE ??= cache.directory;
 const bundle = freshCliBundle();

@@ -1,9 +1,10 @@
-// What the operator meets around the commands: `--version`, which settings a command reads, CHESSPORT_DEBUG's
-// off values, and counts in the text output said in the singular for one.
+// What the operator meets around the commands: `--version`, a Node.js too old to run them, which settings a
+// command reads, CHESSPORT_DEBUG's off values, and counts in the text output said in the singular for one.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { writeGames } from '../http/production-helpers.ts';
 
@@ -25,6 +26,40 @@ describe('--version', () => {
     for (const flag of ['--version', '-V']) {
       const result = await cli(env, [flag]);
       assert.deepEqual(result, { code: 0, stdout: `${VERSION}\n`, stderr: '' }, flag);
+    }
+  });
+});
+
+describe('a Node.js older than 22.18', () => {
+  /** The environment of a command that sees `version` as Node's version (process.versions.node). */
+  function onNode(version: string): Env {
+    const module = join(env.dir, `node-${version}.mjs`);
+    writeFileSync(module, `Object.defineProperty(process.versions, 'node', { value: '${version}' });\n`);
+    const options = `${env.env.NODE_OPTIONS ?? ''} --import=${pathToFileURL(module).href}`.trim();
+    return withEnv({ NODE_OPTIONS: options });
+  }
+
+  test('is refused in one line that says what to do (Node 20 failed with a stack trace)', async () => {
+    for (const version of ['20.20.2', '22.17.1']) {
+      const result = await cli(onNode(version), ['users', 'list']);
+      assert.equal(result.code, 1, version);
+      assert.equal(result.stdout, '');
+      assert.match(
+        result.stderr,
+        new RegExp(
+          `^chessport: needs Node\\.js 22\\.18 or later, and this is ${version.replaceAll('.', '\\.')}: [^\\n]*scripts/demo\\.sh[^\\n]*\\n$`,
+        ),
+      );
+    }
+  });
+
+  test('22.18 and later run', async () => {
+    for (const version of ['22.18.0', '24.0.0', '30.1.0']) {
+      assert.deepEqual(await cli(onNode(version), ['--version']), {
+        code: 0,
+        stdout: `${VERSION}\n`,
+        stderr: '',
+      });
     }
   });
 });
