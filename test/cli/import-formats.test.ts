@@ -248,6 +248,14 @@ describe('zstd-compressed PGN (lichess publishes .pgn.zst) is read decompressed'
     assert.equal((JSON.parse(fromPipe.stdout) as Document).files[0]?.duplicates, 3000);
   });
 
+  test('the help says so, as it says gzip (it named gzip alone)', async () => {
+    for (const args of [['--help'], ['import', '--help']]) {
+      const help = await cli(env, args);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout.replace(/\s+/g, ' '), /gzip- or zstd-compressed/, args.join(' '));
+    }
+  });
+
   for (const [what, damage, reason] of [
     ['cut off', (whole: Buffer) => whole.subarray(0, whole.length >> 1), /unexpected end of file/],
     [

@@ -154,7 +154,7 @@ export function importCommand(program: Command): void {
   program
     .command('import <files...>')
     .description(
-      'import PGN files (or gzip-compressed ones) into a database (created when missing); identical games are skipped',
+      'import PGN files (or gzip- or zstd-compressed ones) into a database (created when missing); identical games are skipped',
     )
     .requiredOption('--user <login>', 'owner of the games')
     .requiredOption('--database <id-slug-or-name>', 'target database')
