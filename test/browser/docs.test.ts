@@ -21,7 +21,7 @@ const ENDPOINTS = [
 
 const skip = existsSync(CHROMIUM)
   ? false
-  : `chromium is not installed at ${CHROMIUM} (apt-get install chromium)`;
+  : `chromium is not installed at ${CHROMIUM} (apt-get install chromium, or name another with CHROMIUM_PATH)`;
 
 describe('/docs in a browser', { skip }, () => {
   let env: Env;
