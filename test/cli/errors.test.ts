@@ -115,6 +115,23 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     assert.ok(!apps.some((a) => a.name === 'sectorless'));
   });
 
+  test('a user\'s empty --name, --email or --image: /me showed "" where an unknown value is null', async () => {
+    for (const flag of ['--name', '--email', '--image']) {
+      for (const value of ['', ' ']) {
+        assertOneLine(
+          await cli(env, ['users', 'add', 'nameless', flag, value]),
+          new RegExp(`^chessport: ${flag} must not be empty\n$`),
+        );
+      }
+    }
+    assertOneLine(
+      await cli(env, ['users', 'add', 'nameless', '--name', 'Eve\nMallory']),
+      /^chessport: --name must not hold control characters \(it holds U\+000A\)\n$/,
+    );
+    const logins = (await cliJson<{ login: string }[]>(env, ['users', 'list'])).map((u) => u.login);
+    assert.ok(!logins.includes('nameless'));
+  });
+
   test('logins and app names are at most 200 characters on both stores', async () => {
     // Each is a unique key: PostgreSQL failed on a long one with "index row size ... exceeds btree version 4
     // maximum 2704" (and asked for CHESSPORT_DEBUG), where SQLite took it.
