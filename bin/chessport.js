@@ -9,7 +9,7 @@ import { sep } from 'node:path';
 
 // Node.js 22.18 is the first to strip types without a flag. An older one (Debian's node 20, say) failed with a
 // stack trace from inside the bundle or the sources; say so in one line before anything else loads.
-const [major, minor] = process.versions.node.split('.').map(Number);
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
   process.stderr.write(
     `chessport: needs Node.js 22.18 or later, and this is ${process.versions.node}: put a newer node first on ` +
