@@ -2,7 +2,7 @@
 // the mirror compared game for game with what the API serves. Also: SIGKILL at several points and a rerun,
 // a 429 storm, 401/403 and a rotated server secret with their exit codes. owner.test.ts: whose a mirror is.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer, type Server as HttpServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -136,6 +136,30 @@ describe('a mirror that follows the server through imports, updates, moves and d
       /^synced 1 page, 0 changes: 0 games upserted, 0 deleted in \d+\.\ds \(continued\)\n/,
     );
     assert.match(result.stdout, /mirror: \d+ games in 2 databases, .*mirror\.sqlite/);
+  });
+
+  test('a new mirror is its owner’s only, whatever the umask: it holds private games; a PGN file keeps its mode', async () => {
+    const mirror = join(env.dir, 'private', 'mirror');
+    const modeOf = (path: string) => statSync(path).mode & 0o777;
+    const umask = process.umask(0o002); // the commands run as children, under this umask
+    try {
+      await cliJson(env, syncArgs(server, token, mirror, ['--pgn-files']));
+      const files = readdirSync(mirror).filter((name) => name !== 'pgn');
+      assert.ok(files.includes('mirror.sqlite') && files.includes('sync.lock'), files.join(', '));
+      for (const folder of [join(env.dir, 'private'), mirror, join(mirror, 'pgn')])
+        assert.equal(modeOf(folder), 0o700, folder);
+      for (const name of files) assert.equal(modeOf(join(mirror, name)), 0o600, name);
+      const [shared, ...others] = readdirSync(join(mirror, 'pgn'));
+      assert.ok(shared && others.length > 0);
+      for (const name of [shared, ...others]) assert.equal(modeOf(join(mirror, 'pgn', name)), 0o600, name);
+      // The owner shares one with a group: the next run's file, which replaces it, keeps that.
+      chmodSync(join(mirror, 'pgn', shared), 0o640);
+      await cliJson(env, syncArgs(server, token, mirror, ['--pgn-files']));
+      assert.equal(modeOf(join(mirror, 'pgn', shared)), 0o640);
+      for (const name of others) assert.equal(modeOf(join(mirror, 'pgn', name)), 0o600, name);
+    } finally {
+      process.umask(umask);
+    }
   });
 
   test('401 (revoked token) exits 3 and 403 (missing scope) exits 4, with a clear message, mirror untouched', async () => {

@@ -1,7 +1,6 @@
 // The reference consumer of the changes feed (spec "What the service does"): follow the feed from the saved
 // cursor, fetch each changed game's detail (which carries its PGN), delete tombstoned games, and store the
 // cursor in the same transaction as its page's data. Databases are read from /databases on every run.
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type ChangesQuery, ChessportClient } from '../client.ts';
 import { ChessportError } from '../errors.ts';
@@ -13,6 +12,7 @@ import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';
 import { Mirror } from './mirror.ts';
 import { checkReader, checkServer } from './owner.ts';
 import { writePgnFiles } from './pgn-files.ts';
+import { makePrivateFolder } from './private-files.ts';
 
 export { SYNC_SCOPES, SyncError, type SyncFailure } from './errors.ts';
 
@@ -79,7 +79,7 @@ export async function syncMirror(options: SyncOptions): Promise<SyncSummary> {
     throw new Error('--switch-reader goes with --full: a mirror that changes reader starts over');
   }
   const out = resolve(options.out);
-  mkdirSync(out, { recursive: true });
+  makePrivateFolder(out);
   let lock: FolderLock;
   try {
     lock = lockFolder(join(out, LOCK_FILE));

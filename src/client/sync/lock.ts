@@ -2,6 +2,7 @@
 // system drops it when the process dies, SIGKILL included, so a crashed run never leaves a stale lock
 // behind, and no process id has to be guessed alive or dead.
 import Sqlite from 'better-sqlite3';
+import { createPrivately } from './private-files.ts';
 
 export class FolderBusyError extends Error {}
 
@@ -10,6 +11,7 @@ export interface FolderLock {
 }
 
 export function lockFolder(file: string): FolderLock {
+  createPrivately(file);
   const db = new Sqlite(file, { timeout: 0 });
   try {
     db.exec('begin exclusive');

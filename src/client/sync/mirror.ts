@@ -4,6 +4,7 @@
 import Sqlite from 'better-sqlite3';
 import type { Database, GameDetail, Player } from '../types.ts';
 import type { Owner } from './owner.ts';
+import { createPrivately } from './private-files.ts';
 
 const SCHEMA_VERSION = 1;
 
@@ -70,6 +71,8 @@ export class Mirror {
 
   constructor(file: string) {
     this.file = file;
+    // SQLite gives the -wal and -shm files the mode of the database file.
+    createPrivately(file);
     this.#db = new Sqlite(file);
     // WAL: a reader (the consumer's app) never blocks the sync. synchronous = FULL: a committed page
     // survives a power cut too, not only a crash of this process; one fsync per page is cheap.

@@ -3,16 +3,18 @@
 // removes. The files hold what the API's export holds: the games' PGN, one blank line between games.
 import {
   closeSync,
+  fchmodSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readdirSync,
   renameSync,
   rmSync,
+  statSync,
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Mirror } from './mirror.ts';
+import { makePrivateFolder } from './private-files.ts';
 
 const TEMP = /\.pgn\.tmp-\d+$/;
 const FLUSH_BYTES = 1 << 20;
@@ -29,13 +31,18 @@ export function writePgnFiles(mirror: Mirror, folder: string): string[] {
         'which is not a plain file name: no PGN file was written',
     );
   }
-  mkdirSync(folder, { recursive: true });
+  makePrivateFolder(folder);
   const written: string[] = [];
   for (const database of databases) {
     const file = join(folder, `${database.slug}.pgn`);
     const temp = `${file}.tmp-${process.pid}`;
-    const fd = openSync(temp, 'w');
+    // A new temp file, never one that is there (a link would take the games wherever it points); it replaces
+    // the PGN file with that file's mode, or is its owner's only, like the mirror.
+    const mode = (statSync(file, { throwIfNoEntry: false })?.mode ?? 0o600) & 0o777;
+    rmSync(temp, { force: true });
+    const fd = openSync(temp, 'wx', 0o600);
     try {
+      fchmodSync(fd, mode);
       // Buffered in ~1 MB pieces: constant memory however large the database.
       let chunk = '';
       let first = true;
