@@ -4,7 +4,7 @@
 
 import { once } from 'node:events';
 import { constants, type Stats } from 'node:fs';
-import { access, type FileHandle, lstat, open, stat } from 'node:fs/promises';
+import { access, type FileHandle, lstat, open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -85,8 +85,11 @@ export class RejectsFiles {
     // A pipe or device (/dev/stdin) has no folder of its own to write into: the working folder then.
     const regular = (await stat(input).catch(() => null))?.isFile() ?? false;
     if (regular && (await isWritable(folder))) {
-      if (!this.written.has(resolve(beside)) && (await this.replaceable(beside))) {
-        const file = await open(beside, 'w');
+      const file =
+        !this.written.has(resolve(beside)) && (await this.replaceable(beside))
+          ? await replace(beside)
+          : undefined;
+      if (file) {
         this.written.add(resolve(beside));
         return { file, path: beside };
       }
@@ -116,6 +119,26 @@ export class RejectsFiles {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
     }
+  }
+}
+
+/**
+ * A new file in place of an older rejects file: the name is removed, then created exclusively. Opened as it
+ * was, the name was written through: a hard link that someone who may write into the input's folder (an upload
+ * folder) put there took the rejected games, text that anyone may have written, into the file it links, of
+ * the operator's (`~/.ssh/authorized_keys`), and so did a symbolic link put there after the check. Undefined
+ * when the name cannot be had (something else took it meanwhile): a free name is claimed instead.
+ */
+async function replace(path: string): Promise<FileHandle | undefined> {
+  const taken = (error: unknown, codes: string[]) => {
+    if (!codes.includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+  };
+  try {
+    await unlink(path).catch((error: unknown) => taken(error, ['ENOENT']));
+    return await open(path, 'wx');
+  } catch (error) {
+    taken(error, ['EEXIST', 'EISDIR', 'EPERM']); // a folder, or a file made meanwhile
+    return undefined;
   }
 }
 

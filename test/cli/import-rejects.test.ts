@@ -2,7 +2,16 @@
 // inputs or a file the command did not create by default, and a --rejects path it cannot honour stops the
 // command before anything is imported.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliJson, type Env, FIXTURES, tempEnv } from '../helpers/harness.ts';
@@ -240,5 +249,30 @@ describe('default rejects files', () => {
     await cliJson(env, ['import', join(dir, 'g.pgn'), '--user', 'alice', '--database', 'Again']);
     const text = readFileSync(join(dir, 'g.pgn.rejected.pgn'), 'utf8');
     assert.ok(text.includes('Ke3') && !text.includes('older'), text);
+  });
+
+  test('an older rejects file that is a link to another file is replaced, never written through', async () => {
+    // Whoever may write into an upload folder puts a hard link there, named as the rejects file of a PGN file
+    // the operator will import, to a file of the operator's: the rejected games, text that anyone may have
+    // written, went into that file.
+    const home = folder('home', { authorized_keys: 'ssh-ed25519 AAAA operator\n' });
+    const keys = join(home, 'authorized_keys');
+    const dir = folder('upload', { 'g.pgn': MIXED });
+    linkSync(keys, join(dir, 'g.pgn.rejected.pgn'));
+    const result = await cliJson<ImportJson>(env, [
+      'import',
+      join(dir, 'g.pgn'),
+      '--user',
+      'alice',
+      '--database',
+      'Upload',
+    ]);
+    assert.equal(readFileSync(keys, 'utf8'), 'ssh-ed25519 AAAA operator\n');
+    assert.equal(statSync(keys).nlink, 1);
+    assert.deepEqual(
+      result.files.map((f) => f.rejectsFile),
+      [join(dir, 'g.pgn.rejected.pgn')],
+    );
+    assert.match(readFileSync(join(dir, 'g.pgn.rejected.pgn'), 'utf8'), /Ke3/);
   });
 });
