@@ -5,18 +5,44 @@ import { dirname, join } from 'node:path';
 import { DEFAULT_DATABASE_URL } from '../store/index.ts';
 import { CliError } from './settings.ts';
 
-/** The URL with its password (if any) replaced by `***`; a SQLite path as it is. */
+/**
+ * The URL with its passwords (if any) replaced by `***`: the user's, and the value of every query parameter
+ * whose name holds "password" (pg takes `?password=` and `?sslpassword=`, as libpq does); a SQLite path as it is.
+ */
 export function maskUrl(url: string): string {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
+  const masked = maskQueryPasswords(url);
   try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
+    const parsed = new URL(masked);
+    if (parsed.password === '') return masked;
     parsed.password = '***';
     return parsed.toString();
   } catch {
     // Not a URL that parses: hide anything between the scheme's "//" and an "@".
-    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
+    return masked.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
   }
+}
+
+/** Each `name=value` of the query whose name, decoded as pg decodes it, holds "password": its value as `***`. */
+function maskQueryPasswords(url: string): string {
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const hash = url.indexOf('#', start);
+  const end = hash === -1 ? url.length : hash;
+  const params = url
+    .slice(start + 1, end)
+    .split('&')
+    .map((param) => {
+      const eq = param.indexOf('=');
+      if (eq === -1) return param;
+      const name = param.slice(0, eq);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name.replaceAll('+', ' '));
+      } catch {}
+      return /password/i.test(decoded) ? `${name}=***` : param;
+    });
+  return `${url.slice(0, start + 1)}${params.join('&')}${url.slice(end)}`;
 }
 
 /** The demo's store, unless one is named. */

@@ -141,4 +141,8 @@ test('maskUrl hides a URL’s password and nothing else', () => {
     maskUrl('postgres://app:p%40ss@db/chess?sslmode=require'),
     'postgres://app:***@db/chess?sslmode=require',
   );
+  assert.equal(
+    maskUrl('postgres://app:pw@db/chess?sslmode=require&password=s3cret&sslpassword=k%26y#password=x'),
+    'postgres://app:***@db/chess?sslmode=require&password=***&sslpassword=***#password=x',
+  );
 });

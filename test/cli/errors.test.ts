@@ -368,6 +368,23 @@ describe('store and server failures are one line', () => {
     }
   });
 
+  test('a password in the query of a PostgreSQL URL (pg takes ?password= and ?sslpassword=) is never echoed', async () => {
+    // Masked was only the user's password: `postgres://app@host/db?password=s3cret` went to the terminal
+    // whole, and to the server's first log line.
+    const url = 'postgres://app@127.0.0.1:1/chess?sslmode=disable&password=s3cret&ssl%70assword=k3y';
+    for (const args of [
+      ['users', 'list'],
+      ['serve', '--port', '0'],
+    ]) {
+      const result = await cli({ ...env, env: { ...env.env, DATABASE_URL: url } }, args);
+      assertOneLine(
+        result,
+        /the store postgres:\/\/app@127\.0\.0\.1:1\/chess\?sslmode=disable&password=\*\*\*&ssl%70assword=\*\*\* failed/,
+      );
+      assert.doesNotMatch(result.stderr, /s3cret|k3y/);
+    }
+  });
+
   test('the default store is created with its folder', async () => {
     const cwd = join(env.dir, 'fresh');
     mkdirSync(cwd);
