@@ -2,7 +2,8 @@
 // Seven Tag Roster first, other tags in ASCII order, one blank line, movetext wrapped below
 // 80 columns, result terminator, final newline. Tag lines are never wrapped (a value cannot
 // be split), so only they can be longer than 79 characters, besides a single comment word
-// longer than a line, which gets a line of its own.
+// longer than a line, which gets a line of its own (with the words starting with '%' after
+// it: no line starts with '%', an escape line).
 
 import { Buffer } from 'node:buffer';
 import { isStringOneByteRepresentation } from 'node:v8';
@@ -165,10 +166,18 @@ class Wrapper {
   }
 
   /**
+   * Whether the space at `i` may become a line break: not before a '%', which in a line's first column starts
+   * an escape line (PGN standard 6) that readers skip, the rest of the comment and its '}' with it.
+   */
+  private breakable(i: number): boolean {
+    return this.chars[i] === 32 && this.chars[i + 1] !== 37;
+  }
+
+  /**
    * The comment `{text}`, wrapped at its spaces into the same lines as token() for each of its words (a line's
    * first word goes on it whatever its length, then the words that fit), so that long comments wrap. It is
    * written whole, after a space if the line has a token, then that space or the spaces where its lines end
-   * become line breaks.
+   * become line breaks. A word that starts with '%' stays with the word before it (breakable).
    */
   comment(text: string): void {
     const prefix = this.prefix;
@@ -190,7 +199,7 @@ class Wrapper {
       const room = MAX_LINE - (space - this.lineStart) - 1;
       if (length <= room) return;
       let cut = Math.min(room, length - 2);
-      while (cut > 0 && chars[start + cut] !== 32) cut--;
+      while (cut > 0 && !this.breakable(start + cut)) cut--;
       if (cut > 0) pos = cut + 1;
       chars[cut > 0 ? start + cut : space] = 10;
       this.lineStart = start + pos;
@@ -198,10 +207,10 @@ class Wrapper {
     // Lines of their own: the first word, then the words that fit.
     while (length - pos > MAX_LINE) {
       let first = pos;
-      while (first < length && chars[start + first] !== 32) first++;
+      while (first < length && !this.breakable(start + first)) first++;
       if (first === length) return;
       let cut = Math.min(pos + MAX_LINE, length - 2);
-      while (cut > first + 1 && chars[start + cut] !== 32) cut--;
+      while (cut > first + 1 && !this.breakable(start + cut)) cut--;
       const end = cut > first + 1 ? cut : first;
       chars[start + end] = 10;
       pos = end + 1;
@@ -219,7 +228,7 @@ class Wrapper {
     if (this.n - this.lineStart + text.length > MAX_LINE) {
       // Move the last token to the next line together with the ')', if the line has more than one.
       let cut = this.n - 1;
-      while (cut >= this.lineStart && this.chars[cut] !== 32) cut--;
+      while (cut >= this.lineStart && !this.breakable(cut)) cut--;
       if (cut >= this.lineStart) {
         this.chars[cut] = 10;
         this.lineStart = cut + 1;

@@ -102,6 +102,14 @@ test('a single comment word longer than 79 characters gets a line of its own', (
   assertExportInvariants(pgn);
 });
 
+test('a word starting with "%" stays on the line before it, even past the margin after a word longer than a line', () => {
+  // A '%' in a line's first column starts an escape line (fixture export-format.pgn has the usual cases).
+  const long = 'x'.repeat(100);
+  const pgn = pgnOf(`1. e4 {short ${long} %eval 0.3 words} e5 *`);
+  assert.equal(movetextOf(pgn), `1. e4 {short\n${long} %eval\n0.3 words} 1... e5 *`);
+  assertExportInvariants(pgn);
+});
+
 test('every fixture: export invariants and round trip', () => {
   const dir = new URL('../fixtures/chess/', import.meta.url);
   let checked = 0;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { type NormalizedGame, normalizeGame, splitPgn } from '../../src/chess/index.ts';
+import { assertExportInvariants, movetextOf } from './helpers.ts';
 
 function fixture(name: string, encoding: 'utf-8' | 'latin1' = 'utf-8'): string {
   const bytes = readFileSync(new URL(`../fixtures/chess/${name}`, import.meta.url));
@@ -27,6 +28,8 @@ function only(name: string, encoding: 'utf-8' | 'latin1' = 'utf-8'): NormalizedG
   assert.equal(all.length, 1);
   return all[0] as NormalizedGame;
 }
+
+const movetext = (g: NormalizedGame | undefined) => movetextOf(g?.pgn ?? '');
 
 function reasons(name: string): string[] {
   return splitPgn(fixture(name)).map((raw) => {
@@ -87,6 +90,32 @@ test('escape lines are ignored, even a commented-out tag or move', () => {
   assert.equal(g.tags.get('Result'), '*');
   assert.equal(g.moves, 'e2e4 e7e5 g1f3');
   assert.equal(g.fen, 'rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2');
+});
+
+test('export: a comment never puts a word starting with "%" in a line\'s first column', () => {
+  // A '%' there starts an escape line, which a reader skips with the rest of the comment and its '}'
+  // (python-chess and pgn-extract keep it inside a comment; the standard makes no such exception). Before,
+  // each comment below was wrapped right before its '%' word.
+  const [afterMove, ownLines, closing] = games('percent-wrap.pgn');
+  assert.equal(
+    movetext(afterMove),
+    '1. e4 {The engine, asked about this move after a very long think,\nanswered %eval 0.31} 1... e5 *',
+  );
+  assert.equal(
+    movetext(ownLines),
+    '1. e4 e5 2. Nf3 {Quite often such a long comment takes lines of its own, and\n' +
+      'one of them would have begun with a percent sign here, where the engine\n' +
+      'says %eval +0.35 and the book agrees that this is the main line} 2... Nc6 *',
+  );
+  assert.equal(
+    movetext(closing),
+    '1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 (3... Nf6 4. O-O Nxe4 5. d4 Nd6 6. Bxc6 dxc6\n' +
+      '7. dxe5 {the old books called this bad, but in the databases white scores\n55 %}) 4. Ba4 *',
+  );
+  for (const g of [afterMove, ownLines, closing]) {
+    assert.ok(g);
+    assertExportInvariants(g.pgn, g);
+  }
 });
 
 test('zero castling 0-0 / 0-0-0 is read as O-O / O-O-O', () => {

@@ -32,10 +32,10 @@ export function treeShape(game: ParsedGame): string {
 
 /**
  * What the export promises for a game read from `source` (if given) and normalised to
- * `game`: a tag section, one blank line, movetext lines of at most 79 characters (only
- * tag lines and a single unbreakable comment word may be longer), a final newline, and a
- * round trip: normalizing `pgn` again gives the same moves, FEN, tags (as exported),
- * comments, NAGs and variations, and the same `pgn` (a fixed point).
+ * `game`: a tag section, one blank line, movetext lines of at most 79 characters (only tag lines and a single unbreakable comment word, with
+ * the words starting with '%' that follow it, may be longer) of which none starts with '%'
+ * (an escape line), a final newline, and a round trip: normalizing `pgn` again gives the same
+ * moves, FEN, tags (as exported), comments, NAGs and variations, and the same `pgn` (a fixed point).
  */
 export function assertExportInvariants(pgn: string, game?: NormalizedGame, source?: string): void {
   assert.ok(pgn.endsWith('\n') && !pgn.endsWith('\n\n'), 'ends with exactly one newline');
@@ -45,8 +45,12 @@ export function assertExportInvariants(pgn: string, game?: NormalizedGame, sourc
     assert.match(line, /^\[[A-Za-z0-9_+#=:-]+ "(?:[^"\\]|\\.)*"\]$/);
   for (const line of movetextOf(pgn).split('\n')) {
     assert.ok(line.length > 0, 'no blank line inside the movetext');
+    assert.ok(!line.startsWith('%'), `escape line in the movetext: ${line.slice(0, 100)}`);
     if (line.length > 79)
-      assert.ok(!line.includes(' '), `line of ${line.length} characters: ${line.slice(0, 100)}`);
+      assert.ok(
+        line.split(' ').every((word, i) => i === 0 || word.startsWith('%')),
+        `line of ${line.length} characters: ${line.slice(0, 100)}`,
+      );
   }
   const again = normalizeGame(pgn);
   assert.ok(again.ok, again.ok ? '' : `export does not read back: ${again.reason}`);
