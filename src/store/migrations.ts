@@ -1,6 +1,9 @@
 // Versioned migrations, applied in name order on every start. Never edit one that has shipped: add a new one.
+import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
+import { normalizeGame } from '../chess/index.ts';
+import { dedupKey } from './dedup-key.ts';
 import { keysBlob } from './game-keys.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -279,6 +282,15 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0008_export_escape_lines': {
+      // The export PGN could wrap a comment right before a word starting with '%', which in a line's first
+      // column starts an escape line: readers skip it, with the rest of the comment and its '}'. It no longer
+      // does. A stored game whose export has such a line takes the present export and its content hash, so that
+      // importing its file again finds it, as a change (a new seq and updatedAt), like 0006.
+      async up(db: Kysely<unknown>) {
+        await rewriteEscapeLines(db, dialect);
+      },
+    },
   };
 }
 
@@ -306,6 +318,50 @@ async function correctResults(db: Kysely<unknown>, dialect: Dialect): Promise<vo
       }
       await sql`update games set result = ${result}, seq = ${change.seq}, updated_at = ${change.now}
         where pk = ${row.pk}`.execute(db);
+    }
+    after = Number((rows.at(-1) as { pk: number }).pk);
+  }
+}
+
+/**
+ * Migration 0008: the live games whose export PGN has a line starting with '%' (only a comment's word can be
+ * there) get the present export, which has none.
+ */
+async function rewriteEscapeLines(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+  const escapeLine = '\n%';
+  const found =
+    dialect === 'postgres' ? sql`strpos(pgn, ${escapeLine}) > 0` : sql`instr(pgn, ${escapeLine}) > 0`;
+  let sqliteTime: number | undefined; // one change time for all on SQLite: one transaction
+  for (let after = 0; ; ) {
+    const { rows } = await sql<{ pk: number; owner_id: string; database_id: string; pgn: string }>`
+      select pk, owner_id, database_id, pgn from games where pk > ${after} and deleted = 0 and ${found}
+      order by pk limit 1000`.execute(db);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      // A stored export reads back as the game it was made of (its tree and tags), so this is the export that
+      // importing the game's source gives now.
+      const again = normalizeGame(row.pgn);
+      if (!again.ok || again.game.pgn === row.pgn) continue;
+      const pgn = again.game.pgn;
+      const hash = createHash('sha256').update(pgn).digest('hex'); // as record.ts
+      let change: { seq: number; now: number };
+      if (dialect === 'postgres') change = await takePostgresChange(db, row.owner_id);
+      else {
+        sqliteTime ??= await takeSqliteChangeTime(db);
+        change = { seq: await takeSqliteSeq(db), now: sqliteTime };
+      }
+      if (dialect === 'postgres')
+        await sql`update games set pgn = ${pgn}, content_hash = ${hash}, dedup_key = ${dedupKey(row.database_id, hash)},
+          seq = ${change.seq}, updated_at = ${change.now} where pk = ${row.pk}`.execute(db);
+      else {
+        await sql`update games set pgn = ${pgn}, content_hash = ${hash}, seq = ${change.seq},
+          updated_at = ${change.now} where pk = ${row.pk}`.execute(db);
+        // The key log (game-keys.ts) takes the new key, as for a game updated with new content.
+        await sql`insert into game_keys (database_id, first_pk, keys)
+          values (${row.database_id}, ${row.pk}, ${keysBlob([hash])})`.execute(db);
+      }
+      await sql`update databases set updated_at = ${change.now}, games_seq = ${change.seq}
+        where id = ${row.database_id}`.execute(db);
     }
     after = Number((rows.at(-1) as { pk: number }).pk);
   }

@@ -84,6 +84,7 @@ for (const { dialect, skip } of DIALECTS) {
             '0005_sqlite_game_keys',
             '0006_export_result',
             '0007_database_games_seq',
+            '0008_export_escape_lines',
           ],
         );
       } finally {
@@ -112,7 +113,7 @@ for (const { dialect, skip } of DIALECTS) {
         );
         assert.equal(
           first.stderr,
-          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq)\n`,
+          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq, 0008_export_escape_lines)\n`,
         );
         const again = await run(process.execPath, [BIN, 'users', 'list', '--json'], { env, cwd: dir });
         assert.equal(again.stderr, '', 'an up-to-date store opens without a word');
@@ -137,10 +138,10 @@ for (const { dialect, skip } of DIALECTS) {
         const upgraded = await serveLog();
         assert.deepEqual(upgraded, {
           ...upgraded,
-          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq',
+          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq, 0008_export_escape_lines',
           store,
           dialect,
-          migrations: ['0006_export_result', '0007_database_games_seq'],
+          migrations: ['0006_export_result', '0007_database_games_seq', '0008_export_escape_lines'],
           secretFrom: 'store',
           redis: null,
         });
