@@ -55,6 +55,10 @@ export async function openStore(
     return withApplied(new Store(db, dialect, run), applied);
   }
   const { db, sessions, sockets } = await openPostgres(url, options);
+  await checkEncoding(db).catch(async (error: unknown) => {
+    await db.destroy();
+    throw error;
+  });
   const applied = options.migrate !== false ? await migrate(db, dialect) : [];
   // A lock held by another session (an operator's open transaction, a stuck client) kept a statement waiting
   // for as long as that session lived, saying nothing: `chessport games delete` on a row locked in psql.
@@ -179,6 +183,23 @@ export class MigrationFailure extends StoreError {
     super(`cannot open the store: ${reason}`);
     this.reason = reason;
   }
+}
+
+/**
+ * PostgreSQL: a database whose encoding cannot hold every character is refused before anything is written.
+ * SQLite stores any text, and so must PostgreSQL: in a LATIN1 database `users add Émile` worked, but `李`
+ * failed ("has no equivalent in encoding LATIN1"), and an import stopped part-way at the first game with
+ * such a name. SQL_ASCII stores the bytes it is sent (the driver's UTF-8) unchanged, so it holds them too.
+ */
+async function checkEncoding(db: Kysely<DB>): Promise<void> {
+  const { rows } = await sql<{ server_encoding: string }>`show server_encoding`.execute(db);
+  const encoding = rows[0]?.server_encoding ?? '';
+  if (encoding === 'UTF8' || encoding === 'SQL_ASCII') return;
+  throw new MigrationFailure(
+    `its database has the encoding ${encoding}, which cannot hold every text a PGN file may bring (player ` +
+      'names in any script): use a UTF8 database (createdb -E UTF8 -T template0 <name>; pg_dump and ' +
+      'pg_restore move an existing one into it)',
+  );
 }
 
 /** Applies the pending migrations; returns their names, in order (none when the store was up to date). */

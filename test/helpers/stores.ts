@@ -84,8 +84,13 @@ export function dropTestDatabaseSync(url: string): void {
   adminSync(`drop database if exists ${testDatabaseName(url)} with (force)`);
 }
 
-export async function createTestDatabase(): Promise<string> {
+/** Creates an empty database and returns its URL; `encoding` makes one in that encoding (and locale C). */
+export async function createTestDatabase(options: { encoding?: string } = {}): Promise<string> {
   const name = freshName();
+  if (options.encoding) {
+    await admin(`create database ${name} template template0 encoding '${options.encoding}' locale 'C'`);
+    return urlOf(name);
+  }
   const [icu, plain] = createStatements(name) as [string, string];
   await admin(icu).catch(() => admin(plain));
   return urlOf(name);

@@ -1,0 +1,123 @@
+// Text in any script is stored as given, on SQLite as on PostgreSQL. A PostgreSQL database whose encoding
+// cannot hold it (LATIN1 took `Émile` but not `李`, and an import stopped part-way at the first such name)
+// is refused before anything is written.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { maskUrl } from '../../src/cli/store-url.ts';
+import { openStore } from '../../src/store/index.ts';
+import { BIN } from '../helpers/harness.ts';
+import {
+  createTestDatabase,
+  dropTestDatabase,
+  POSTGRES_SKIP,
+  queryPostgres,
+  TEST_POSTGRES_URL,
+} from '../helpers/stores.ts';
+import { DIALECTS } from './dialects.ts';
+
+const run = promisify(execFile);
+
+const LOGIN = '李四';
+const NAME = 'Łukasz Ω 😀';
+const WHITE = 'Ñandú, José';
+const BLACK = 'Ωмега 李 😀';
+const EVENT = 'Cafe\u0301 ﬁ Ⅻ';
+
+/** Adds a user and imports a game through the CLI, then reads them back from the store. */
+async function roundTrip(url: string, dir: string): Promise<void> {
+  const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' };
+  const file = join(dir, 'scripts.pgn');
+  writeFileSync(
+    file,
+    `[Event "${EVENT}"]\n[White "${WHITE}"]\n[Black "${BLACK}"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n`,
+  );
+  await run(process.execPath, [BIN, 'users', 'add', LOGIN, '--name', NAME], { env, cwd: dir });
+  await run(process.execPath, [BIN, 'import', file, '--user', LOGIN, '--database', EVENT], { env, cwd: dir });
+  const store = await openStore(url);
+  try {
+    const user = await store.findUser(LOGIN);
+    assert.equal(user?.name, NAME);
+    const [database] = await store.listDatabases(user?.id);
+    assert.equal(database?.name, EVENT);
+    const [game] = await store.listGames(user?.id ?? '', { limit: 2, offset: 0 });
+    assert.deepEqual(
+      [game?.event, game?.white.name, game?.black.name],
+      [EVENT, WHITE, BLACK],
+      'the game as imported',
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+for (const { dialect, skip } of DIALECTS) {
+  describe(`text in any script on ${dialect}`, { skip }, () => {
+    test('a login, a name, a database name and players in any script are stored as given', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'chessport-encoding-'));
+      const url = dialect === 'postgres' ? await createTestDatabase() : join(dir, 'store.sqlite');
+      try {
+        await roundTrip(url, dir);
+      } finally {
+        if (dialect === 'postgres') await dropTestDatabase(url);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+}
+
+describe('PostgreSQL databases in other encodings', {
+  skip: TEST_POSTGRES_URL ? false : POSTGRES_SKIP,
+}, () => {
+  test('SQL_ASCII stores the bytes it is sent, so any script too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chessport-encoding-'));
+    const url = await createTestDatabase({ encoding: 'SQL_ASCII' });
+    try {
+      await roundTrip(url, dir);
+    } finally {
+      await dropTestDatabase(url);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('LATIN1 is refused in one line by every command, serve too, before anything is written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chessport-encoding-'));
+    const url = await createTestDatabase({ encoding: 'LATIN1' });
+    try {
+      const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' };
+      for (const args of [
+        ['users', 'add', LOGIN],
+        ['users', 'list'],
+        ['serve', '--port', '0'],
+      ]) {
+        const child = spawn(process.execPath, [BIN, ...args], { env, cwd: dir });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (stdout.includes('Server listening at')) child.kill('SIGTERM');
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        assert.equal(code, 1, `chessport ${args[0]} ran on a LATIN1 database: ${stdout}${stderr}`);
+        assert.equal(
+          stderr,
+          `chessport: cannot open the store ${maskUrl(url)}: its database has the encoding LATIN1, which cannot ` +
+            'hold every text a PGN file may bring (player names in any script): use a UTF8 database (createdb ' +
+            '-E UTF8 -T template0 <name>; pg_dump and pg_restore move an existing one into it)\n',
+        );
+      }
+      const tables = await queryPostgres(url, "select 1 from pg_tables where schemaname = 'public'");
+      assert.deepEqual(tables, [], 'no table was created');
+    } finally {
+      await dropTestDatabase(url);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
