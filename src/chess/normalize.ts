@@ -35,7 +35,7 @@ import { startPosition } from './variants.ts';
  *   Seven Tag Roster tags and takes the result from the Result tag, falling back to the
  *   terminator when the tag is missing or invalid (see exportResult).
  * - `fen` is chessops' FEN: en passant square only when a capture is legal, castling rights
- *   as KQkq where unambiguous (X-FEN), file letters otherwise.
+ *   as KQkq where unambiguous (X-FEN), file letters otherwise; but the halfmove clock is not capped at 150.
  */
 export function normalizeGame(raw: string, firstLine = 1): NormalizeResult {
   // The PGN standard allows no control characters but tab and newline, and PostgreSQL cannot store U+0000:
@@ -167,15 +167,18 @@ function castlingFen(board: Board, rights: SquareSet): string {
 
 /**
  * chessops' makeFen(pos.toSetup()) for standard and Chess960 positions (no pockets, no check counts),
- * without toSetup's copy of the board. toSetup is still asked for the en passant square when there is
- * one: it keeps it only when a capture there is legal.
+ * without toSetup's copy of the board nor its cap on the halfmove clock. toSetup is still asked for the en
+ * passant square when there is one: it keeps it only when a capture there is legal.
  */
 function fenOf(pos: Chess): string {
   const epSquare = pos.epSquare === undefined ? undefined : pos.toSetup().epSquare;
   const ep = epSquare === undefined ? '-' : makeSquare(epSquare);
   const castling = castlingFen(pos.board, pos.castles.castlingRights);
-  // toSetup caps the halfmove clock at 150, makeFen both counters at 9999.
-  const halfmoves = Math.max(0, Math.min(pos.halfmoves, 150));
+  // The halfmove clock as it is: toSetup caps it at 150, where the 75-move rule ends a game, which misstated
+  // games that went on without a capture or pawn move (6 master games of the pgnmentor collection: 154 to 167
+  // half-moves; python-chess and pgn-extract count on). makeFen caps the fullmove number at 9999, as parseFen
+  // takes no more.
+  const halfmoves = Math.max(0, pos.halfmoves);
   const fullmoves = Math.max(1, Math.min(pos.fullmoves, 9999));
   return `${boardFen(pos.board)} ${pos.turn[0]} ${castling} ${ep} ${halfmoves} ${fullmoves}`;
 }

@@ -92,6 +92,14 @@ test('escape lines are ignored, even a commented-out tag or move', () => {
   assert.equal(g.fen, 'rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2');
 });
 
+test('the halfmove clock goes on past 150: the FEN is not capped where the 75-move rule would end a game', () => {
+  // chessops' toSetup caps it at 150, and so did we: 6 master games of the pgnmentor collection ended with
+  // 154 to 167 half-moves since the last capture or pawn move (found by reading our export with python-chess).
+  const g = only('halfmove-clock.pgn');
+  assert.equal(g.moves, 'd7d2 f3g4 d2d7 g4f3 d7d2 f3g4 d2d7');
+  assert.equal(g.fen, '8/3R4/5K1k/7p/6bP/8/8/8 b - - 153 149');
+});
+
 test('export: a comment never puts a word starting with "%" in a line\'s first column', () => {
   // A '%' there starts an escape line, which a reader skips with the rest of the comment and its '}'
   // (python-chess and pgn-extract keep it inside a comment; the standard makes no such exception). Before,
