@@ -282,13 +282,14 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
-    '0008_export_escape_lines': {
-      // The export PGN could wrap a comment right before a word starting with '%', which in a line's first
-      // column starts an escape line: readers skip it, with the rest of the comment and its '}'. It no longer
-      // does. A stored game whose export has such a line takes the present export and its content hash, so that
-      // importing its file again finds it, as a change (a new seq and updatedAt), like 0006.
+    '0008_escape_lines_and_halfmove_clock': {
+      // What this version writes otherwise than the earlier ones, in a few games: the export PGN could wrap a
+      // comment right before a word starting with '%', which in a line's first column starts an escape line
+      // (readers skip it, with the rest of the comment and its '}'); and the FEN capped the halfmove clock at
+      // 150. A stored game whose export or FEN changes takes the present one (and the export's content hash, so
+      // that importing its file again finds it), as a change (a new seq and updatedAt), like 0006.
       async up(db: Kysely<unknown>) {
-        await rewriteEscapeLines(db, dialect);
+        await renormalizeGames(db, dialect);
       },
     },
   };
@@ -325,24 +326,34 @@ async function correctResults(db: Kysely<unknown>, dialect: Dialect): Promise<vo
 
 /**
  * Migration 0008: the live games whose export PGN has a line starting with '%' (only a comment's word can be
- * there) get the present export, which has none.
+ * there) or whose FEN has a halfmove clock of 150 (maybe capped) are read again from their export, which gives
+ * the game they were made of; those whose export or FEN the present version writes otherwise get it.
  */
-async function rewriteEscapeLines(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+async function renormalizeGames(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const escapeLine = '\n%';
+  const clock150 = '% 150 %'; // the FEN's fifth field: the sixth, the fullmove number, ends it
   const found =
-    dialect === 'postgres' ? sql`strpos(pgn, ${escapeLine}) > 0` : sql`instr(pgn, ${escapeLine}) > 0`;
+    dialect === 'postgres'
+      ? sql`(strpos(pgn, ${escapeLine}) > 0 or fen like ${clock150})`
+      : sql`(instr(pgn, ${escapeLine}) > 0 or fen like ${clock150})`;
   let sqliteTime: number | undefined; // one change time for all on SQLite: one transaction
   for (let after = 0; ; ) {
-    const { rows } = await sql<{ pk: number; owner_id: string; database_id: string; pgn: string }>`
-      select pk, owner_id, database_id, pgn from games where pk > ${after} and deleted = 0 and ${found}
+    const { rows } = await sql<{
+      pk: number;
+      owner_id: string;
+      database_id: string;
+      pgn: string;
+      fen: string;
+    }>`
+      select pk, owner_id, database_id, pgn, fen from games where pk > ${after} and deleted = 0 and ${found}
       order by pk limit 1000`.execute(db);
     if (rows.length === 0) break;
     for (const row of rows) {
-      // A stored export reads back as the game it was made of (its tree and tags), so this is the export that
-      // importing the game's source gives now.
       const again = normalizeGame(row.pgn);
-      if (!again.ok || again.game.pgn === row.pgn) continue;
-      const pgn = again.game.pgn;
+      if (!again.ok) continue;
+      const { pgn, fen } = again.game;
+      const newPgn = pgn !== row.pgn;
+      if (!newPgn && fen === row.fen) continue;
       const hash = createHash('sha256').update(pgn).digest('hex'); // as record.ts
       let change: { seq: number; now: number };
       if (dialect === 'postgres') change = await takePostgresChange(db, row.owner_id);
@@ -350,16 +361,13 @@ async function rewriteEscapeLines(db: Kysely<unknown>, dialect: Dialect): Promis
         sqliteTime ??= await takeSqliteChangeTime(db);
         change = { seq: await takeSqliteSeq(db), now: sqliteTime };
       }
-      if (dialect === 'postgres')
-        await sql`update games set pgn = ${pgn}, content_hash = ${hash}, dedup_key = ${dedupKey(row.database_id, hash)},
-          seq = ${change.seq}, updated_at = ${change.now} where pk = ${row.pk}`.execute(db);
-      else {
-        await sql`update games set pgn = ${pgn}, content_hash = ${hash}, seq = ${change.seq},
-          updated_at = ${change.now} where pk = ${row.pk}`.execute(db);
-        // The key log (game-keys.ts) takes the new key, as for a game updated with new content.
+      await sql`update games set pgn = ${pgn}, content_hash = ${newPgn ? hash : sql`content_hash`},
+        ${dialect === 'postgres' && newPgn ? sql`dedup_key = ${dedupKey(row.database_id, hash)},` : sql``}
+        fen = ${fen}, seq = ${change.seq}, updated_at = ${change.now} where pk = ${row.pk}`.execute(db);
+      // SQLite's key log (game-keys.ts) takes the new key, as for a game updated with new content.
+      if (dialect === 'sqlite' && newPgn)
         await sql`insert into game_keys (database_id, first_pk, keys)
           values (${row.database_id}, ${row.pk}, ${keysBlob([hash])})`.execute(db);
-      }
       await sql`update databases set updated_at = ${change.now}, games_seq = ${change.seq}
         where id = ${row.database_id}`.execute(db);
     }

@@ -84,7 +84,7 @@ for (const { dialect, skip } of DIALECTS) {
             '0005_sqlite_game_keys',
             '0006_export_result',
             '0007_database_games_seq',
-            '0008_export_escape_lines',
+            '0008_escape_lines_and_halfmove_clock',
           ],
         );
       } finally {
@@ -113,7 +113,7 @@ for (const { dialect, skip } of DIALECTS) {
         );
         assert.equal(
           first.stderr,
-          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq, 0008_export_escape_lines)\n`,
+          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock)\n`,
         );
         const again = await run(process.execPath, [BIN, 'users', 'list', '--json'], { env, cwd: dir });
         assert.equal(again.stderr, '', 'an up-to-date store opens without a word');
@@ -138,10 +138,14 @@ for (const { dialect, skip } of DIALECTS) {
         const upgraded = await serveLog();
         assert.deepEqual(upgraded, {
           ...upgraded,
-          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq, 0008_export_escape_lines',
+          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock',
           store,
           dialect,
-          migrations: ['0006_export_result', '0007_database_games_seq', '0008_export_escape_lines'],
+          migrations: [
+            '0006_export_result',
+            '0007_database_games_seq',
+            '0008_escape_lines_and_halfmove_clock',
+          ],
           secretFrom: 'store',
           redis: null,
         });
