@@ -297,6 +297,15 @@ describe('CLI writes and what the feed shows of them', () => {
       game.databaseId,
     ]);
     assert.equal(noop.moved, false);
+    // The id in upper case, as the API takes it (an auditor's "no game" on both stores).
+    const upper = await cliJson<{ id: string; moved: boolean }>(world.env, [
+      'games',
+      'move',
+      game.id.toUpperCase(),
+      '--database',
+      game.databaseId,
+    ]);
+    assert.deepEqual([upper.id, upper.moved], [game.id, false]);
     assert.deepEqual((await feed({ cursor: back })).json.data, []);
   });
 

@@ -38,6 +38,9 @@ async function readSingleGame(file: string): Promise<GameRecord> {
   return toGameRecord(result.game);
 }
 
+/** A game's UUID as stored: the API takes one in any case (UUIDs compare case-insensitively), and so does the CLI. */
+const storedId = (id: string) => id.toLowerCase();
+
 async function requireGame(store: Store, id: string) {
   const game = await store.findLiveGame(id);
   if (!game) throw new CliError(`no game "${id}"`);
@@ -54,8 +57,9 @@ export function gamesCommand(program: Command): void {
     .command('update <id> <file>')
     .description("replace a game's content with the single game in a PGN file (id and database stay)")
     .option(...jsonOption)
-    .action(async (id: string, file: string, opts: { json?: boolean }, cmd: Command) =>
+    .action(async (given: string, file: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
+        const id = storedId(given);
         await requireGame(store, id);
         await checkInputs([file]); // as the import says it: "x.pgn: no such file", not Node's ENOENT text
         const record = await readSingleGame(file);
@@ -69,8 +73,9 @@ export function gamesCommand(program: Command): void {
     .description("move a game to another of its owner's databases")
     .requiredOption('--database <id-slug-or-name>', 'target database')
     .option(...jsonOption)
-    .action(async (id: string, opts: { database: string; json?: boolean }, cmd: Command) =>
+    .action(async (given: string, opts: { database: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
+        const id = storedId(given);
         const game = await requireGame(store, id);
         const found = await store.findDatabases(game.ownerId, opts.database);
         const target = oneDatabase(found, opts.database, "the game's owner");
@@ -87,8 +92,9 @@ export function gamesCommand(program: Command): void {
     .command('delete <id>')
     .description('delete a game: it leaves lists and detail and shows in the feed as deleted')
     .option(...jsonOption)
-    .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
+    .action(async (given: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
+        const id = storedId(given);
         const change = await store.deleteGame(id);
         if (!change) throw new CliError(`no game "${id}"`);
         emit(Boolean(opts.json), changeJson(change), () => `deleted game ${id}: ${describe(change)}`);
