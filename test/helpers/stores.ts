@@ -142,6 +142,20 @@ export async function queryStore<T>(databaseUrl: string, text: string): Promise<
   }
 }
 
+/** Runs statements on a test store of either dialect, outside it (a test undoes a migration's record with it). */
+export async function executeOnStore(databaseUrl: string, text: string): Promise<void> {
+  if (/^postgres(ql)?:/.test(databaseUrl)) {
+    await queryPostgres(databaseUrl, text);
+    return;
+  }
+  const db = new Database(databaseUrl);
+  try {
+    db.exec(text);
+  } finally {
+    db.close();
+  }
+}
+
 /**
  * Everything a store keeps at rest, as text: the SQLite file and its WAL byte for byte (free pages
  * included), or every row of every table of the PostgreSQL database.

@@ -3,27 +3,12 @@
 // result as a new change, so that a feed reader past it meets it again; every other game stays as it was.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import { queryPostgres, queryStore } from '../helpers/stores.ts';
+import { executeOnStore, queryStore } from '../helpers/stores.ts';
 import { DIALECTS, openTestStore, record } from './dialects.ts';
 
 const exported = (result: string, comment = '') =>
   `[Event "?"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "?"]\n[White "?"]\n[Black "?"]\n[Result "${result}"]\n\n` +
   `1. e4 e5 ${comment}${result}\n`;
-
-/** Runs a statement on the store outside it (the test undoes a migration's record with it). */
-async function execute(url: string, text: string): Promise<void> {
-  if (/^postgres(ql)?:/.test(url)) {
-    await queryPostgres(url, text);
-    return;
-  }
-  const db = new Database(url);
-  try {
-    db.exec(text);
-  } finally {
-    db.close();
-  }
-}
 
 for (const { dialect, skip } of DIALECTS) {
   describe(`migration 0006 on ${dialect}`, { skip }, () => {
@@ -45,8 +30,8 @@ for (const { dialect, skip } of DIALECTS) {
         const lastSeq = Math.max(...before.map((g) => Number(g.seq)));
         // The store as it was before 0006 (and so before 0007, undone too): both run again when the store is
         // next opened.
-        await execute(t.url, "delete from kysely_migration where name >= '0006'");
-        await execute(t.url, 'alter table databases drop column games_seq');
+        await executeOnStore(t.url, "delete from kysely_migration where name >= '0006'");
+        await executeOnStore(t.url, 'alter table databases drop column games_seq');
         const reopened = await t.reopen();
         const after = await queryStore<{ event: string; result: string; seq: number; updated_at: number }>(
           t.url,

@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import { queryPostgres, queryStore } from '../helpers/stores.ts';
+import { executeOnStore, queryStore } from '../helpers/stores.ts';
 import { DIALECTS, openTestStore, record } from './dialects.ts';
 
 const tags = (event: string) =>
@@ -30,20 +29,6 @@ const AT_150_FEN = '4k3/8/8/8/8/8/R7/4K3 b - - 150 200';
 const AFTER_E5 = 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2';
 const AFTER_NC6 = 'r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3';
 
-/** Runs a statement on the store outside it (the test undoes the migration's record with it). */
-async function execute(url: string, text: string): Promise<void> {
-  if (/^postgres(ql)?:/.test(url)) {
-    await queryPostgres(url, text);
-    return;
-  }
-  const db = new Database(url);
-  try {
-    db.exec(text);
-  } finally {
-    db.close();
-  }
-}
-
 for (const { dialect, skip } of DIALECTS) {
   describe(`migration 0008 on ${dialect}`, { skip }, () => {
     test("games whose export or FEN changed take the present one (and the export's hash) as a change; the others stay", async () => {
@@ -63,7 +48,7 @@ for (const { dialect, skip } of DIALECTS) {
         const before = await rows();
         const lastSeq = Math.max(...before.map((g) => Number(g.seq)));
         // The store as it was before 0008: it runs again when the store is next opened.
-        await execute(t.url, "delete from kysely_migration where name >= '0008'");
+        await executeOnStore(t.url, "delete from kysely_migration where name >= '0008'");
         const reopened = await t.reopen();
         const after = await rows();
         assert.deepEqual(
