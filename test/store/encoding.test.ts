@@ -2,15 +2,13 @@
 // cannot hold it (LATIN1 took `Émile` but not `李`, and an import stopped part-way at the first such name)
 // is refused before anything is written.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { maskUrl } from '../../src/cli/store-url.ts';
 import { openStore } from '../../src/store/index.ts';
-import { BIN } from '../helpers/harness.ts';
+import { cliJson, type Env, spawnCli } from '../helpers/harness.ts';
 import {
   createTestDatabase,
   dropTestDatabase,
@@ -20,24 +18,29 @@ import {
 } from '../helpers/stores.ts';
 import { DIALECTS } from './dialects.ts';
 
-const run = promisify(execFile);
-
 const LOGIN = '李四';
 const NAME = 'Łukasz Ω 😀';
 const WHITE = 'Ñandú, José';
 const BLACK = 'Ωмега 李 😀';
 const EVENT = 'Cafe\u0301 ﬁ Ⅻ';
 
+/** The harness's view of a store the test made itself (it drops it itself too). */
+function envAt(databaseUrl: string, dir: string): Env {
+  const dialect = /^postgres(ql)?:/.test(databaseUrl) ? 'postgres' : 'sqlite';
+  const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+  return { dir, databaseUrl, dialect, env, cleanup: () => undefined };
+}
+
 /** Adds a user and imports a game through the CLI, then reads them back from the store. */
 async function roundTrip(url: string, dir: string): Promise<void> {
-  const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' };
+  const env = envAt(url, dir);
   const file = join(dir, 'scripts.pgn');
   writeFileSync(
     file,
     `[Event "${EVENT}"]\n[White "${WHITE}"]\n[Black "${BLACK}"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n`,
   );
-  await run(process.execPath, [BIN, 'users', 'add', LOGIN, '--name', NAME], { env, cwd: dir });
-  await run(process.execPath, [BIN, 'import', file, '--user', LOGIN, '--database', EVENT], { env, cwd: dir });
+  await cliJson(env, ['users', 'add', LOGIN, '--name', NAME]);
+  await cliJson(env, ['import', file, '--user', LOGIN, '--database', EVENT]);
   const store = await openStore(url);
   try {
     const user = await store.findUser(LOGIN);
@@ -88,23 +91,18 @@ describe('PostgreSQL databases in other encodings', {
     const dir = mkdtempSync(join(tmpdir(), 'chessport-encoding-'));
     const url = await createTestDatabase({ encoding: 'LATIN1' });
     try {
-      const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' };
+      const env = envAt(url, dir);
       for (const args of [
         ['users', 'add', LOGIN],
         ['users', 'list'],
         ['serve', '--port', '0'],
       ]) {
-        const child = spawn(process.execPath, [BIN, ...args], { env, cwd: dir });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString();
-          if (stdout.includes('Server listening at')) child.kill('SIGTERM');
+        const spawned = spawnCli(env, args);
+        // A serve that started after all is stopped, and the assertion below says so.
+        spawned.child.stdout?.on('data', () => {
+          if (spawned.output().stdout.includes('Server listening at')) spawned.child.kill('SIGTERM');
         });
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-        });
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        const { code, stdout, stderr } = await spawned.exited;
         assert.equal(code, 1, `chessport ${args[0]} ran on a LATIN1 database: ${stdout}${stderr}`);
         assert.equal(
           stderr,
