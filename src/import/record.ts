@@ -1,6 +1,6 @@
 // A normalised game to the record the store keeps: the API's fields derived from the tags (DESIGN.md 1-9).
-import { hash } from 'node:crypto';
 import type { NormalizedGame } from '../chess/types.ts';
+import { contentHashOf } from '../store/content-hash.ts';
 import type { GameRecord, Player } from '../store/index.ts';
 
 // Tags with a field of their own never repeat in metadata. WhiteCountry/BlackCountry join them only when
@@ -147,7 +147,6 @@ export function toGameRecord(
     moves: game.moves,
     fen: game.fen,
     pgn: game.pgn,
-    // Identical export PGN means an identical game: tags, moves, comments and variations.
-    contentHash: hash('sha256', game.pgn, 'hex'),
+    contentHash: contentHashOf(game.pgn),
   };
 }

@@ -1,8 +1,8 @@
 // Versioned migrations, applied in name order on every start. Never edit one that has shipped: add a new one.
-import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import { normalizeGame } from '../chess/index.ts';
+import { contentHashOf } from './content-hash.ts';
 import { dedupKey } from './dedup-key.ts';
 import { keysBlob } from './game-keys.ts';
 
@@ -354,7 +354,7 @@ async function renormalizeGames(db: Kysely<unknown>, dialect: Dialect): Promise<
       const { pgn, fen } = again.game;
       const newPgn = pgn !== row.pgn;
       if (!newPgn && fen === row.fen) continue;
-      const hash = createHash('sha256').update(pgn).digest('hex'); // as record.ts
+      const hash = contentHashOf(pgn);
       let change: { seq: number; now: number };
       if (dialect === 'postgres') change = await takePostgresChange(db, row.owner_id);
       else {
