@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${TEST_POSTGRES_URL:-}" ]; then
   echo "# SKIP the PostgreSQL pass: TEST_POSTGRES_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test);" \
-    "the HTTP and import suites ran on SQLite only"
+    "the API, CLI-command and import suites ran on SQLite only"
   exit 0
 fi
-echo "# the PostgreSQL pass: HTTP and import suites on $(node -e 'const u = new URL(process.argv[1]); u.password = ""; console.log(u.toString())' "$TEST_POSTGRES_URL")"
-CHESSPORT_TEST_STORE=postgres exec node --test --test-concurrency=2 'test/http/*.test.ts' 'test/import/*.test.ts'
+echo "# the PostgreSQL pass: API, CLI-command and import suites on $(node -e 'const u = new URL(process.argv[1]); u.password = ""; console.log(u.toString())' "$TEST_POSTGRES_URL")"
+CHESSPORT_TEST_STORE=postgres exec node --test --test-concurrency=2 'test/api/*.test.ts' 'test/cli/cli.test.ts' 'test/import/*.test.ts'

@@ -11,8 +11,8 @@ import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { normalizeGame, PgnSplitter, type RawGame } from '../../src/chess/index.ts';
-import { CORPUS, CORPUS_FILES, EXPECTED, type Expected, FULL } from './corpus-table.ts';
-import { assertExportInvariants } from './helpers.ts';
+import { assertExportInvariants } from '../helpers/chess-assertions.ts';
+import { CORPUS, CORPUS_FILES, EXPECTED, type Expected, FULL } from '../helpers/corpus-table.ts';
 
 const SAMPLE_BYTES = 2_000_000;
 

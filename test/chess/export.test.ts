@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { isStringOneByteRepresentation } from 'node:v8';
 import { normalizeGame, splitPgn } from '../../src/chess/index.ts';
-import { assertExportInvariants, movetextOf } from './helpers.ts';
+import { assertExportInvariants, movetextOf } from '../helpers/chess-assertions.ts';
 
 function pgnOf(text: string): string {
   const r = normalizeGame(text);

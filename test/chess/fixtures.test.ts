@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { type NormalizedGame, normalizeGame, splitPgn } from '../../src/chess/index.ts';
-import { assertExportInvariants, movetextOf } from './helpers.ts';
+import { assertExportInvariants, movetextOf } from '../helpers/chess-assertions.ts';
 
 function fixture(name: string, encoding: 'utf-8' | 'latin1' = 'utf-8'): string {
   const bytes = readFileSync(new URL(`../fixtures/chess/${name}`, import.meta.url));

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { CLASSICS_PGN } from '../http/world.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 type Listed = { id: string; slug: string; name: string; games: number };
 

@@ -8,9 +8,9 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, type CliResult, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { writeGames } from '../helpers/production.ts';
 import { queryStore, STORE_DIALECT } from '../helpers/stores.ts';
-import { writeGames } from '../http/production-helpers.ts';
-import { CLASSICS_PGN } from '../http/world.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 let env: Env;
 before(async () => {

@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { DIALECTS } from '../helpers/dialects.ts';
 import { cliJson, type Env } from '../helpers/harness.ts';
 import { createTestDatabase, dropTestDatabaseSync } from '../helpers/stores.ts';
-import { CLASSICS_PGN } from '../http/world.ts';
-import { DIALECTS } from '../store/dialects.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 // Per database: two processes that both look it up before either creates it are enough to make two, but
 // whether they meet depends on timing. So several databases, each with several imports at once.

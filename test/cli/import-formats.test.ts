@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { BIN, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { writeGames } from '../helpers/production.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { writeGames } from '../http/production-helpers.ts';
-import { CLASSICS_PGN } from '../http/world.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 let env: Env;
 before(async () => {

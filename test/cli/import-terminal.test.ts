@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
-import { writeGames } from '../http/production-helpers.ts';
+import { writeGames } from '../helpers/production.ts';
 
 const SCRIPT = (() => {
   try {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
-import { writeGames } from '../http/production-helpers.ts';
+import { writeGames } from '../helpers/production.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }

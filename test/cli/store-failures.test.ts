@@ -14,10 +14,10 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { storeFailure, storeFailureLine } from '../../src/cli/store-failures.ts';
 import { openStore } from '../../src/store/index.ts';
+import { DIALECTS, openTestStore } from '../helpers/dialects.ts';
 import { cli, cliJson, tempEnv } from '../helpers/harness.ts';
+import { writeGames } from '../helpers/production.ts';
 import { queryPostgres, queryStore, STORE_DIALECT } from '../helpers/stores.ts';
-import { writeGames } from '../http/production-helpers.ts';
-import { DIALECTS, openTestStore } from '../store/dialects.ts';
 
 /** The error of `fn`, which must fail, and within 5 s. */
 async function failureOf(fn: () => Promise<unknown>): Promise<unknown> {

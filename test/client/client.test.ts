@@ -10,7 +10,7 @@ import {
   type RetryEvent,
 } from '../../src/client/index.ts';
 import { http, type Server, startServer } from '../helpers/harness.ts';
-import { makeWorld, type World } from '../http/world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
 let client: ChessportClient;

@@ -13,8 +13,8 @@ import {
   type RetryEvent,
 } from '../../src/client/index.ts';
 import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
-import { type TcpProxy, tcpProxy } from '../http/tcp-proxy.ts';
-import { makeWorld, type World } from '../http/world.ts';
+import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
 let token: string;

@@ -14,7 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PgnSplitter, type RawGame } from '../../src/chess/index.ts';
 import { decodePgnStream } from '../../src/import/decode.ts';
-import { CORPUS, CORPUS_FILES, EXPECTED, FULL } from '../chess/corpus-table.ts';
+import { CORPUS, CORPUS_FILES, EXPECTED, FULL } from '../helpers/corpus-table.ts';
 import { cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 
 const MAX_BYTES = 5_000_000;
@@ -122,7 +122,7 @@ describe('rejects file per corpus file', { skip }, () => {
 
   for (const file of included) {
     const expected = EXPECTED[file];
-    test(file, { skip: !expected && 'not in the corpus table (test/chess/corpus-table.ts)' }, async () => {
+    test(file, { skip: !expected && 'not in the corpus table (test/helpers/corpus-table.ts)' }, async () => {
       const summary = first.get(file) as FileSummary;
       const path = join(CORPUS, file);
       const rejectedCount = (expected?.games ?? 0) - (expected?.ok ?? 0);

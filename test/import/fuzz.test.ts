@@ -33,8 +33,8 @@ import { after, before, test } from 'node:test';
 import { NormalizePool } from '../../src/import/normalize-pool.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { type Env, tempEnv } from '../helpers/harness.ts';
-import { FuzzChecker } from './fuzz-check.ts';
-import { kindOf, loadSeeds, makeInput, Rng } from './fuzz-inputs.ts';
+import { FuzzChecker } from '../helpers/import-fuzz-check.ts';
+import { kindOf, loadSeeds, makeInput, Rng } from '../helpers/import-fuzz-inputs.ts';
 
 const INPUTS = 300;
 const long = process.env.CHESSPORT_FUZZ_INPUTS !== undefined;

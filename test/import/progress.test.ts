@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { type ImportProgress, importFile } from '../../src/import/index.ts';
 import { NormalizePool } from '../../src/import/normalize-pool.ts';
-import { writeGames } from '../http/production-helpers.ts';
-import { openTestStore } from '../store/dialects.ts';
+import { openTestStore } from '../helpers/dialects.ts';
+import { writeGames } from '../helpers/production.ts';
 
 const GAMES = 40_000;
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { BIN, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { CLASSICS_PGN } from '../http/world.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 const GAMES = 12_000;
 

@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { importFile } from '../../src/import/index.ts';
 import { NormalizePool, poolForFiles, worthWorkers } from '../../src/import/normalize-pool.ts';
-import { CLASSICS_PGN } from '../http/world.ts';
-import { openTestStore } from '../store/dialects.ts';
+import { openTestStore } from '../helpers/dialects.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 test('a pool only for imports with enough to check: many games, in one file or several', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-pool-'));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { maskUrl } from '../../src/cli/store-url.ts';
 import { openStore } from '../../src/store/index.ts';
+import { DIALECTS } from '../helpers/dialects.ts';
 import { cliJson, type Env, spawnCli } from '../helpers/harness.ts';
 import {
   createTestDatabase,
@@ -16,7 +17,6 @@ import {
   queryPostgres,
   TEST_POSTGRES_URL,
 } from '../helpers/stores.ts';
-import { DIALECTS } from './dialects.ts';
 
 const LOGIN = '李四';
 const NAME = 'Łukasz Ω 😀';

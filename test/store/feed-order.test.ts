@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import type { Store } from '../../src/store/index.ts';
 import type { User } from '../../src/store/types.ts';
+import { openTestStore, record, type TestStore } from '../helpers/dialects.ts';
 import { POSTGRES_SKIP, queryPostgres, TEST_POSTGRES_URL } from '../helpers/stores.ts';
-import { openTestStore, record, type TestStore } from './dialects.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

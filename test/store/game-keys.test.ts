@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { gameKey } from '../../src/store/game-keys.ts';
 import type { GameRecord } from '../../src/store/types.ts';
+import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { record, sqliteStorePerTest } from './dialects.ts';
 
 const fresh = sqliteStorePerTest();
 

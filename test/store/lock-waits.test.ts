@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openStore, type Store } from '../../src/store/index.ts';
-import { DIALECTS, openTestStore, record, type TestStore } from './dialects.ts';
+import { DIALECTS, openTestStore, record, type TestStore } from '../helpers/dialects.ts';
 
 const LOCK_TIMEOUT_MS = 300;
 

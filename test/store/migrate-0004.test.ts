@@ -13,8 +13,8 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { openStore } from '../../src/store/index.ts';
 import { migrationProvider } from '../../src/store/migrations.ts';
+import { DIALECTS, record } from '../helpers/dialects.ts';
 import { createTestDatabase, dropTestDatabase, queryStore } from '../helpers/stores.ts';
-import { DIALECTS, record } from './dialects.ts';
 
 const USER = 'u0000000-0000-4000-8000-000000000001';
 const DATABASE = 'd0000000-0000-4000-8000-000000000001';

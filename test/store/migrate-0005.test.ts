@@ -11,8 +11,8 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { openStore } from '../../src/store/index.ts';
 import { migrationProvider } from '../../src/store/migrations.ts';
+import { record } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { record } from './dialects.ts';
 
 const USER = 'u0000000-0000-4000-8000-000000000001';
 const ONE = 'd0000000-0000-4000-8000-000000000001';

@@ -14,9 +14,9 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { maskUrl } from '../../src/cli/store-url.ts';
 import { migrationProvider } from '../../src/store/migrations.ts';
+import { DIALECTS } from '../helpers/dialects.ts';
 import { BIN } from '../helpers/harness.ts';
 import { createTestDatabase, dropTestDatabase, queryPostgres, queryStore } from '../helpers/stores.ts';
-import { DIALECTS } from './dialects.ts';
 
 const run = promisify(execFile);
 const INSTANCES = 4;

@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import { sqliteHandleOf } from '../../src/store/game-insert.ts';
 import { BackgroundCheckpoints } from '../../src/store/sqlite-checkpoints.ts';
 import type { Database } from '../../src/store/types.ts';
+import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { record, sqliteStorePerTest } from './dialects.ts';
 
 // A store each: the -wal file never shrinks, so each test starts from an empty one.
 const fresh = sqliteStorePerTest();

@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import type { Selectable } from 'kysely';
 import type { GamesTable } from '../../src/store/schema.ts';
 import type { GameRecord } from '../../src/store/types.ts';
+import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { record, sqliteStorePerTest } from './dialects.ts';
 
 const fresh = sqliteStorePerTest();
 

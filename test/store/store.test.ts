@@ -5,8 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { hashToken, type Store, StoreError } from '../../src/store/index.ts';
 import type { Database, GameChange, User } from '../../src/store/types.ts';
+import { DIALECTS, openTestStore, record, type TestStore } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { DIALECTS, openTestStore, record, type TestStore } from './dialects.ts';
 
 /** Code-point order, which is what both dialects must sort text by (SQLite's BINARY, PostgreSQL's "C"). */
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -16,9 +16,9 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cliJson, type Env, http, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
-import { importInto, issue } from './setup.ts';
+import { importInto, issue } from '../helpers/sync-setup.ts';
 
 const run = promisify(execFile);
 

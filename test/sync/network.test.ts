@@ -7,11 +7,11 @@ import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '../../src/client/sync/engine.ts';
+import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
 import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
-import { assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
-import { importInto, issue } from './setup.ts';
+import { assertSameData, mirrorData, mirroredCount, serverData } from '../helpers/mirror-check.ts';
+import { importInto, issue } from '../helpers/sync-setup.ts';
 
 /** The one line a network failure prints: the request, the attempts, the cause, and what to do. */
 const ONE_LINE =

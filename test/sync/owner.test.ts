@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '../../src/client/sync/engine.ts';
+import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -14,8 +14,8 @@ import {
   mirrorState,
   serverData,
   setMirrorState,
-} from './mirror-check.ts';
-import { importInto, issue, syncArgs } from './setup.ts';
+} from '../helpers/mirror-check.ts';
+import { importInto, issue, syncArgs } from '../helpers/sync-setup.ts';
 
 describe('a mirror belongs to the reader and the server it was made for', () => {
   let env: Env;

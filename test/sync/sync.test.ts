@@ -9,12 +9,18 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Sqlite from 'better-sqlite3';
 import type { SyncSummary } from '../../src/client/sync/engine.ts';
+import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { numberedGames, writePgn } from '../http/changes-fixtures.ts';
-import { ALICE_PGN, CLASSICS_PGN } from '../http/world.ts';
-import { assertPgnFiles, assertSameData, mirrorData, mirroredCount, serverData } from './mirror-check.ts';
-import { spawnSync } from './processes.ts';
-import { importInto, issue, syncArgs } from './setup.ts';
+import {
+  assertPgnFiles,
+  assertSameData,
+  mirrorData,
+  mirroredCount,
+  serverData,
+} from '../helpers/mirror-check.ts';
+import { spawnSync } from '../helpers/sync-processes.ts';
+import { importInto, issue, syncArgs } from '../helpers/sync-setup.ts';
+import { ALICE_PGN, CLASSICS_PGN } from '../helpers/world.ts';
 
 describe('a mirror that follows the server through imports, updates, moves and deletes', () => {
   let env: Env;

@@ -3,7 +3,7 @@
 // document's responses. A header marked `required` is on every answer of that status; the document moves
 // the mark to the header object and shares each header as one components/headers entry (see document.ts),
 // the test suite's validator enforces it. What the headers say is what the black-box tests see
-// (test/http/openapi.test.ts): no header of an answer may go undocumented.
+// (test/api/openapi.test.ts): no header of an answer may go undocumented.
 import type { ERROR_CODES } from '../schemas.ts';
 
 type ErrorCode = (typeof ERROR_CODES)[number];

@@ -7,8 +7,8 @@ import { decodePgnStream } from '../../src/import/decode.ts';
 import { type ImportSummary, importFile } from '../../src/import/index.ts';
 import type { NormalizePool } from '../../src/import/normalize-pool.ts';
 import type { Store } from '../../src/store/index.ts';
-import { assertExportInvariants } from '../chess/helpers.ts';
-import type { Rng } from './fuzz-inputs.ts';
+import { assertExportInvariants } from './chess-assertions.ts';
+import type { Rng } from './import-fuzz-inputs.ts';
 
 export interface Finding {
   /** Which promise broke. */

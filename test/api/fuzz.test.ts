@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { bearer, raw, type Seeded, seed } from './production-helpers.ts';
+import { bearer, raw, type Seeded, seed } from '../helpers/production.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const CASES = Number(process.env.FUZZ_CASES ?? 4000);

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliJson, type Env, FIXTURES, http, startServer, tempEnv } from '../helpers/harness.ts';
-import { CLASSICS_PGN } from './world.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 let env: Env;
 before(async () => {

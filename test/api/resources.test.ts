@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cliJson, FIXTURES, http, importPgn, issueToken } from '../helpers/harness.ts';
+import { bearer } from '../helpers/production.ts';
 import { storeText } from '../helpers/stores.ts';
-import { numberedGames, writePgn } from './changes-fixtures.ts';
-import { bearer } from './production-helpers.ts';
-import { makeWorld, type World } from './world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
 before(async () => {

@@ -1,5 +1,5 @@
 // What the sync suites do through the CLI: issue a sync token, import games, spell a sync command.
-import { type Env, importPgn, issueToken, type Server } from '../helpers/harness.ts';
+import { type Env, importPgn, issueToken, type Server } from './harness.ts';
 
 export const SYNC_SCOPES = 'user.read,games.read,databases.read';
 

@@ -12,7 +12,7 @@ import {
   POSTGRES_SKIP,
   TEST_POSTGRES_URL,
   type TestDialect,
-} from '../helpers/stores.ts';
+} from './stores.ts';
 
 export interface DialectCase {
   dialect: TestDialect;

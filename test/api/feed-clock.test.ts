@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { type Change, type FeedPage, numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import {
   cli,
   cliJson,
@@ -20,7 +21,6 @@ import {
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
-import { type Change, type FeedPage, numberedGames, writePgn } from './changes-fixtures.ts';
 
 const HOUR = 3600_000;
 

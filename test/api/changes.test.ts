@@ -4,9 +4,15 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import {
+  type Change,
+  type FeedPage,
+  numberedGames,
+  type Player,
+  writePgn,
+} from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, http, importPgn, issueToken, startServer } from '../helpers/harness.ts';
-import { type Change, type FeedPage, numberedGames, type Player, writePgn } from './changes-fixtures.ts';
-import { makeWorld, type World } from './world.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
 before(async () => {

@@ -1,14 +1,6 @@
 // The world most HTTP suites test against: two users with games, apps and tokens, all made by the CLI.
 import { join } from 'node:path';
-import {
-  cliJson,
-  type Env,
-  FIXTURES,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { cliJson, type Env, FIXTURES, issueToken, type Server, startServer, tempEnv } from './harness.ts';
 
 export const ALICE_PGN = join(FIXTURES, 'api/alice.pgn');
 export const CLASSICS_PGN = join(FIXTURES, '../../src/cli/demo/classics.pgn');

@@ -5,8 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { cliJson, type Env, issueToken, type Server } from '../helpers/harness.ts';
-import { checkAgainstOpenApi } from '../helpers/openapi-validate.ts';
+import { cliJson, type Env, issueToken, type Server } from './harness.ts';
+import { checkAgainstOpenApi } from './openapi-validate.ts';
 
 export interface RawAnswer {
   status: number;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type Env, issueToken, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { type Seeded, seed } from './production-helpers.ts';
+import { type Seeded, seed } from '../helpers/production.ts';
 
 let env: Env;
 let seeded: Seeded;

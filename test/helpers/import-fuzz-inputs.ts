@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { splitPgn } from '../../src/chess/index.ts';
-import { FIXTURES, SHARED_PGN } from '../helpers/harness.ts';
+import { FIXTURES, SHARED_PGN } from './harness.ts';
 
 /** A small seeded PRNG (sfc32): the same seed gives the same inputs on every machine. */
 export class Rng {

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { METHODS } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { http, issueToken } from '../helpers/harness.ts';
-import { raw } from './production-helpers.ts';
-import { makeWorld, type World } from './world.ts';
+import { raw } from '../helpers/production.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
 let aliceGame: string;

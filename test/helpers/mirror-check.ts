@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import type { Database, GameDetail } from '../../src/client/types.ts';
-import { http } from '../helpers/harness.ts';
+import { http } from './harness.ts';
 
 export interface DataSet {
   databases: Database[];

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { type ClientRequest, request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { bearer, header, raw, type Seeded, seed, writeGames } from './production-helpers.ts';
+import { bearer, header, raw, type Seeded, seed, writeGames } from '../helpers/production.ts';
 
 const GAMES = 300;
 /** Each game carries a 100 KB comment: 30 MB of PGN, as engine games with long analysis are. */

@@ -3,12 +3,11 @@
 // issued by one instance taken by the other, while CLI writer processes import, update, move and delete; its
 // final view is what /games lists on either instance. And both count ONE rate limit: the budget runs down
 // across the instances and the request after the limit is refused by both.
-// Needs TEST_POSTGRES_URL and TEST_REDIS_URL; skips, saying why, without them (scale-helpers.ts).
+// Needs TEST_POSTGRES_URL and TEST_REDIS_URL; skips, saying why, without them (../helpers/scale-out.ts).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { cliJson, type Env, issueToken, type Server, startServer } from '../helpers/harness.ts';
 import {
   byId,
   type Change,
@@ -18,8 +17,9 @@ import {
   SEED_GAMES,
   seedRun,
   writerScripts,
-} from './changes-fixtures.ts';
-import { postgresEnv, RoundRobin, scaleOutSkip, TEST_REDIS_URL } from './scale-helpers.ts';
+} from '../helpers/changes-fixtures.ts';
+import { cliJson, type Env, issueToken, type Server, startServer } from '../helpers/harness.ts';
+import { postgresEnv, RoundRobin, scaleOutSkip, TEST_REDIS_URL } from '../helpers/scale-out.ts';
 
 const RUNS = process.env.SCALE_OUT_RUNS ? Number(process.env.SCALE_OUT_RUNS) : 2;
 const FOLLOW_LIMIT = 5;

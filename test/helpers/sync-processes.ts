@@ -1,6 +1,6 @@
 // A `chessport sync` child process the sync tests control directly: one they can kill mid-run.
 import type { ChildProcess } from 'node:child_process';
-import { type Env, type Exit, spawnCli } from '../helpers/harness.ts';
+import { type Env, type Exit, spawnCli } from './harness.ts';
 
 export type { Exit };
 

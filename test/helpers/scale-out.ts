@@ -1,19 +1,14 @@
 // Helpers of the scale-out suite: a store that is PostgreSQL in either pass of `npm test`, the reason the suite
 // skips, and a client that sends request i to instance i % n, as a round-robin load balancer would.
-import { type Env, http, type Server, tempEnv } from '../helpers/harness.ts';
-import {
-  createTestDatabaseSync,
-  dropTestDatabaseSync,
-  STORE_DIALECT,
-  TEST_POSTGRES_URL,
-} from '../helpers/stores.ts';
+import { type Env, http, type Server, tempEnv } from './harness.ts';
+import { createTestDatabaseSync, dropTestDatabaseSync, STORE_DIALECT, TEST_POSTGRES_URL } from './stores.ts';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
 
 /**
  * Why the suite cannot run here, or false. It needs both servers. Inside `npm test` it runs once, in the
  * PostgreSQL pass (scripts/test-postgres.sh), not again in the SQLite pass before it; run on its own
- * (`node --test test/http/scale-out.test.ts`) it runs whenever both URLs are set.
+ * (`node --test test/api/scale-out.test.ts`) it runs whenever both URLs are set.
  */
 export function scaleOutSkip(): string | false {
   const missing = [!TEST_POSTGRES_URL && 'TEST_POSTGRES_URL', !TEST_REDIS_URL && 'TEST_REDIS_URL'].filter(

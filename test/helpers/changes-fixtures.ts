@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, cliJson, type Env } from '../helpers/harness.ts';
+import { cli, cliJson, type Env } from './harness.ts';
 
 /** The feed's answer shapes, as the tests read them. */
 export interface Player {

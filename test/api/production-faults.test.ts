@@ -8,7 +8,6 @@ import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { BIN, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { queryPostgres, STORE_DIALECT } from '../helpers/stores.ts';
 import {
   bearer,
   captureOutput,
@@ -19,8 +18,9 @@ import {
   type Seeded,
   seed,
   waitFor,
-} from './production-helpers.ts';
-import { type TcpProxy, tcpProxy } from './tcp-proxy.ts';
+} from '../helpers/production.ts';
+import { queryPostgres, STORE_DIALECT } from '../helpers/stores.ts';
+import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
 
 /** The answers while the store cannot answer: 503 unavailable with Retry-After, no driver detail. */
 async function assertUnavailable(base: string, token: string, databaseSlug: string): Promise<void> {

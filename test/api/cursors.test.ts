@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { type FeedPage, importNumbered } from '../helpers/changes-fixtures.ts';
 import {
   cliJson,
   type Env,
@@ -19,7 +20,6 @@ import {
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
-import { type FeedPage, importNumbered } from './changes-fixtures.ts';
 
 const run = promisify(execFile);
 const SECRET = 'cursor-test-secret-0123456789abcdef';

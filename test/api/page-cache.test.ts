@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type CachedPage, ListPositions, PageCache } from '../../src/api/page-cache.ts';
 import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { bearer, header, raw, seed, writeGames } from './production-helpers.ts';
+import { bearer, header, raw, seed, writeGames } from '../helpers/production.ts';
 
 const page = (version: number, bytes: number): CachedPage => ({
   version,

@@ -19,7 +19,7 @@ import {
   type Seeded,
   seed,
   waitFor,
-} from './production-helpers.ts';
+} from '../helpers/production.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;

@@ -7,15 +7,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
-  cliJson,
-  type Env,
-  http,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
-import {
   byId,
   type Change,
   essentials,
@@ -24,7 +15,16 @@ import {
   SEED_GAMES,
   seedRun,
   writerScripts,
-} from './changes-fixtures.ts';
+} from '../helpers/changes-fixtures.ts';
+import {
+  cliJson,
+  type Env,
+  http,
+  issueToken,
+  type Server,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
 
 const RUNS = process.env.FEED_CONCURRENCY_RUNS ? Number(process.env.FEED_CONCURRENCY_RUNS) : 3;
 const FOLLOW_LIMIT = 7;

@@ -15,8 +15,8 @@ import {
   raw,
   waitFor,
   writeGames,
-} from './production-helpers.ts';
-import { makeWorld, type World } from './world.ts';
+} from '../helpers/production.ts';
+import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
 let limited: Server; // the same store, RATE_LIMIT_MAX=5, behind a (loopback) proxy

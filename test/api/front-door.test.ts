@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { bearer, header, raw, type Seeded, seed } from './production-helpers.ts';
+import { bearer, header, raw, type Seeded, seed } from '../helpers/production.ts';
 
 let env: Env;
 let seeded: Seeded;

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { importNumbered } from '../helpers/changes-fixtures.ts';
 import {
   cliJson,
   type Env,
@@ -12,7 +13,6 @@ import {
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
-import { importNumbered } from './changes-fixtures.ts';
 
 const ALL = 'user.read,databases.read,games.read';
 
