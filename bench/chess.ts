@@ -3,13 +3,15 @@
 // Default: TWIC #920 and, if present, the 100 MB pgnmentor file. Files under 10 MB are
 // timed 5 times after a warm-up and the median is printed; larger ones once.
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { normalizeGame, PgnSplitter } from '../src/chess/index.ts';
+import { CORPUS } from '../test/helpers/corpus.ts';
 
-const corpus = new URL('../../shared/pgn/large/', import.meta.url).pathname;
+const corpus = join(CORPUS, 'large');
 const files =
   process.argv.length > 2
     ? process.argv.slice(2)
-    : [`${corpus}notnil_chess__twic0920.pgn`, `${corpus}pgnmentor_players_A-J.pgn`].filter((f) =>
+    : [join(corpus, 'notnil_chess__twic0920.pgn'), join(corpus, 'pgnmentor_players_A-J.pgn')].filter((f) =>
         existsSync(f),
       );
 if (files.length === 0) {

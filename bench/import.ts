@@ -14,15 +14,16 @@
 // the machine cannot flatter.
 // Last, one file is imported several times into one database, to show whether imports slow down as the
 // database grows (BENCH_IMPORT_GROWTH imports, default 5; 0 skips it).
-// Usage: node bench/import.ts; BENCH_IMPORT_FILES=a.pgn,b.pgn (names in ../shared/pgn/large, or paths).
+// Usage: node bench/import.ts; BENCH_IMPORT_FILES=a.pgn,b.pgn (names in the PGN corpus's large/, or paths).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { CORPUS } from '../test/helpers/corpus.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/chessport.js');
-const PGN = resolve(ROOT, '../shared/pgn/large');
+const PGN = join(CORPUS, 'large');
 const FILES = (
   process.env.BENCH_IMPORT_FILES ??
   [
@@ -105,7 +106,7 @@ export function benchGrowth(): string[][] {
   const rows = [['import', 'games in the database before', 'seconds', 'games/s', 'time / first import']];
   const file = resolve(PGN, GROWTH_FILE);
   if (GROWTH_IMPORTS <= 0) return rows;
-  if (!existsSync(file)) return [...rows, [`skipped: ${GROWTH_FILE} not found (../shared/pgn absent?)`]];
+  if (!existsSync(file)) return [...rows, [`skipped: ${GROWTH_FILE} not found (is the PGN corpus absent?)`]];
   withFreshStore((dir) => {
     let before = 0;
     let first = 0;
@@ -174,7 +175,7 @@ export function benchImport(): { runs: string[][]; summary: string[][] } {
   for (const file of FILES) {
     const name = file.split('/').at(-1) ?? file;
     if (!existsSync(file)) {
-      summary.push([name, 'skipped: not found (../shared/pgn absent?)', '', '', '', '', '', '', '']);
+      summary.push([name, 'skipped: not found (is the PGN corpus absent?)', '', '', '', '', '', '', '']);
       continue;
     }
     readFileSync(file); // into the page cache, so that neither side pays for the first read from disk

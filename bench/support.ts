@@ -4,12 +4,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { normalizeGame, PgnSplitter } from '../src/chess/index.ts';
 import { toGameRecord } from '../src/import/index.ts';
 import { type Database, type GameRecord, openStore } from '../src/store/index.ts';
+import { CORPUS } from '../test/helpers/corpus.ts';
 
-const SOURCE = new URL('../../shared/pgn/large/notnil_chess__twic0920.pgn', import.meta.url).pathname;
+const SOURCE = join(CORPUS, 'large/notnil_chess__twic0920.pgn');
 const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
 
 /** Up to `distinct` records from TWIC 920, or generated games when the shared corpus is absent. */

@@ -1,4 +1,4 @@
-// Every file of the shared PGN corpus (../shared/pgn, see its MANIFEST.md): games found and
+// Every file of the PGN corpus (test/helpers/corpus.ts, see its MANIFEST.md): games found and
 // accepted, compared with pgn-extract 19.04's "games / ok" from the MANIFEST. Each
 // difference is explained next to its row. Every accepted game must also keep the export
 // promises (line length, round trip; see helpers.ts).
@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { normalizeGame, PgnSplitter, type RawGame } from '../../src/chess/index.ts';
 import { assertExportInvariants } from '../helpers/chess-assertions.ts';
-import { CORPUS, CORPUS_FILES, EXPECTED, type Expected, FULL } from '../helpers/corpus-table.ts';
+import { CORPUS, NO_CORPUS } from '../helpers/corpus.ts';
+import { CORPUS_FILES, EXPECTED, type Expected, FULL } from '../helpers/corpus-table.ts';
 
 const SAMPLE_BYTES = 2_000_000;
 
@@ -50,7 +51,7 @@ function splitFile(path: string, limit: number): RawGame[] {
 const files = CORPUS_FILES;
 
 test('the corpus table lists exactly the corpus files', {
-  skip: files.length === 0 && `no corpus at ${CORPUS}`,
+  skip: files.length === 0 && NO_CORPUS,
 }, () => {
   assert.deepEqual(
     files,

@@ -17,8 +17,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { normalizeGame, splitPgn } from '../../src/chess/index.ts';
+import { CORPUS, NO_CORPUS } from '../helpers/corpus.ts';
 
-const CORPUS = new URL('../../../shared/pgn/', import.meta.url).pathname;
 const MAX_BYTES = 5_000_000;
 const LEFT_OUT = /zh|crazyhouse|antichess/;
 
@@ -49,7 +49,7 @@ const skip =
   pgnExtract === undefined
     ? 'pgn-extract not installed (apt-get install pgn-extract)'
     : files.length === 0
-      ? `no corpus at ${CORPUS}`
+      ? NO_CORPUS
       : false;
 
 /** "moves|position" keys; the FEN without en passant square and move counters. */

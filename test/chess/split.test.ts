@@ -3,9 +3,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { normalizeGame, PgnSplitter, type RawGame, splitPgn } from '../../src/chess/index.ts';
+import { CORPUS, NO_CORPUS } from '../helpers/corpus.ts';
 
 const AWKWARD = readFileSync(new URL('../fixtures/chess/split-awkward.pgn', import.meta.url), 'utf8');
-const CORPUS = new URL('../../../shared/pgn/', import.meta.url).pathname;
 
 /** Lines `from`..`to` (1-based, inclusive) of `text`, each with its line ending. */
 function lines(text: string, from: number, to: number): string {
@@ -211,7 +211,7 @@ const corpusFiles = existsSync(CORPUS)
   : [];
 
 test('corpus files split the same in random chunks as whole', {
-  skip: corpusFiles.length === 0 ? `corpus not found at ${CORPUS}` : false,
+  skip: corpusFiles.length === 0 ? NO_CORPUS : false,
 }, () => {
   for (const file of corpusFiles) {
     const text = new TextDecoder('latin1').decode(readFileSync(join(CORPUS, file)));

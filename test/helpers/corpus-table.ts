@@ -1,10 +1,10 @@
-// The shared PGN corpus (../shared/pgn, see its MANIFEST.md) as the tests expect it: per file, the games
+// The PGN corpus (corpus.ts, see its MANIFEST.md) as the tests expect it: per file, the games
 // our splitter finds and normalizeGame accepts, pgn-extract 19.04's "games / ok" from the MANIFEST, and why
 // we differ where we do. Used by test/chess/corpus.test.ts and test/import/corpus-rejects.test.ts.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { CORPUS } from './corpus.ts';
 
-export const CORPUS = new URL('../../../shared/pgn/', import.meta.url).pathname;
 /** CHESSPORT_FULL_CORPUS=1: the large files are checked whole, not sampled or skipped. */
 export const FULL = process.env.CHESSPORT_FULL_CORPUS === '1';
 

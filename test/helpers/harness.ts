@@ -11,7 +11,6 @@ const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/chessport.js');
 export const FIXTURES = join(ROOT, 'test/fixtures');
-export const SHARED_PGN = resolve(ROOT, '../shared/pgn');
 
 export interface Env {
   dir: string;

@@ -3,7 +3,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { splitPgn } from '../../src/chess/index.ts';
-import { FIXTURES, SHARED_PGN } from './harness.ts';
+import { CORPUS } from './corpus.ts';
+import { FIXTURES } from './harness.ts';
 
 /** A small seeded PRNG (sfc32): the same seed gives the same inputs on every machine. */
 export class Rng {
@@ -87,7 +88,7 @@ function seedOf(name: string, bytes: Buffer): Seed {
 /** The seeds: every fixture, and the shared corpus's files up to MAX_SEED_BYTES (none when it is absent). */
 export function loadSeeds(): { seeds: Seed[]; corpus: boolean } {
   const files = pgnFiles(FIXTURES);
-  const corpus = pgnFiles(process.env.CHESSPORT_FUZZ_CORPUS ?? SHARED_PGN).filter(
+  const corpus = pgnFiles(process.env.CHESSPORT_FUZZ_CORPUS ?? CORPUS).filter(
     (f) => statSync(f).size <= MAX_SEED_BYTES,
   );
   const seeds = [...files, ...corpus]

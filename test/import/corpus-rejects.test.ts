@@ -14,7 +14,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PgnSplitter, type RawGame } from '../../src/chess/index.ts';
 import { decodePgnStream } from '../../src/import/decode.ts';
-import { CORPUS, CORPUS_FILES, EXPECTED, FULL } from '../helpers/corpus-table.ts';
+import { CORPUS, NO_CORPUS } from '../helpers/corpus.ts';
+import { CORPUS_FILES, EXPECTED, FULL } from '../helpers/corpus-table.ts';
 import { cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 
 const MAX_BYTES = 5_000_000;
@@ -61,7 +62,7 @@ const included = CORPUS_FILES.filter((f) => FULL || statSync(join(CORPUS, f)).si
 const folders = [...new Set(included.map((f) => dirname(f)))];
 const skip =
   CORPUS_FILES.length === 0
-    ? `no corpus at ${CORPUS}`
+    ? NO_CORPUS
     : folders.some((f) => writable(join(CORPUS, f))) &&
       `the corpus at ${CORPUS} is writable: rejects would go into it`;
 

@@ -1,4 +1,4 @@
-// Mutation fuzzing of the PGN import. Real games (test/fixtures, and ../shared/pgn's files up to 200 KB when
+// Mutation fuzzing of the PGN import. Real games (test/fixtures, and the PGN corpus's files up to 200 KB when
 // it is there) are mutated from a fixed seed (fuzz-inputs.ts): bit flips, special bytes, deleted and duplicated
 // ranges, truncation inside a tag, comment, variation, move, number or NAG, stray '{', '}', '(', ')', ';' and
 // '%' at line starts, tag lines in movetext, NULs, lone CRs, invalid UTF-8 and overlong sequences, BOMs
@@ -23,7 +23,7 @@
 //   CHESSPORT_FUZZ_SEED=7 ...                                         another seed (default 1)
 //   CHESSPORT_FUZZ_ONLY=123 ...                                       only input 123 (with the same other settings)
 //   CHESSPORT_FUZZ_KEEP=/some/folder ...                              writes each input with a finding there
-//   CHESSPORT_FUZZ_CORPUS=/path/to/pgn ...                            seeds from another folder than ../shared/pgn
+//   CHESSPORT_FUZZ_CORPUS=/path/to/pgn ...                            seeds from another folder than the corpus
 // A finding names the settings that reproduce it. A long run also counts the inputs whose rejects file, read
 // again, is cut into other games than were rejected (see fuzz-check.ts: not a failure).
 import assert from 'node:assert/strict';
@@ -87,7 +87,7 @@ after(async () => {
   env?.cleanup();
 });
 
-const what = `${count} inputs of seed ${seed} from ${seeds.length} files${corpus ? '' : ' (fixtures only: ../shared/pgn is absent)'}`;
+const what = `${count} inputs of seed ${seed} from ${seeds.length} files${corpus ? '' : ' (fixtures only: the PGN corpus is absent)'}`;
 
 test(`fuzzing the import: ${what}`, async () => {
   const kinds = new Map<string, number>();

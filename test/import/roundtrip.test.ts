@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { importFile } from '../../src/import/index.ts';
 import { type Database, openStore, type Store } from '../../src/store/index.ts';
+import { CORPUS, CORPUS_PRESENT, NO_CORPUS } from '../helpers/corpus.ts';
 import {
   cliJson,
   type Env,
   http,
   issueToken,
   type Server,
-  SHARED_PGN,
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
@@ -24,17 +24,17 @@ const FULL = process.env.CHESSPORT_FULL_CORPUS === '1';
 const MAX_BYTES = 5_000_000;
 
 function corpusFiles(): string[] {
-  if (!existsSync(SHARED_PGN)) return [];
-  return readdirSync(SHARED_PGN, { recursive: true, encoding: 'utf8' })
+  if (!CORPUS_PRESENT) return [];
+  return readdirSync(CORPUS, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.pgn'))
-    .map((f) => join(SHARED_PGN, f))
+    .map((f) => join(CORPUS, f))
     .sort();
 }
 
 const files = corpusFiles();
-const skip = files.length === 0 ? `the shared corpus ${SHARED_PGN} is absent` : false;
+const skip = files.length === 0 ? NO_CORPUS : false;
 
-describe('round trip over ../shared/pgn', { skip }, () => {
+describe('round trip over the PGN corpus', { skip }, () => {
   let env: Env;
   let store: Store;
   let server: Server;
@@ -63,7 +63,7 @@ describe('round trip over ../shared/pgn', { skip }, () => {
   };
 
   for (const file of files) {
-    const name = file.slice(SHARED_PGN.length + 1);
+    const name = file.slice(CORPUS.length + 1);
     const big = statSync(file).size > MAX_BYTES;
     const why =
       big && !FULL ? `larger than ${MAX_BYTES / 1e6} MB: set CHESSPORT_FULL_CORPUS=1 to include it` : false;
