@@ -4,8 +4,8 @@
 // OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TokenInfo } from '../store/index.ts';
-import type { ApiContext } from './app.ts';
 import { authenticate, requireScope, type Scope } from './auth.ts';
+import type { ApiContext } from './context.ts';
 import { ApiError } from './errors.ts';
 import { SECURITY_SCHEME, type Tag } from './openapi/document.ts';
 import { type ReadAnswers, readResponses } from './openapi/responses.ts';

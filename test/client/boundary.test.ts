@@ -8,8 +8,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import type { changeJson } from '../../src/api/routes/changes.ts';
-import type { databaseJson, gameDetailJson, gameSummaryJson } from '../../src/api/serialize.ts';
+import type { changeJson, databaseJson, gameDetailJson, gameSummaryJson } from '../../src/api/serialize.ts';
 import type * as Client from '../../src/client/types.ts';
 import { ROOT } from '../helpers/harness.ts';
 
