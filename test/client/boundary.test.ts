@@ -8,6 +8,7 @@ import { builtinModules, stripTypeScriptTypes } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import type { ApiError, ErrorCode as ServerErrorCode } from '../../src/api/errors.ts';
 import type { changeJson, databaseJson, gameDetailJson, gameSummaryJson } from '../../src/api/serialize.ts';
 import type * as Client from '../../src/client/types.ts';
 import { ROOT } from '../helpers/harness.ts';
@@ -101,14 +102,28 @@ type Conforms<A, B> = [keyof A] extends [keyof B]
     : false
   : false;
 
+/** true when A and B are the same union: every A is a B and every B an A. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
 const contract: {
   database: Conforms<Client.Database, ReturnType<typeof databaseJson>>;
   summary: Conforms<Client.GameSummary, ReturnType<typeof gameSummaryJson>>;
   detail: Conforms<Client.GameDetail, ReturnType<typeof gameDetailJson>>;
   change: Conforms<Client.Change, ReturnType<typeof changeJson>>;
   player: Conforms<Client.Player, ReturnType<typeof gameSummaryJson>['white']>;
-} = { database: true, summary: true, detail: true, change: true, player: true };
+  /** Each side writes the error codes once (src/api/errors.ts, src/client/error-codes.ts): they must agree. */
+  errorCodes: Same<Client.ErrorCode, ServerErrorCode>;
+  errorBody: Conforms<Client.ErrorBody, ReturnType<ApiError['body']>>;
+} = {
+  database: true,
+  summary: true,
+  detail: true,
+  change: true,
+  player: true,
+  errorCodes: true,
+  errorBody: true,
+};
 
-test('the client types have the keys of what the server serialises (checked by tsc)', () => {
+test('the client types have the keys of what the server serialises, and its error codes (checked by tsc)', () => {
   assert.ok(Object.values(contract).every(Boolean));
 });
