@@ -113,10 +113,10 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   requireHost(app);
   cors(app);
   compression(app);
-  // The not-found route takes every method, and Fastify reads a body before any handler: without this a POST
-  // of broken JSON to an unknown path was 400, not 404. So does @fastify/cors's `OPTIONS *` route, which takes
-  // an OPTIONS on any path without one of its own (the plugin has already answered a preflight). After CORS,
-  // whose headers every API answer carries.
+  // The not-found route takes every method, and Fastify reads a body before any handler: without this hook
+  // a POST of broken JSON to an unknown path would be 400, not 404. So does @fastify/cors's `OPTIONS *`
+  // route, which takes an OPTIONS on any path without one of its own (the plugin has already answered a
+  // preflight). After CORS, whose headers every API answer carries.
   app.addHook('onRequest', async (request) => {
     if (request.is404 || (request.method === 'OPTIONS' && request.routeOptions.url === '*'))
       throw unknownPath();

@@ -31,14 +31,14 @@ function lowerCaseUuids(params: Record<string, string>): void {
  */
 export const REFUSED_METHODS = process
   // Not `import { METHODS } from 'node:http'`: an ES module import of node:http makes Node build all its
-  // exports, undici's WebSocket among them, which loads tls, http2 and zlib: 20-25 ms of every CLI command that
-  // reaches this module (measured), none of which needs HTTP.
+  // exports, undici's WebSocket among them, which loads tls, http2 and zlib, a cost to every CLI command that
+  // reaches this module though none of them needs HTTP.
   .getBuiltinModule('node:http')
   .METHODS.filter((m) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(m));
 
 /**
  * Lets the router take every method. Fastify knows only a few by default, and PROPFIND, LOCK, SEARCH and the
- * rest would never reach a route: they were 404 on paths that exist. Added without a body: nothing reads one.
+ * rest would never reach a route: they would be 404 on paths that exist. Added without a body: nothing reads one.
  */
 export function routeEveryMethod(app: FastifyInstance): void {
   for (const method of REFUSED_METHODS) {
