@@ -95,7 +95,6 @@ module.exports = {
     // what the TypeScript parser reports and, set, would ask for a TypeScript compiler API that 7 lacks.
     parser: 'swc',
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^src/cli/demo/' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'node', 'default', 'types'],
