@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
+import type { ApiContext } from './context.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
@@ -22,7 +23,7 @@ import { healthRoutes } from './plugins/health.ts';
 import { requireHost } from './plugins/host.ts';
 import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
-import { type RateLimiter, type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
+import { type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
 import { routableUrl } from './request-target.ts';
@@ -57,15 +58,6 @@ export interface ApiOptions {
   idleTimeoutMs?: number;
   /** How often an outage of the store or of Redis is summarised in the log (outage-log.ts). Default 10 s. */
   outageLogIntervalMs?: number;
-}
-
-export interface ApiContext {
-  store: Store;
-  secret: string;
-  limiter: RateLimiter;
-  pages: PageCache;
-  /** Where game lists continue (page-cache.ts); used with the page cache, which reads the version. */
-  positions: ListPositions;
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
@@ -121,10 +113,10 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   requireHost(app);
   cors(app);
   compression(app);
-  // The not-found route takes every method, and Fastify reads a body before any handler: without this a POST
-  // of broken JSON to an unknown path was 400, not 404. So does @fastify/cors's `OPTIONS *` route, which takes
-  // an OPTIONS on any path without one of its own (the plugin has already answered a preflight). After CORS,
-  // whose headers every API answer carries.
+  // The not-found route takes every method, and Fastify reads a body before any handler: without this hook
+  // a POST of broken JSON to an unknown path would be 400, not 404. So does @fastify/cors's `OPTIONS *`
+  // route, which takes an OPTIONS on any path without one of its own (the plugin has already answered a
+  // preflight). After CORS, whose headers every API answer carries.
   app.addHook('onRequest', async (request) => {
     if (request.is404 || (request.method === 'OPTIONS' && request.routeOptions.url === '*'))
       throw unknownPath();

@@ -1,16 +1,11 @@
 // The one error shape of the API (DESIGN.md 17): {error, error_description}, always JSON.
 
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_token'
-  | 'insufficient_scope'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'rate_limited'
-  | 'server_error'
-  | 'unavailable';
-
-const statusOf: Record<ErrorCode, number> = {
+/**
+ * Every error code of the API and its HTTP status: the server's one list of them. The Error schema's enum
+ * (schemas.ts) is read from it; the client writes its own (src/client/error-codes.ts), and
+ * test/client/boundary.test.ts checks at compile time that the two name the same codes.
+ */
+const STATUS_OF = {
   invalid_request: 400,
   invalid_token: 401,
   insufficient_scope: 403,
@@ -19,7 +14,12 @@ const statusOf: Record<ErrorCode, number> = {
   rate_limited: 429,
   server_error: 500,
   unavailable: 503,
-};
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof STATUS_OF;
+
+/** The codes, in the order of their statuses. */
+export const ERROR_CODES = Object.keys(STATUS_OF) as ErrorCode[];
 
 export class ApiError extends Error {
   readonly code: ErrorCode;
@@ -29,7 +29,7 @@ export class ApiError extends Error {
   constructor(code: ErrorCode, description: string, headers: Record<string, string> = {}) {
     super(description);
     this.code = code;
-    this.status = statusOf[code];
+    this.status = STATUS_OF[code];
     this.headers = headers;
   }
 

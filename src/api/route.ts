@@ -4,8 +4,8 @@
 // OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TokenInfo } from '../store/index.ts';
-import type { ApiContext } from './app.ts';
 import { authenticate, requireScope, type Scope } from './auth.ts';
+import type { ApiContext } from './context.ts';
 import { ApiError } from './errors.ts';
 import { SECURITY_SCHEME, type Tag } from './openapi/document.ts';
 import { type ReadAnswers, readResponses } from './openapi/responses.ts';
@@ -31,14 +31,14 @@ function lowerCaseUuids(params: Record<string, string>): void {
  */
 export const REFUSED_METHODS = process
   // Not `import { METHODS } from 'node:http'`: an ES module import of node:http makes Node build all its
-  // exports, undici's WebSocket among them, which loads tls, http2 and zlib: 20-25 ms of every CLI command that
-  // reaches this module (measured), none of which needs HTTP.
+  // exports, undici's WebSocket among them, which loads tls, http2 and zlib, a cost to every CLI command that
+  // reaches this module though none of them needs HTTP.
   .getBuiltinModule('node:http')
   .METHODS.filter((m) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(m));
 
 /**
  * Lets the router take every method. Fastify knows only a few by default, and PROPFIND, LOCK, SEARCH and the
- * rest would never reach a route: they were 404 on paths that exist. Added without a body: nothing reads one.
+ * rest would never reach a route: they would be 404 on paths that exist. Added without a body: nothing reads one.
  */
 export function routeEveryMethod(app: FastifyInstance): void {
   for (const method of REFUSED_METHODS) {

@@ -1,6 +1,7 @@
 // JSON Schemas of every request and response: one source for validation, serialisation and the OpenAPI
 // document (src/api/openapi). Every documented field is always present; unknown values are null
 // (DESIGN.md 1). The schemas with an $id become the document's components/schemas.
+import { ERROR_CODES } from './errors.ts';
 
 const nullable = (type: 'string' | 'integer', description: string, extra: Record<string, unknown> = {}) =>
   ({ type: [type, 'null'], description, ...extra }) as const;
@@ -14,17 +15,6 @@ const timestamp = (description: string) =>
   }) as const;
 
 const RESULTS = ['1-0', '0-1', '1/2-1/2', '*'] as const;
-
-export const ERROR_CODES = [
-  'invalid_request',
-  'invalid_token',
-  'insufficient_scope',
-  'not_found',
-  'method_not_allowed',
-  'rate_limited',
-  'server_error',
-  'unavailable',
-] as const;
 
 export const errorSchema = {
   $id: 'Error',

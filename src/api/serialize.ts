@@ -1,5 +1,5 @@
 // Domain records to the API's JSON shapes (spec "Resources and their fields", DESIGN.md 1-11).
-import type { Database, GameDetail, GameSummary } from '../store/index.ts';
+import type { Database, GameChange, GameDetail, GameSummary } from '../store/index.ts';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -37,5 +37,18 @@ export function gameDetailJson(game: GameDetail) {
     pgn: game.pgn,
     metadata: game.metadata,
     updatedAt: iso(game.updatedAt),
+  };
+}
+
+/** One entry of the changes feed; the CLI prints a game it changed in the same shape. */
+export function changeJson(change: GameChange) {
+  return {
+    id: change.id,
+    databaseId: change.databaseId,
+    updatedAt: iso(change.updatedAt),
+    deleted: change.deleted,
+    white: change.white,
+    black: change.black,
+    result: change.result,
   };
 }

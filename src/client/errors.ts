@@ -1,7 +1,7 @@
 // The client's typed errors. ChessportError: the server answered, and not with a success (DESIGN.md 17).
 // ChessportNetworkError: no complete answer came. Everything else a call throws is the caller's own: the
 // reason of their AbortSignal, or a TypeError for a bad argument.
-import type { ErrorCode } from './types.ts';
+import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 
 /** The server answered, and not with a success (after the client's waits on 429 and retries of 503). */
 export class ChessportError extends Error {
@@ -92,16 +92,7 @@ function rootMessage(error: unknown): string {
   return (found || String(error)).replace(/\s+/g, ' ').trim();
 }
 
-const CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'invalid_request',
-  'invalid_token',
-  'insufficient_scope',
-  'not_found',
-  'method_not_allowed',
-  'rate_limited',
-  'server_error',
-  'unavailable',
-]);
+const CODES: ReadonlySet<string> = new Set<ErrorCode>(ERROR_CODES);
 
 /**
  * @internal Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110 10.2.3); null when absent or

@@ -1,17 +1,10 @@
 // The API's answer shapes as a client sees them on the wire (timestamps are ISO strings). Plain types only:
 // the client shares the contract with the server, never its code. test/client/boundary.test.ts checks that
 // these keys match what the server's serialisers produce.
+import type { ErrorCode } from './error-codes.ts';
 
-/** Every error code of the API (DESIGN.md 17). */
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_token'
-  | 'insufficient_scope'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'rate_limited'
-  | 'server_error'
-  | 'unavailable';
+/** Every error code of the API (DESIGN.md 17), from the client's list of them (error-codes.ts). */
+export type { ErrorCode };
 
 /** The body of every answer that is not a success. */
 export interface ErrorBody {

@@ -1,21 +1,20 @@
-// DESIGN.md "Architecture": src/client imports nothing of the server at runtime. It shares the contract's
-// types (src/client/types.ts), checked here against the server's serialisers at compile time.
+// DESIGN.md "Architecture": src/client imports nothing outside itself, not even a Node.js built-in, as it
+// runs on global fetch alone; dependency-cruiser checks every import statically (.dependency-cruiser.cjs),
+// and this file checks what loading the client resolves. The client shares the contract's types
+// (src/client/types.ts), checked here against the server's serialisers at compile time.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules, stripTypeScriptTypes } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
-import type { changeJson } from '../../src/api/routes/changes.ts';
-import type { databaseJson, gameDetailJson, gameSummaryJson } from '../../src/api/serialize.ts';
+import type { ApiError, ErrorCode as ServerErrorCode } from '../../src/api/errors.ts';
+import type { changeJson, databaseJson, gameDetailJson, gameSummaryJson } from '../../src/api/serialize.ts';
 import type * as Client from '../../src/client/types.ts';
 import { ROOT } from '../helpers/harness.ts';
+import { modulesResolvedBy } from '../helpers/resolved-modules.ts';
 
 const CLIENT = join(ROOT, 'src/client');
-/** Packages the sync engine may load: its own store. The client proper loads none. */
-const SYNC_PACKAGES = new Set(['better-sqlite3']);
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { recursive: true, encoding: 'utf8' })
@@ -67,16 +66,14 @@ test('no file of src/client loads code from outside src/client; only `import typ
   assert.ok(files.length >= 5);
   const offences: string[] = [];
   for (const file of files) {
-    const inSync = relative(CLIENT, file).startsWith(`sync${sep}`);
     for (const specifier of runtimeImports(readFileSync(file, 'utf8'))) {
       const where = `${relative(ROOT, file)} imports ${specifier}`;
       if (specifier.startsWith('.')) {
         const target = resolve(dirname(file), specifier);
         if (!target.startsWith(CLIENT + sep)) offences.push(`${where} (outside src/client)`);
       } else if (isBuiltin(specifier)) {
-        if (!inSync)
-          offences.push(`${where} (the client proper runs on global fetch alone, not Node.js APIs)`);
-      } else if (!(inSync && SYNC_PACKAGES.has(specifier))) {
+        offences.push(`${where} (the client runs on global fetch alone, not Node.js APIs)`);
+      } else {
         offences.push(`${where} (a package the client does not need)`);
       }
     }
@@ -84,26 +81,14 @@ test('no file of src/client loads code from outside src/client; only `import typ
   assert.deepEqual(offences, []);
 });
 
-test('loading the client and the sync engine resolves no module of the server', async () => {
-  // A child process records every module resolved while importing the entry points.
-  const entries = ['src/client/index.ts', 'src/client/sync/engine.ts'].map(
-    (p) => pathToFileURL(join(ROOT, p)).href,
+test('loading the client resolves its own modules and nothing else: no package, no Node.js built-in', async () => {
+  const resolved = await modulesResolvedBy(join(CLIENT, 'index.ts'));
+  const own = resolved.filter((url) => url.startsWith(`${pathToFileURL(CLIENT).href}/`));
+  assert.ok(own.length >= 5, 'the hook saw the client modules');
+  assert.deepEqual(
+    resolved.filter((url) => !own.includes(url)),
+    [],
   );
-  const script = `
-    import { registerHooks } from 'node:module';
-    const seen = new Set();
-    registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });
-    for (const entry of ${JSON.stringify(entries)}) await import(entry);
-    console.log(JSON.stringify([...seen]));
-  `;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-    cwd: ROOT,
-  });
-  const loaded = (JSON.parse(stdout) as string[]).filter((url) => url.startsWith('file:'));
-  const project = loaded.filter((url) => url.startsWith(pathToFileURL(join(ROOT, 'src')).href));
-  assert.ok(project.length >= 5, 'the hook saw the client modules');
-  const server = project.filter((url) => !url.startsWith(`${pathToFileURL(CLIENT).href}/`));
-  assert.deepEqual(server, []);
 });
 
 // ---- the shared contract: compile-time checks, run by `tsc --noEmit` ---------------------------------------
@@ -117,14 +102,28 @@ type Conforms<A, B> = [keyof A] extends [keyof B]
     : false
   : false;
 
+/** true when A and B are the same union: every A is a B and every B an A. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
 const contract: {
   database: Conforms<Client.Database, ReturnType<typeof databaseJson>>;
   summary: Conforms<Client.GameSummary, ReturnType<typeof gameSummaryJson>>;
   detail: Conforms<Client.GameDetail, ReturnType<typeof gameDetailJson>>;
   change: Conforms<Client.Change, ReturnType<typeof changeJson>>;
   player: Conforms<Client.Player, ReturnType<typeof gameSummaryJson>['white']>;
-} = { database: true, summary: true, detail: true, change: true, player: true };
+  /** Each side writes the error codes once (src/api/errors.ts, src/client/error-codes.ts): they must agree. */
+  errorCodes: Same<Client.ErrorCode, ServerErrorCode>;
+  errorBody: Conforms<Client.ErrorBody, ReturnType<ApiError['body']>>;
+} = {
+  database: true,
+  summary: true,
+  detail: true,
+  change: true,
+  player: true,
+  errorCodes: true,
+  errorBody: true,
+};
 
-test('the client types have the keys of what the server serialises (checked by tsc)', () => {
+test('the client types have the keys of what the server serialises, and its error codes (checked by tsc)', () => {
   assert.ok(Object.values(contract).every(Boolean));
 });

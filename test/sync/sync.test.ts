@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Sqlite from 'better-sqlite3';
-import type { SyncSummary } from '../../src/client/sync/engine.ts';
+import type { SyncSummary } from '../../src/sync/engine.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {

@@ -1,31 +1,18 @@
 // GET /changes: the feed of the user's changed games, oldest change first (DESIGN.md 18-22).
 import type { FastifyInstance } from 'fastify';
-import type { GameChange } from '../../store/index.ts';
-import type { ApiContext } from '../app.ts';
+import type { ApiContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { ApiError } from '../errors.ts';
 import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { changesQuery, schemas } from '../schemas.ts';
-import { iso } from '../serialize.ts';
+import { changeJson } from '../serialize.ts';
 import { parseZonedTimestamp } from '../timestamp.ts';
 
 interface ChangesQuery {
   cursor?: string;
   since?: string;
   limit: number;
-}
-
-export function changeJson(change: GameChange) {
-  return {
-    id: change.id,
-    databaseId: change.databaseId,
-    updatedAt: iso(change.updatedAt),
-    deleted: change.deleted,
-    white: change.white,
-    black: change.black,
-    result: change.result,
-  };
 }
 
 export function changeRoutes(app: FastifyInstance, context: ApiContext): void {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { ApiContext } from '../app.ts';
+import type { ApiContext } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';

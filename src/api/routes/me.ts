@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ApiContext } from '../app.ts';
+import type { ApiContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';

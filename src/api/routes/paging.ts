@@ -3,7 +3,7 @@
 // page that starts where a rendered one ended seeks to its list position instead of skipping games.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ListedGame, Page } from '../../store/index.ts';
-import type { ApiContext } from '../app.ts';
+import type { ApiContext } from '../context.ts';
 import { pageLinks } from '../params.ts';
 import { bodyTag } from '../plugins/conditional.ts';
 import { gameSummaryJson } from '../serialize.ts';

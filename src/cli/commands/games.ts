@@ -2,7 +2,7 @@
 // the feed. Games are named by UUID, which is unique across users, so no --user is needed.
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
-import { changeJson } from '../../api/routes/changes.ts';
+import { changeJson } from '../../api/serialize.ts';
 import { normalizeGame, PgnSplitter } from '../../chess/index.ts';
 import type { RawGame } from '../../chess/types.ts';
 import { decodePgnStream } from '../../import/decode.ts';

@@ -1,9 +1,9 @@
-// `chessport sync`: the reference consumer of the API. The engine lives in src/client/sync (it uses only the
-// client); this file turns options into a run, prints the summary and maps failures to exit codes.
+// `chessport sync`: the reference consumer of the API. The engine lives in src/sync (it builds on the client
+// alone); this file turns options into a run, prints the summary and maps failures to exit codes.
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ChessportError, ChessportNetworkError } from '../../client/errors.ts';
-import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../client/sync/engine.ts';
+import { ChessportError, ChessportNetworkError } from '../../client/index.ts';
+import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../sync/engine.ts';
 import { jsonOption } from '../context.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
 import { CliError, nonEmpty, parsePositiveInt } from '../settings.ts';

@@ -2,10 +2,15 @@
 // cursor, fetch each changed game's detail (which carries its PGN), delete tombstoned games, and store the
 // cursor in the same transaction as its page's data. Databases are read from /databases on every run.
 import { join, resolve } from 'node:path';
-import { type ChangesQuery, ChessportClient } from '../client.ts';
-import { ChessportError } from '../errors.ts';
-import type { RetryEvent, RetryPolicy } from '../transport.ts';
-import type { Change, GameDetail } from '../types.ts';
+import {
+  type Change,
+  type ChangesQuery,
+  ChessportClient,
+  ChessportError,
+  type GameDetail,
+  type RetryEvent,
+  type RetryPolicy,
+} from '../client/index.ts';
 import { mapConcurrent } from './concurrent.ts';
 import { authFailure, cursorRejected, SyncError } from './errors.ts';
 import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';

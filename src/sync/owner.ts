@@ -5,13 +5,6 @@
 import { SyncError } from './errors.ts';
 import type { Mirror } from './mirror.ts';
 
-export interface Owner {
-  /** The API base the mirror follows, like https://chess.example.org/api/v1. */
-  baseUrl: string;
-  /** The /me id of the mirror's tokens. */
-  reader: string;
-}
-
 export interface ReaderCheck {
   full: boolean;
   switchReader: boolean;

@@ -2,8 +2,7 @@
 // and the feed cursor. A page's games and the cursor after it are written in one transaction, so the
 // cursor never runs ahead of the data: a crash at any point repeats at most one page on the next run.
 import Sqlite from 'better-sqlite3';
-import type { Database, GameDetail, Player } from '../types.ts';
-import type { Owner } from './owner.ts';
+import type { Database, GameDetail, Player } from '../client/index.ts';
 import { createPrivately } from './private-files.ts';
 
 const SCHEMA_VERSION = 1;
@@ -38,6 +37,14 @@ const SCHEMA = `
   create index if not exists games_by_database on games (database_id);
   create table if not exists state (key text primary key, value text not null);
 `;
+
+/** Whose mirror it is, recorded in its state: owner.ts checks a run against it before anything is written. */
+export interface Owner {
+  /** The API base the mirror follows, like https://chess.example.org/api/v1. */
+  baseUrl: string;
+  /** The /me id of the mirror's tokens. */
+  reader: string;
+}
 
 export interface PageWrite {
   upserts: GameDetail[];

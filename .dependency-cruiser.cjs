@@ -1,0 +1,104 @@
+// The project's layers (README "Layout"), checked by dependency-cruiser in `npm test`: data flows one way,
+// `chess` (pure) -> `import` -> `store`, `api` -> `store`, `cli` on top; `client` stands alone and `sync`
+// builds on it; `workers` holds what starts worker threads and knows nothing of the project. Every import
+// counts, `import type` too (a type-only cycle still ties two modules together).
+//
+// The project runs TypeScript directly, with `.ts` in its import paths. TypeScript 7 has no compiler API
+// for dependency-cruiser to parse with, so swc (@swc/core) parses, and it reports type-only imports as such.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment:
+        'Modules depend one way: two modules that import each other (types too) are one concern, or two layers mixed.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'chess-is-pure',
+      comment: 'src/chess is pure chess: chessops and Node.js built-ins, nothing of the project outside it.',
+      severity: 'error',
+      from: { path: '^src/chess/' },
+      to: { dependencyTypesNot: ['core'], pathNot: ['^src/chess/', '^node_modules/chessops/'] },
+    },
+    {
+      name: 'store-below-api-cli-import',
+      comment:
+        'The store is the lowest layer but chess: the API, the CLI and the import build on it, never the reverse.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^src/(api|cli|import|sync)/' },
+    },
+    {
+      name: 'api-below-cli-import',
+      comment: 'The API serves the store; the CLI starts it, and the import is not its business.',
+      severity: 'error',
+      from: { path: '^src/api/' },
+      to: { path: '^src/(cli|import|sync)/' },
+    },
+    {
+      name: 'import-below-api-cli',
+      comment: 'The import writes to the store; the CLI runs it, the API never calls it.',
+      severity: 'error',
+      from: { path: '^src/import/' },
+      to: { path: '^src/(api|cli|sync)/' },
+    },
+    {
+      name: 'client-stands-alone',
+      comment:
+        'chessport/client runs on global fetch alone (Node.js, Deno, Bun, browsers) and has no runtime ' +
+        'dependencies: it imports only its own modules, no package and no Node.js built-in.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { pathNot: '^src/client/' },
+    },
+    {
+      name: 'sync-on-client',
+      comment: 'The sync engine is a consumer of the API: it builds on the client, never on the server.',
+      severity: 'error',
+      from: { path: '^src/sync/' },
+      to: { path: '^src/(api|cli|import|store|chess|workers)/' },
+    },
+    {
+      name: 'sync-through-client-entry',
+      comment: 'The sync engine uses the client as a package user does: through src/client/index.ts alone.',
+      severity: 'error',
+      from: { path: '^src/sync/' },
+      to: { path: '^src/client/', pathNot: '^src/client/index[.]ts$' },
+    },
+    {
+      name: 'workers-know-nothing',
+      comment: 'src/workers starts worker threads for any layer, so it imports nothing of the project.',
+      severity: 'error',
+      from: { path: '^src/workers/' },
+      to: { path: '^src/', pathNot: '^src/workers/' },
+    },
+    {
+      name: 'nothing-under-cli',
+      comment: 'The CLI is the top layer: nothing else in src imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that does not resolve is a typo or a missing package.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    // swc reports every import, `import type` included, marked type-only; tsPreCompilationDeps selects
+    // what the TypeScript parser reports and, set, would ask for a TypeScript compiler API that 7 lacks.
+    parser: 'swc',
+    doNotFollow: { path: 'node_modules' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types'],
+    },
+  },
+};
