@@ -7,11 +7,11 @@ import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysel
 import type { PoolClient } from 'pg';
 import { registerSqliteHandle } from './game-insert.ts';
 import { type Dialect, migrationProvider } from './migrations.ts';
-import { PoolSockets } from './postgres-sockets.ts';
+import { PoolSockets } from './postgres/sockets.ts';
 import type { RunQuery } from './prepared.ts';
 import type { DB } from './schema.ts';
-import { checkpointAtWalSize } from './sqlite-checkpoints.ts';
-import { sqliteRunner, withStatementCache } from './sqlite-statements.ts';
+import { checkpointAtWalSize } from './sqlite/checkpoints.ts';
+import { sqliteRunner, withStatementCache } from './sqlite/statements.ts';
 import { Store, StoreError } from './store.ts';
 
 export const DEFAULT_DATABASE_URL = 'data/chessport.sqlite';
@@ -100,7 +100,7 @@ function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>; run: 
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   // Checkpoints (copying the WAL into the database, with two fsyncs) at 40 MB of WAL; an import moves them
-  // to a thread of their own (sqlite-checkpoints.ts). Readers do not wait either way.
+  // to a thread of their own (sqlite/checkpoints.ts). Readers do not wait either way.
   checkpointAtWalSize(sqlite);
   const statements = withStatementCache(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });

@@ -2,23 +2,23 @@
 // keep within maxGames, take one change-sequence range, insert the rows.
 //
 // On SQLite this runs on the better-sqlite3 handle itself, with statements prepared once per store (the
-// INSERTs in sqlite-game-rows.ts): building Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup
+// INSERTs in sqlite/game-rows.ts): building Kysely's multi-row INSERT (27 columns x 200 rows) and its dedup
 // query cost more CPU than SQLite's writes (measured: most of the main thread of an import). It still runs
 // inside Store.write()'s transaction: Kysely's SQLite dialect has one connection, and that handle is it.
-// Its dedup check looks games up by key in memory, from the game_keys log (game-keys.ts).
+// Its dedup check looks games up by key in memory, from the game_keys log (sqlite/game-keys.ts).
 // PostgreSQL looks games up on its dedup index through Kysely, and writes the rows with one statement
-// (postgres-game-rows.ts).
+// (postgres/game-rows.ts).
 
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { dedupKey } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
-import { gameKey, knownKeys, logKeys } from './game-keys.ts';
-import { analyzeWhenStale, insertPostgresRows } from './postgres-game-rows.ts';
+import { dedupKey } from './postgres/dedup-key.ts';
+import { analyzeWhenStale, insertPostgresRows } from './postgres/game-rows.ts';
 import type { DB, GameInsertRow } from './schema.ts';
-import { insertGameRows } from './sqlite-game-rows.ts';
+import { gameKey, knownKeys, logKeys } from './sqlite/game-keys.ts';
+import { insertGameRows } from './sqlite/game-rows.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
 
 export interface GameBatch {
@@ -225,7 +225,7 @@ async function insertWithSqlite(
   const { seqs, now } = await batch.take(fresh.length);
   const ids = fresh.map(() => gameId());
   const firstSeq = seqs[0] as number;
-  // The row writer numbers the rows from the first seq (sqlite-game-rows.ts): take() gives consecutive ones.
+  // The row writer numbers the rows from the first seq (sqlite/game-rows.ts): take() gives consecutive ones.
   if (seqs.at(-1) !== firstSeq + fresh.length - 1) throw new Error('change sequence values not consecutive');
   const lastPk = insertGameRows(handle, {
     games: fresh,

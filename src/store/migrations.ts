@@ -3,8 +3,8 @@ import { type Kysely, sql } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import { normalizeGame } from '../chess/index.ts';
 import { contentHashOf } from './content-hash.ts';
-import { dedupKey } from './dedup-key.ts';
-import { keysBlob } from './game-keys.ts';
+import { dedupKey } from './postgres/dedup-key.ts';
+import { keysBlob } from './sqlite/game-keys.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -239,7 +239,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0005_sqlite_game_keys': {
-      // SQLite only: the dedup index gives way to an append-only log of game keys (game-keys.ts). With the
+      // SQLite only: the dedup index gives way to an append-only log of game keys (sqlite/game-keys.ts). With the
       // index, every import commit rewrote most of its pages, since its keys come at random: an import
       // into a database of 800k games took 2.8 times as long as into an empty one. The log holds, per
       // database, 48 bits of each live game's hash, one row per run of consecutive pks; dedup_key stays
@@ -364,7 +364,7 @@ async function renormalizeGames(db: Kysely<unknown>, dialect: Dialect): Promise<
       await sql`update games set pgn = ${pgn}, content_hash = ${newPgn ? hash : sql`content_hash`},
         ${dialect === 'postgres' && newPgn ? sql`dedup_key = ${dedupKey(row.database_id, hash)},` : sql``}
         fen = ${fen}, seq = ${change.seq}, updated_at = ${change.now} where pk = ${row.pk}`.execute(db);
-      // SQLite's key log (game-keys.ts) takes the new key, as for a game updated with new content.
+      // SQLite's key log (sqlite/game-keys.ts) takes the new key, as for a game updated with new content.
       if (dialect === 'sqlite' && newPgn)
         await sql`insert into game_keys (database_id, first_pk, keys)
           values (${row.database_id}, ${row.pk}, ${keysBlob([hash])})`.execute(db);

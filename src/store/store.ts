@@ -1,15 +1,15 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { dedupKey, dedupKeySql } from './dedup-key.ts';
 import { contentColumns } from './game-columns.ts';
 import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
-import { logKeys } from './game-keys.ts';
 import type { Dialect } from './migrations.ts';
+import { dedupKey, dedupKeySql } from './postgres/dedup-key.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
 import { slugify } from './slug.ts';
-import { BackgroundCheckpoints } from './sqlite-checkpoints.ts';
+import { BackgroundCheckpoints } from './sqlite/checkpoints.ts';
+import { logKeys } from './sqlite/game-keys.ts';
 import type {
   App,
   BulkWrites,
@@ -105,7 +105,7 @@ export class Store {
 
   /**
    * PostgreSQL: from now on, a connection that gets no answer for ms is dropped, and its query fails as a
-   * lost connection (postgres-sockets.ts). For the server, whose queries are short; not for a migration or
+   * lost connection (postgres/sockets.ts). For the server, whose queries are short; not for a migration or
    * an import, whose statements may rightly run for minutes. SQLite: nothing.
    */
   dropSilentConnections(ms: number): void {
@@ -118,7 +118,7 @@ export class Store {
 
   /**
    * Prepares the store for a long run of insertGames (an import). On SQLite, checkpoints run on a thread of
-   * their own meanwhile (sqlite-checkpoints.ts); PostgreSQL needs nothing.
+   * their own meanwhile (sqlite/checkpoints.ts); PostgreSQL needs nothing.
    */
   bulkWrites(): BulkWrites {
     const handle = sqliteHandleOf(this.db);
@@ -713,7 +713,7 @@ export class Store {
     });
   }
 
-  /** SQLite: logs a game's key for its database, within the write transaction (game-keys.ts). */
+  /** SQLite: logs a game's key for its database, within the write transaction (sqlite/game-keys.ts). */
   private logGameKey(databaseId: string, pk: number, contentHash: string): void {
     const handle = sqliteHandleOf(this.db);
     if (handle) logKeys(handle, databaseId, pk, [contentHash]);

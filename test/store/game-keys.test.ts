@@ -1,12 +1,12 @@
-// SQLite's dedup check reads the game_keys log (game-keys.ts): the log's keys point to the rows they were
-// written for, whatever statements the batch took; another connection's imports are seen at the next
+// SQLite's dedup check reads the game_keys log (sqlite/game-keys.ts): the log's keys point to the rows they
+// were written for, whatever statements the batch took; another connection's imports are seen at the next
 // write; a deleted database leaves no keys; the log is only read from where this connection left it; the keys
 // are the numbers the log has always held.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { gameKey } from '../../src/store/game-keys.ts';
+import { gameKey } from '../../src/store/sqlite/game-keys.ts';
 import type { GameRecord } from '../../src/store/types.ts';
 import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';

@@ -1,9 +1,9 @@
-// The in-memory key table of the SQLite dedup check (key-table.ts): every entry is found after the table
-// has grown many times, a key may have several pks, keys at both ends of the 48-bit range work, and a pk
+// The in-memory key table of the SQLite dedup check (sqlite/key-table.ts): every entry is found after the
+// table has grown many times, a key may have several pks, keys at both ends of the 48-bit range work, and a pk
 // that does not fit is refused rather than cut.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { KeyTable } from '../../src/store/key-table.ts';
+import { KeyTable } from '../../src/store/sqlite/key-table.ts';
 
 const found = (table: KeyTable, key: number) => {
   const out: number[] = [];

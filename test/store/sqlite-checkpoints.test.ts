@@ -1,10 +1,10 @@
-// An import's checkpoints run on a thread of their own (sqlite-checkpoints.ts): the writer's own are off
+// An import's checkpoints run on a thread of their own (sqlite/checkpoints.ts): the writer's own are off
 // meanwhile and back afterwards, the -wal file stays within its limit, and nothing committed is lost.
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { test } from 'node:test';
 import { sqliteHandleOf } from '../../src/store/game-insert.ts';
-import { BackgroundCheckpoints } from '../../src/store/sqlite-checkpoints.ts';
+import { BackgroundCheckpoints } from '../../src/store/sqlite/checkpoints.ts';
 import type { Database } from '../../src/store/types.ts';
 import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';

@@ -1,5 +1,5 @@
 // SQLite's import INSERTs bind only the optional columns that have values (and metadata when not empty), many rows per statement
-// (sqlite-game-rows.ts): every game still comes back with exactly its own values, in order, with consecutive
+// (sqlite/game-rows.ts): every game still comes back with exactly its own values, in order, with consecutive
 // seqs, whatever mix of missing tags the batch has.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

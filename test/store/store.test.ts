@@ -204,8 +204,8 @@ for (const { dialect, skip } of DIALECTS) {
 
     test('the dedup lookup searches an index, never a whole database', async () => {
       if (dialect === 'sqlite') {
-        // As game-keys.ts and game-insert.ts: the log rows of one database since the last read, then the
-        // rows the keys found, by pk.
+        // As sqlite/game-keys.ts and game-insert.ts: the log rows of one database since the last read, then
+        // the rows the keys found, by pk.
         const plans = [
           `select id, first_pk, keys from game_keys where database_id = 'x' and id > 5 order by id`,
           `select content_hash from games where pk in (select value from json_each('[1, 2]'))

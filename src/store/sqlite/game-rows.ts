@@ -11,8 +11,8 @@
 // Rows keep their order: each statement takes a run of consecutive rows of the same shape (the columns
 // bound).
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
-import { CONTENT_COLUMNS, pushContentValues } from './game-columns.ts';
-import type { GameRecord } from './types.ts';
+import { CONTENT_COLUMNS, pushContentValues } from '../game-columns.ts';
+import type { GameRecord } from '../types.ts';
 
 /**
  * Rows per statement: a run is written in statements of these sizes, largest first. A 1,024-row statement

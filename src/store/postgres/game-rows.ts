@@ -1,7 +1,7 @@
 // PostgreSQL: what an import batch does besides the dedup lookup (game-insert.ts): keep the games table's
 // statistics fresh enough for the planner, and write the batch's rows with one statement.
 import { type Kysely, sql } from 'kysely';
-import type { DB, GameInsertRow } from './schema.ts';
+import type { DB, GameInsertRow } from '../schema.ts';
 
 /**
  * PostgreSQL: the type of each column an import writes. A batch is inserted by one statement that binds one

@@ -4,7 +4,7 @@
 // serves nearly every query from the second call on. No library does this for Kysely's driver, hence by hand.
 import type { Database, Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
-import type { RunQuery } from './prepared.ts';
+import type { RunQuery } from '../prepared.ts';
 
 const MAX_STATEMENTS = 256;
 

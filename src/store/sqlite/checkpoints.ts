@@ -17,8 +17,8 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Database as SqliteHandle } from 'better-sqlite3';
-import type { BulkWrites } from './types.ts';
-import { workerUrl } from './worker-bundle.ts';
+import { workerUrl } from '../../workers/bundle.ts';
+import type { BulkWrites } from '../types.ts';
 
 /** The longest the -wal file may grow before the writer waits for the checkpoints (default). */
 export const WAL_LIMIT_BYTES = 64 << 20;
@@ -64,7 +64,7 @@ export class BackgroundCheckpoints implements BulkWrites {
     } catch {
       this.shm = undefined;
     }
-    this.worker = new Worker(workerUrl(new URL('./sqlite-checkpoint-worker.ts', import.meta.url)), {
+    this.worker = new Worker(workerUrl(new URL('./checkpoint-worker.ts', import.meta.url)), {
       workerData: { file: handle.name },
     });
     this.worker.on('message', () => this.finish?.());

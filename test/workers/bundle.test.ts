@@ -1,15 +1,15 @@
 // Worker threads start from the bundles `npm install` made, and only while their sources are unchanged
-// (src/store/worker-bundle.ts); otherwise from the TypeScript sources.
+// (src/workers/bundle.ts); otherwise from the TypeScript sources.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { fileHash, WORKER_BUNDLE_DIR, workerUrl } from '../../src/store/worker-bundle.ts';
+import { fileHash, WORKER_BUNDLE_DIR, workerUrl } from '../../src/workers/bundle.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const ENTRIES = ['src/import/normalize-worker.ts', 'src/store/sqlite-checkpoint-worker.ts'];
+const ENTRIES = ['src/import/normalize-worker.ts', 'src/store/sqlite/checkpoint-worker.ts'];
 const installed = existsSync(join(WORKER_BUNDLE_DIR, 'manifest.json'));
 
 test('after npm install, both workers start from their bundles', {
