@@ -6,13 +6,14 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import type { PoolClient } from 'pg';
 import { registerSqliteHandle } from './game-insert.ts';
-import { type Dialect, migrationProvider } from './migrations.ts';
+import { migrationProvider } from './migrations/index.ts';
 import { PoolSockets } from './postgres/sockets.ts';
 import type { RunQuery } from './prepared.ts';
 import type { DB } from './schema.ts';
 import { checkpointAtWalSize } from './sqlite/checkpoints.ts';
 import { sqliteRunner, withStatementCache } from './sqlite/statements.ts';
 import { Store, StoreError } from './store.ts';
+import type { Dialect } from './types.ts';
 
 export const DEFAULT_DATABASE_URL = 'data/chessport.sqlite';
 /** PostgreSQL connections per process when PG_POOL_MAX is not set. */

@@ -1,9 +1,9 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { beginChanges, type Changes, lastSeq } from './change-allocation.ts';
 import { contentColumns } from './game-columns.ts';
 import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
-import type { Dialect } from './migrations.ts';
 import { dedupKey, dedupKeySql } from './postgres/dedup-key.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
@@ -14,6 +14,7 @@ import type {
   App,
   BulkWrites,
   Database,
+  Dialect,
   GameChange,
   GameDetail,
   GameRecord,
@@ -52,18 +53,6 @@ export function hashToken(token: string): string {
 
 type GameRow = Selectable<GamesTable>;
 type Executor = Kysely<DB> | Transaction<DB>;
-
-/** The change sequence values and change time a write takes for the games it writes (Store.write). */
-export interface ChangeAllocation {
-  /** n values, increasing (consecutive on SQLite, maybe with gaps on PostgreSQL). */
-  seqs: number[];
-  /** The change time: the updatedAt of every game written by the transaction. */
-  now: number;
-}
-
-export interface Changes {
-  take(n: number): Promise<ChangeAllocation>;
-}
 
 const summaryColumns = [
   'id',
@@ -168,10 +157,7 @@ export class Store {
     if (this.dialect === 'postgres') {
       return this.db
         .transaction()
-        .execute(async (trx) => {
-          const now = await lockOwner(trx, ownerId);
-          return fn(trx, { take: async (n) => ({ seqs: await takeSeqs(trx, n), now }) });
-        })
+        .execute(async (trx) => fn(trx, await beginChanges(trx, 'postgres', ownerId)))
         .catch((error: unknown) => {
           // SQLSTATE 22021: text holding U+0000, which PostgreSQL cannot store (SQLite can).
           if ((error as { code?: unknown }).code === '22021') {
@@ -183,7 +169,7 @@ export class Store {
     return this.db.connection().execute(async (conn) => {
       await sql`begin immediate`.execute(conn);
       try {
-        const result = await fn(conn, { take: (n) => this.takeSqliteChanges(conn, n) });
+        const result = await fn(conn, await beginChanges(conn, 'sqlite', ownerId));
         await sql`commit`.execute(conn);
         return result;
       } catch (error) {
@@ -195,51 +181,9 @@ export class Store {
     });
   }
 
-  /** SQLite: n consecutive seqs from the `change` row, and the change time, inside write(). */
-  private async takeSqliteChanges(trx: Executor, n: number): Promise<ChangeAllocation> {
-    const row = await trx
-      .updateTable('sequences')
-      .set({ value: sql`value + ${n}` })
-      .where('name', '=', 'change')
-      .returning('value')
-      .executeTakeFirstOrThrow();
-    const first = Number(row.value) - n + 1;
-    return { seqs: Array.from({ length: n }, (_, i) => first + i), now: await this.sqliteChangeTime(trx) };
-  }
-
-  private async sqliteChangeTime(trx: Executor): Promise<number> {
-    const now = Date.now();
-    const row = await trx
-      .updateTable('sequences')
-      .set({ value: sql<number>`max(value, ${now})` })
-      .where('name', '=', 'change_time')
-      .returning('value')
-      .executeTakeFirst();
-    if (row) return Number(row.value);
-    // First write on this store: start from the latest time already in it (one scan, once).
-    const latest = await trx
-      .selectFrom('games')
-      .select((eb) => eb.fn.max('updated_at').as('t'))
-      .executeTakeFirst();
-    const time = Math.max(now, Number(latest?.t ?? 0));
-    await trx.insertInto('sequences').values({ name: 'change_time', value: time }).execute();
-    return time;
-  }
-
   /** The highest change sequence value taken so far (on PostgreSQL possibly not committed yet). */
   async lastSeq(): Promise<number> {
-    if (this.dialect === 'postgres') {
-      const { rows } = await sql<{
-        value: number;
-      }>`select coalesce(pg_sequence_last_value('change_seq'), 0) as value`.execute(this.db);
-      return Number(rows[0]?.value ?? 0);
-    }
-    const row = await this.db
-      .selectFrom('sequences')
-      .select('value')
-      .where('name', '=', 'change')
-      .executeTakeFirstOrThrow();
-    return Number(row.value);
+    return lastSeq(this.db, this.dialect);
   }
 
   // ---- server secret -------------------------------------------------------------------------------
@@ -836,34 +780,6 @@ async function databasesNamed(db: Executor, ownerId: string, ref: string): Promi
     .execute();
   const byId = rows.find((row) => row.id === ref);
   return (byId ? [byId] : rows).map(toDatabase);
-}
-
-/**
- * PostgreSQL: locks the owner's feed head until the transaction ends (see Store.write) and moves its change
- * time to now, unless that is earlier. The first write of an owner inserts the row; a concurrent first
- * write waits on the inserted key like on the row lock (INSERT ... ON CONFLICT DO UPDATE).
- */
-async function lockOwner(trx: Executor, ownerId: string): Promise<number> {
-  const row = await trx
-    .insertInto('feed_heads')
-    .values({ user_id: ownerId, change_time: Date.now() })
-    .onConflict((oc) =>
-      oc
-        .column('user_id')
-        .doUpdateSet({ change_time: sql`greatest(feed_heads.change_time, excluded.change_time)` }),
-    )
-    .returning('change_time')
-    .executeTakeFirstOrThrow();
-  return Number(row.change_time);
-}
-
-/** PostgreSQL: n values of `change_seq`, in increasing order. Only while holding the owner's lock. */
-async function takeSeqs(trx: Executor, n: number): Promise<number[]> {
-  if (n === 0) return [];
-  const { rows } = await sql<{
-    seq: number;
-  }>`select nextval('change_seq') as seq from generate_series(1, ${n}::integer) order by seq`.execute(trx);
-  return rows.map((row) => Number(row.seq));
 }
 
 /**

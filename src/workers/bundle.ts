@@ -3,9 +3,9 @@
 //
 // Why: each thread loads its modules in an isolate of its own, and a thread that loads TypeScript first
 // loads and compiles Node's type stripper (amaro, a WebAssembly module) there; the compile cache does not
-// spare it that. From its bundle a worker starts sooner (figures: docs/perf-notes/h25-store.md). A bundle
-// is used only while every file it was made from has the content it had then; otherwise, and
-// without bundles (no esbuild at install), the thread starts from its sources.
+// spare it that, while a bundle is plain JavaScript. A bundle is used only while every file it was made from
+// has the content it had then; otherwise, and without bundles (no esbuild at install), the thread starts
+// from its sources.
 // A leaf of its own, importing nothing of the project: both the store and the import start workers.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

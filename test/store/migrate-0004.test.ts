@@ -12,7 +12,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { openStore } from '../../src/store/index.ts';
-import { migrationProvider } from '../../src/store/migrations.ts';
+import { migrationProvider } from '../../src/store/migrations/index.ts';
 import { DIALECTS, record } from '../helpers/dialects.ts';
 import { createTestDatabase, dropTestDatabase, queryStore } from '../helpers/stores.ts';
 

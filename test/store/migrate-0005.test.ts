@@ -10,7 +10,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { openStore } from '../../src/store/index.ts';
-import { migrationProvider } from '../../src/store/migrations.ts';
+import { migrationProvider } from '../../src/store/migrations/index.ts';
 import { record } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';
 
