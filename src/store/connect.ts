@@ -5,14 +5,15 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import type { PoolClient } from 'pg';
-import { registerSqliteHandle } from './game-insert.ts';
+import { StoreError } from './errors.ts';
 import { migrationProvider } from './migrations/index.ts';
 import { PoolSockets } from './postgres/sockets.ts';
 import type { RunQuery } from './prepared.ts';
 import type { DB } from './schema.ts';
 import { checkpointAtWalSize } from './sqlite/checkpoints.ts';
+import { registerSqliteHandle } from './sqlite/handle.ts';
 import { sqliteRunner, withStatementCache } from './sqlite/statements.ts';
-import { Store, StoreError } from './store.ts';
+import { Store } from './store.ts';
 import type { Dialect } from './types.ts';
 
 export const DEFAULT_DATABASE_URL = 'data/chessport.sqlite';
@@ -105,7 +106,7 @@ function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>; run: 
   checkpointAtWalSize(sqlite);
   const statements = withStatementCache(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
-  registerSqliteHandle(db, sqlite); // the import's insert path writes through it directly (game-insert.ts)
+  registerSqliteHandle(db, sqlite); // the import's insert path writes through it directly (sqlite/game-insert.ts)
   return { db, run: sqliteRunner(statements, sqlite) };
 }
 

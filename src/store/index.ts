@@ -6,6 +6,9 @@ export {
   MigrationFailure,
   openStore,
 } from './connect.ts';
+export { MAX_GAMES_LIMIT } from './databases.ts';
+export { StoreError } from './errors.ts';
 export { type StoreFault, storeFault } from './faults.ts';
-export { hashToken, MAX_GAMES_LIMIT, Store, StoreError } from './store.ts';
+export { Store } from './store.ts';
+export { hashToken } from './tokens.ts';
 export type * from './types.ts';

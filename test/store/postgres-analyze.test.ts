@@ -1,6 +1,6 @@
 // PostgreSQL: an import analyses the games table once it has more than doubled since its statistics were
-// taken (game-insert.ts), so that the dedup lookups keep to the dedup index: without statistics the planner
-// read the whole table for each lookup, and an import into a new store slowed down quadratically.
+// taken (postgres/game-insert.ts), so that the dedup lookups keep to the dedup index: without statistics the
+// planner read the whole table for each lookup, and an import into a new store slowed down quadratically.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Store } from '../../src/store/index.ts';

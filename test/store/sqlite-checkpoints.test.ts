@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { test } from 'node:test';
-import { sqliteHandleOf } from '../../src/store/game-insert.ts';
 import { BackgroundCheckpoints } from '../../src/store/sqlite/checkpoints.ts';
+import { sqliteHandleOf } from '../../src/store/sqlite/handle.ts';
 import type { Database } from '../../src/store/types.ts';
 import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
 import { queryStore } from '../helpers/stores.ts';

@@ -1,11 +1,12 @@
-// 0004: the dedup key of 0003 becomes a column of its own that the application writes (game-insert.ts,
-// dedupKey), and on SQLite the games table's foreign keys are checked at commit (DEFERRABLE INITIALLY
-// DEFERRED). Together they let an import's multi-row INSERT OR FAIL run without a statement journal: SQLite
-// keeps one for a statement that writes many rows and may fail halfway, which an index on expressions and
-// an immediate foreign key both may. That journal takes a copy of each page a statement changes that an
-// earlier statement of the transaction changed too, and the dedup index's random keys change pages all
-// over, so the journal grows to gigabytes on a large import, written by its main thread. The constraint is
-// the same; a violation fails the COMMIT, and the write is rolled back (Store.write).
+// 0004: the dedup key of 0003 becomes a column of its own that the application writes
+// (postgres/game-insert.ts, dedupKey), and on SQLite the games table's foreign keys are checked at commit
+// (DEFERRABLE INITIALLY DEFERRED). Together they let an import's multi-row INSERT OR FAIL run without a
+// statement journal: SQLite keeps one for a statement that writes many rows and may fail halfway, which an
+// index on expressions and an immediate foreign key both may. That journal takes a copy of each page a
+// statement changes that an earlier statement of the transaction changed too, and the dedup index's random
+// keys change pages all over, so the journal grows to gigabytes on a large import, written by its main
+// thread. The constraint is the same; a violation fails the COMMIT, and the write is rolled back
+// (Store.write).
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../types.ts';
 

@@ -1,0 +1,14 @@
+// The store's own refusals: a message for the operator or the client, not a bug.
+export class StoreError extends Error {}
+
+/**
+ * For an insert after a lookup found nothing: another process may insert the same name in between, and the
+ * unique index refuses ours. That is the lookup's "already exists", not a raw constraint error.
+ */
+export function alreadyExists(message: string): (error: unknown) => never {
+  return (error) => {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505') throw new StoreError(message);
+    throw error;
+  };
+}
