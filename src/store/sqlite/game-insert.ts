@@ -8,6 +8,7 @@ import { admit, type GameBatch } from '../game-insert.ts';
 import type { GameRecord, InsertOutcome } from '../types.ts';
 import { gameKey, knownKeys, logKeys } from './game-keys.ts';
 import { insertGameRows } from './game-rows.ts';
+import { perConnection } from './handle.ts';
 
 interface SqliteStatements {
   existing: Statement<[string, string], string>;
@@ -15,30 +16,23 @@ interface SqliteStatements {
   touch: Statement<[number, number, string]>;
 }
 
-const prepared = new WeakMap<SqliteHandle, SqliteStatements>();
-
-function statementsOf(handle: SqliteHandle): SqliteStatements {
-  let statements = prepared.get(handle);
-  if (!statements) {
-    statements = {
-      existing: handle
-        .prepare<[string, string], string>(
-          // The rows that the game keys found (pks as a JSON array), whichever are still the database's.
-          `select content_hash from games
+const statementsOf = perConnection(
+  (handle): SqliteStatements => ({
+    existing: handle
+      .prepare<[string, string], string>(
+        // The rows that the game keys found (pks as a JSON array), whichever are still the database's.
+        `select content_hash from games
             where pk in (select value from json_each(?)) and database_id = ? and deleted = 0`,
-        )
-        .pluck(),
-      count: handle
-        .prepare<[string], number>('select count(*) from games where database_id = ? and deleted = 0')
-        .pluck(),
-      touch: handle.prepare<[number, number, string]>(
-        'update databases set updated_at = ?, games_seq = ? where id = ?',
-      ),
-    };
-    prepared.set(handle, statements);
-  }
-  return statements;
-}
+      )
+      .pluck(),
+    count: handle
+      .prepare<[string], number>('select count(*) from games where database_id = ? and deleted = 0')
+      .pluck(),
+    touch: handle.prepare<[number, number, string]>(
+      'update databases set updated_at = ?, games_seq = ? where id = ?',
+    ),
+  }),
+);
 
 /** Adds the batch's games to the database, within the caller's write transaction (on this connection). */
 export async function insertSqliteBatch(handle: SqliteHandle, batch: GameBatch): Promise<InsertOutcome> {

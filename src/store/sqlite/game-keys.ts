@@ -13,6 +13,7 @@
 // (games_dedup_key): its WAL logs changed rows, not pages.
 import { createHash } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
+import { perConnection } from './handle.ts';
 import { KeyTable } from './key-table.ts';
 
 /** Bytes of a game key in the log: the first 48 bits of the content hash (12 hex digits). */
@@ -75,29 +76,22 @@ interface Log {
   known: Map<string, Known>;
 }
 
-const logs = new WeakMap<SqliteHandle, Log>();
-
-function logOf(handle: SqliteHandle): Log {
-  let log = logs.get(handle);
-  if (!log) {
-    log = {
-      count: handle
-        .prepare<[string], number>(
-          `select coalesce(sum(length(keys)), 0) / ${KEY_BYTES} from game_keys where database_id = ?`,
-        )
-        .pluck(),
-      since: handle.prepare<[string, number], LogRow>(
-        'select id, first_pk, keys from game_keys where database_id = ? and id > ? order by id',
-      ),
-      append: handle.prepare<[string, number, Buffer]>(
-        'insert into game_keys (database_id, first_pk, keys) values (?, ?, ?)',
-      ),
-      known: new Map(),
-    };
-    logs.set(handle, log);
-  }
-  return log;
-}
+const logOf = perConnection(
+  (handle): Log => ({
+    count: handle
+      .prepare<[string], number>(
+        `select coalesce(sum(length(keys)), 0) / ${KEY_BYTES} from game_keys where database_id = ?`,
+      )
+      .pluck(),
+    since: handle.prepare<[string, number], LogRow>(
+      'select id, first_pk, keys from game_keys where database_id = ? and id > ? order by id',
+    ),
+    append: handle.prepare<[string, number, Buffer]>(
+      'insert into game_keys (database_id, first_pk, keys) values (?, ?, ?)',
+    ),
+    known: new Map(),
+  }),
+);
 
 /**
  * The keys of the database's games, up to date with the log. Call it inside the write transaction that

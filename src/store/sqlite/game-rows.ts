@@ -13,6 +13,7 @@
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import { CONTENT_COLUMNS, pushContentValues } from '../game-columns.ts';
 import type { GameRecord } from '../types.ts';
+import { perConnection } from './handle.ts';
 
 /**
  * Rows per statement: a run is written in statements of these sizes, largest first. A 1,024-row statement
@@ -50,16 +51,7 @@ interface Prepared {
   statements: Map<string, Statement<unknown[]>>;
   shapes: Map<number, number[]>;
 }
-const cache = new WeakMap<SqliteHandle, Prepared>();
-
-function preparedOf(handle: SqliteHandle): Prepared {
-  let prepared = cache.get(handle);
-  if (!prepared) {
-    prepared = { statements: new Map(), shapes: new Map() };
-    cache.set(handle, prepared);
-  }
-  return prepared;
-}
+const preparedOf = perConnection((): Prepared => ({ statements: new Map(), shapes: new Map() }));
 
 /** Whether the content value at position i is bound in statements of this shape (else its usual value is in the text). */
 function binds(shape: number, i: number): boolean {
