@@ -12,3 +12,16 @@ export function alreadyExists(message: string): (error: unknown) => never {
     throw error;
   };
 }
+
+/**
+ * The store could not be brought to this version's schema (or a newer version has upgraded it). `reason` does
+ * not name the store: the CLI names it as it shows it, its password masked.
+ */
+export class MigrationFailure extends StoreError {
+  readonly reason: string;
+
+  constructor(reason: string) {
+    super(`cannot open the store: ${reason}`);
+    this.reason = reason;
+  }
+}

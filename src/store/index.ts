@@ -3,11 +3,10 @@ export {
   DEFAULT_LOCK_TIMEOUT_MS,
   DEFAULT_POOL_MAX,
   isPostgresUrl,
-  MigrationFailure,
   openStore,
 } from './connect.ts';
 export { MAX_GAMES_LIMIT } from './databases.ts';
-export { StoreError } from './errors.ts';
+export { MigrationFailure, StoreError } from './errors.ts';
 export { type StoreFault, storeFault } from './faults.ts';
 export { Store } from './store.ts';
 export { hashToken } from './tokens.ts';
