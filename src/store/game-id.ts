@@ -2,8 +2,8 @@
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 
-// Random bytes for game ids, drawn for 1,024 milliseconds' ids at a time: asking the system for each id took
-// 8% of an import's main thread on short games.
+// Random bytes for game ids, drawn for 1,024 milliseconds' ids at a time: asking the system for each id is a
+// large share of an import's main thread on short games.
 const ID_POOL_BYTES = 16 * 1024;
 let idPool = new Uint8Array(0);
 let idPoolAt = 0;
@@ -23,11 +23,11 @@ function hexByte(at: number, byte: number): void {
 /**
  * A new game's UUID, time-ordered (RFC 9562 version 7: 48 bits of Unix milliseconds, version 7, 74 random
  * bits, variant 10): the id index grows at its end, where a random UUID would dirty a page anywhere in it
- * for each new game and every commit would write all those pages again (bjbraams, 198k games: 8.1 -> 7.3 s).
- * Written here rather than with the uuid package's v7(): that one took 0.6 us an id (its options, a copy
- * of the bytes, a string of 36 concatenations made lower case), 5% of an import's main thread; this one
- * writes the characters into a buffer and decodes them at once, a flat string (a template literal made a
- * tree of strings that the slug's slice and SQLite's bind then copied again): about 0.15 us.
+ * for each new game and every commit would write all those pages again. Written here rather than with the
+ * uuid package's v7(), which costs several times as much an id (its options, a copy of the bytes, a string
+ * of 36 concatenations made lower case): this one writes the characters into a buffer and decodes them at
+ * once, a flat string (a template literal makes a tree of strings that the slug's slice and SQLite's bind
+ * then copy again).
  *
  * The ids of one millisecond (a batch takes thousands) keep their order too (RFC 9562 6.2, method 2): the
  * first has random bits, the next ones its last 48 bits plus one. So ids sort in the order this process

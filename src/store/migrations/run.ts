@@ -7,8 +7,8 @@ import type { DB } from '../schema.ts';
 import type { Dialect } from '../types.ts';
 import { migrationProvider } from './index.ts';
 
-export /** Applies the pending migrations; returns their names, in order (none when the store was up to date). */
-async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {
+/** Applies the pending migrations; returns their names, in order (none when the store was up to date). */
+export async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {
   // Several instances may start at once on one store. On PostgreSQL, Kysely's Migrator runs the pending
   // migrations under a session advisory lock (pg_advisory_lock), so one applies them and the others then
   // find none; on SQLite, migrateSqlite takes the lock.
@@ -35,9 +35,9 @@ async function migrate(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {
 
 /**
  * Migrations recorded in the store that this code does not have: a newer chessport has upgraded it. Such a
- * store must not be used: this code would write rows without what the newer schema expects. (The SQLite
- * path saw every migration it knew as done and started; Kysely's migrator refused on PostgreSQL, calling
- * the store "corrupted".)
+ * store must not be used: this code would write rows without what the newer schema expects. It is refused
+ * in the same words on both dialects (Kysely's own check calls such a store "corrupted", and only on
+ * PostgreSQL).
  */
 async function newerMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<string[]> {
   const known = new Set(Object.keys(await provider.getMigrations()));

@@ -37,8 +37,8 @@ async function existingHashes(
   for (let i = 0; i < keys.length; i += 500) {
     // The rows found share a dedup key with a game of the batch; the whole hash decides. The rows are
     // found by key alone, in a MATERIALIZED CTE that the planner cannot merge with the database's
-    // condition: given both, it took games_database_list whenever it believed the database small (stale
-    // statistics), and read every row of the database for each lookup.
+    // condition: given both, it takes games_database_list whenever it believes the database small (stale
+    // statistics), and reads every row of the database for each lookup.
     const rows = await trx
       .with(
         (cte) => cte('found').materialized(),

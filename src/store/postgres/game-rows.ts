@@ -6,7 +6,7 @@ import type { DB, GameInsertRow } from '../schema.ts';
 /**
  * PostgreSQL: the type of each column an import writes. A batch is inserted by one statement that binds one
  * array per column (INSERT ... SELECT FROM unnest): a multi-row VALUES list of 200 rows binds 5,200 values,
- * and the server parsed each such statement anew (198k short games: 14 s -> 11.3 s).
+ * and the server parses each such statement anew.
  */
 const PG_TYPES: Record<keyof GameInsertRow, string> = {
   id: 'text',
@@ -54,9 +54,9 @@ const ANALYZE_AFTER_CHANGES = 10_000;
 /**
  * PostgreSQL: analyses the games table when it has more than doubled since its statistics were taken (and
  * by more than ANALYZE_AFTER_CHANGES games). Without statistics the planner guesses: for the dedup lookup
- * of 500 keys it chose to read the whole table (128 ms a lookup after 198k games), and an import slowed
- * down quadratically. Autovacuum would analyse it too, but only after its naptime (a minute), and a large
- * import into an empty table is mostly over by then. ANALYZE reads a sample of 30,000 rows at most.
+ * of 500 keys it chooses to read the whole table, and an import slows down quadratically. Autovacuum would
+ * analyse it too, but only after its naptime (a minute), and a large import into an empty table is mostly
+ * over by then. ANALYZE reads a sample of 30,000 rows at most.
  */
 export async function analyzeWhenStale(trx: Kysely<DB>): Promise<void> {
   const { rows } = await sql<{ reltuples: number; changes: number }>`

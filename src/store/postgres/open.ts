@@ -20,6 +20,10 @@ export interface Sessions {
 const INT8_OID = 20;
 const parseInt8 = (text: string) => Number(text);
 
+/**
+ * A pool of at most poolMax connections to the database at `url`, its sessions (to set their timeouts
+ * later) and its sockets (to drop the silent ones: sockets.ts).
+ */
 export async function openPostgres(
   url: string,
   poolMax: number,
@@ -66,9 +70,9 @@ export async function openPostgres(
 
 /**
  * PostgreSQL: a database whose encoding cannot hold every character is refused before anything is written.
- * SQLite stores any text, and so must PostgreSQL: in a LATIN1 database `users add Émile` worked, but `李`
- * failed ("has no equivalent in encoding LATIN1"), and an import stopped part-way at the first game with
- * such a name. SQL_ASCII stores the bytes it is sent (the driver's UTF-8) unchanged, so it holds them too.
+ * SQLite stores any text, and so must PostgreSQL: in a LATIN1 database `users add Émile` works, but `李`
+ * fails ("has no equivalent in encoding LATIN1"), and an import stops part-way at the first game with such
+ * a name. SQL_ASCII stores the bytes it is sent (the driver's UTF-8) unchanged, so it holds them too.
  */
 export async function checkEncoding(db: Kysely<DB>): Promise<void> {
   const { rows } = await sql<{ server_encoding: string }>`show server_encoding`.execute(db);

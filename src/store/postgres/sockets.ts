@@ -1,8 +1,8 @@
 // The sockets of the PostgreSQL pool, so that a connection that goes silent can be dropped. A server that
 // vanishes without a word (a host gone in a failover, a network partition, a frozen process) leaves its
 // connections open: a query sent on one waits for TCP to give up, about 15 minutes, and every pooled
-// connection that meets the outage hangs like that, so the API kept answering 503 (no free connection)
-// long after a new primary was up. TCP keepalive does not help: it stays quiet while sent data is unacked.
+// connection that meets the outage hangs like that, so the API would go on answering 503 (no free connection)
+// long after a new primary is up. TCP keepalive does not help: it stays quiet while sent data is unacked.
 import { Socket } from 'node:net';
 
 export class PoolSockets {

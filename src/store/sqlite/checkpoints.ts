@@ -1,12 +1,11 @@
 // Checkpoints on a thread of their own while an import writes to SQLite.
 //
-// In WAL mode each commit appends pages to the -wal file; a checkpoint copies them into the database file
-// and flushes both to disk (two fsyncs). SQLite runs it inside the commit that crosses wal_autocheckpoint,
-// so the import's writer waited for the disk: with 198k short games, 1.5 of 5.5 s (measured as the
-// difference to synchronous=OFF). Here the writer's own checkpoints are off while a worker thread, on a
-// second connection, runs PASSIVE checkpoints one after another: they never block the writer, and the
-// flushes happen while it goes on writing. Durability is unchanged (synchronous=NORMAL: a commit is in the
-// WAL, which is flushed before any of it is copied).
+// In WAL mode each commit appends pages to the -wal file; a checkpoint copies them into the database file and
+// flushes both to disk (two fsyncs). SQLite runs it inside the commit that crosses wal_autocheckpoint, so an
+// import's writer would wait for the disk, for a good part of its time. Here the writer's own checkpoints are
+// off while a worker thread, on a second connection, runs PASSIVE checkpoints one after another: they never
+// block the writer, and the flushes happen while it goes on writing. Durability is unchanged
+// (synchronous=NORMAL: a commit is in the WAL, which is flushed before any of it is copied).
 //
 // A PASSIVE checkpoint copies what was committed when it began; the WAL starts again from its beginning
 // only when a writer begins while everything in it has been copied. If the writer outruns the checkpoints,
@@ -23,7 +22,7 @@ import type { BulkWrites } from '../types.ts';
 /** The longest the -wal file may grow before the writer waits for the checkpoints (default). */
 export const WAL_LIMIT_BYTES = 64 << 20;
 /**
- * The writer's own checkpoints otherwise (connect.ts): once the WAL holds 40 MB, ten times SQLite's default
+ * The writer's own checkpoints otherwise (open.ts): once the WAL holds 40 MB, ten times SQLite's default
  * of 1,000 4 KB pages, so that a large import without this class checkpoints a tenth as often.
  */
 const AUTOCHECKPOINT_BYTES = 40 << 20;
@@ -132,9 +131,8 @@ export class BackgroundCheckpoints implements BulkWrites {
  * The bytes of the WAL in use: its frames since it last started afresh, read from the wal-index header in
  * the -shm file (mxFrame, a 32-bit integer in native byte order at offset 16: sqlite.org/walformat.html).
  * The -wal file's size says nothing once it has grown: SQLite reuses the file from its start, without
- * shrinking it, so the writer would wait for a full checkpoint after every commit from then on (measured
- * on 198k short games: 34 waits of 10-40 ms, 0.45 s in all; with the frame count, 4). Without a -shm file,
- * the -wal file's size.
+ * shrinking it, so the writer would wait for a full checkpoint after every commit from then on. Without a
+ * -shm file, the -wal file's size.
  */
 function walBytes(walFile: string, shm: number | undefined, pageSize: number): number {
   if (shm !== undefined) {

@@ -1,16 +1,15 @@
 // SQLite: how an import finds the games a database already holds (migration 0005).
 //
-// An index on the games' content hashes takes its keys at random, and SQLite's WAL writes whole pages at
-// each commit: every batch of an import rewrote most of that index's pages, so an import slowed down as
-// its database grew (bjbraams' 198k games, five times into one database: 3.0 s for the first, 8.3 s for
-// the fifth, most of it writing the WAL). Instead, each write that adds a game to a database, or gives one
-// new content or a new database, appends its games' keys to the `game_keys` log (one row per batch, in the
-// same transaction), and the importing process holds the keys of the database in memory (KeyTable): it
-// reads the whole log of the database once, then, in each write transaction, the rows added since. The
-// log only grows at its end. A key is 48 bits of the content hash and points to its games row (pk); the
-// rows a key finds are then checked for their whole hash, their database and that they are live, so a
-// stale entry (a game since changed, moved or deleted) finds nothing. PostgreSQL keeps its index
-// (games_dedup_key): its WAL logs changed rows, not pages.
+// An index on the games' content hashes takes its keys at random, and SQLite's WAL writes whole pages at each
+// commit: every batch of an import would rewrite most of that index's pages, and an import slow down as its
+// database grows, most of its time writing the WAL. Instead, each write that adds a game to a database, or
+// gives one new content or a new database, appends its games' keys to the `game_keys` log (one row per batch,
+// in the same transaction), and the importing process holds the keys of the database in memory (KeyTable): it
+// reads the whole log of the database once, then, in each write transaction, the rows added since. The log
+// only grows at its end. A key is 48 bits of the content hash and points to its games row (pk); the rows a
+// key finds are then checked for their whole hash, their database and that they are live, so a stale entry (a
+// game since changed, moved or deleted) finds nothing. PostgreSQL keeps its index (games_dedup_key): its WAL
+// logs changed rows, not pages.
 import { createHash } from 'node:crypto';
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import { perConnection } from './handle.ts';
@@ -28,8 +27,8 @@ for (let d = 0; d < 16; d++) {
 
 /**
  * A game's key: the first 48 bits of its content hash (hex SHA-256, record.ts), as a number (exact below
- * 2^53). Any other text, which the store takes too, is hashed first. The digits are read one by one: making
- * "0x..." of a slice for Number() took three times as long, and this runs twice for each game imported.
+ * 2^53). Any other text, which the store takes too, is hashed first. The digits are read one by one, faster
+ * than Number() of a "0x..." slice, as this runs twice for each game imported.
  */
 export function gameKey(contentHash: string): number {
   let key = 0;

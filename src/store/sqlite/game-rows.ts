@@ -1,6 +1,6 @@
 // SQLite: the INSERTs of an import batch, binding as few values as they can. better-sqlite3 binds each value
-// through a native call, about 0.3 us, NULLs too (measured on 198k rows: 25 values a row took as long as
-// SQLite's own work with every index). So a statement binds only what differs from row to row:
+// through a native call, NULLs too, and for a row of 25 values that costs as much as SQLite's own work with
+// every index. So a statement binds only what differs from row to row:
 // - many rows per statement (one call, not one per row; see SIZES);
 // - the owner, database and change time once per statement, and the first seq: each row's is that plus its
 //   position (a batch's seqs are consecutive);
@@ -16,9 +16,10 @@ import type { GameRecord } from '../types.ts';
 import { perConnection } from './handle.ts';
 
 /**
- * Rows per statement: a run is written in statements of these sizes, largest first. A 1,024-row statement
- * takes 6 ms to prepare and 2 MB of memory. (Statements are INSERT OR FAIL, and the games table's foreign
- * keys deferred, so that SQLite keeps no statement journal for them: see migration 0004.)
+ * Rows per statement: a run is written in statements of these sizes, largest first: a statement of many rows
+ * takes long to prepare and much memory to keep, so few sizes are made. (Statements are INSERT OR FAIL, and
+ * the games table's foreign keys deferred, so that SQLite keeps no statement journal for them: see migration
+ * 0004.)
  */
 const SIZES = [1024, 128, 16, 4, 1] as const;
 /** Statements are kept for at most so many shapes (sets of columns bound); rarer shapes bind them all. */
@@ -102,8 +103,8 @@ function shapeOf(prepared: Prepared, values: unknown[]): number {
 
 /**
  * Appends a row's bound values to the run: its id, then its content values at `positions`. A function of its
- * own so that collectRun's loop has no inner loop: V8 compiled that loop on its own (on-stack replacement) and
- * left the compiled code at its end, once per game (7,300 deoptimisations an import of 198k games).
+ * own so that collectRun's loop has no inner loop: V8 compiles such a loop on its own (on-stack replacement)
+ * and leaves the compiled code at its end, once per game.
  */
 function pushBound(run: unknown[], id: string, values: unknown[], positions: number[]): void {
   run.push(id);
@@ -123,7 +124,7 @@ interface Run {
 
 /**
  * Writes the run's rows in statements of SIZES; returns the last row's pk. A function of the module rather
- * than a closure made per batch: V8 tied the optimised insertGameRows to the closure it saw, and dropped it
+ * than a closure made per batch: V8 ties the optimised insertGameRows to the closure it sees, and drops it
  * for the next batch's.
  */
 function writeRun(prepared: Prepared, handle: SqliteHandle, batch: RowBatch, run: Run): number {
@@ -147,9 +148,9 @@ function writeRun(prepared: Prepared, handle: SqliteHandle, batch: RowBatch, run
 
 /**
  * The run that starts at row `start`: that row and the rows after it of its shape, at most SIZES[0] in all.
- * `values` is scratch for one row's content values. The loop ends where a run does, in a function of its own: as one loop over the
- * whole batch, V8 compiled it on its own (on-stack replacement) before any run had been written, and left that
- * code at each run's end, 17 times an import of 198k games, compiling insertGameRows anew in between.
+ * `values` is scratch for one row's content values. The loop ends where a run does, in a function of its own:
+ * as one loop over the whole batch, V8 compiles it on its own (on-stack replacement) before any run is
+ * written, and leaves that code at each run's end, compiling insertGameRows anew in between.
  */
 function collectRun(prepared: Prepared, batch: RowBatch, start: number, values: unknown[]): Run {
   const { ids, games } = batch;

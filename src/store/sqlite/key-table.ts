@@ -1,10 +1,9 @@
 // An in-memory multimap from 48-bit game keys to games rows (pk), for the SQLite import's dedup check
-// (game-keys.ts). Written by hand, as open addressing over one Uint32Array, because a JavaScript Map holds
-// at most 2^24 entries (a database may hold more games) and would box every 48-bit key as a heap number.
-// A slot is three words side by side (the key's high 16 bits + 1, 0 for an empty slot; its low 32 bits;
-// the pk), so that a probe reads one cache line: filling the table is bound by memory latency (measured:
-// 600k keys in 160 ms with keys and pks in two Float64Arrays and no size given beforehand, 80-100 ms so).
-// 18 to 36 bytes a game, outside the garbage-collected heap: 25 MB for a million games.
+// (game-keys.ts). Written by hand, as open addressing over one Uint32Array, because a JavaScript Map holds at
+// most 2^24 entries (a database may hold more games) and would box every 48-bit key as a heap number. A slot
+// is three words side by side (the key's high 16 bits + 1, 0 for an empty slot; its low 32 bits; the pk), so
+// that a probe reads one cache line: filling the table is bound by memory latency. 18 to 36 bytes a game,
+// outside the garbage-collected heap: 25 MB for a million games.
 
 /** The table doubles before more than 2/3 of its slots are taken (linear probing stays short). */
 const MAX_LOAD = 2 / 3;

@@ -9,6 +9,10 @@ import { checkpointAtWalSize } from './checkpoints.ts';
 import { registerSqliteHandle } from './handle.ts';
 import { sqliteRunner, withStatementCache } from './statements.ts';
 
+/**
+ * The store at `url` (a file path, or `sqlite:` and one), opened with the settings every connection to it
+ * uses, and the faster path for its hot reads (statements.ts).
+ */
 export function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>; run: RunQuery } {
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') createPrivately(file);

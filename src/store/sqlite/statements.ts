@@ -1,7 +1,8 @@
 // Kysely's SQLite driver calls prepare() for every query, and better-sqlite3 re-parses and re-plans the SQL
-// each time: on the hot read paths that was most of a request's cost. Kysely emits the same SQL text for the
-// same query shape (values travel as parameters), so a bounded cache of prepared statements keyed by that text
-// serves nearly every query from the second call on. No library does this for Kysely's driver, hence by hand.
+// each time: on the hot read paths that is most of a request's cost. Kysely emits the same SQL text for the
+// same query shape (values travel as parameters), so a bounded cache of prepared statements keyed by that
+// text serves nearly every query from the second call on. No library does this for Kysely's driver, hence by
+// hand.
 import type { Database, Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
 import type { RunQuery } from '../prepared.ts';
@@ -13,8 +14,8 @@ const MAX_STATEMENTS = 256;
  *
  * Why: when a parameter can steer the query plan (`LIMIT ?`, `col = ?` in most WHERE clauses, every join),
  * SQLite marks the statement to be re-planned on its next run after that parameter is rebound, and
- * better-sqlite3 clears every statement's bindings after each run: so such statements were parsed and
- * planned again on every call, 5-18 µs each, most of the token lookup's cost. Unary plus is a no-op on the
+ * better-sqlite3 clears every statement's bindings after each run: so such statements would be parsed and
+ * planned again on every call, most of the token lookup's cost. Unary plus is a no-op on the
  * value, but SQLite does not look through it for a bound value, so plans are made once, from the schema
  * alone (what SQLITE_DBCONFIG_ENABLE_QPSG would do; better-sqlite3 cannot set it). The plans are the same:
  * the store has no statistics tables (ANALYZE is never run) and no LIKE on a bound pattern.
