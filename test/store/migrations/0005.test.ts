@@ -9,10 +9,10 @@ import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { openStore } from '../../src/store/index.ts';
-import { migrationProvider } from '../../src/store/migrations/index.ts';
-import { record } from '../helpers/dialects.ts';
-import { queryStore } from '../helpers/stores.ts';
+import { openStore } from '../../../src/store/index.ts';
+import { migrationProvider } from '../../../src/store/migrations/index.ts';
+import { record } from '../../helpers/dialects.ts';
+import { queryStore } from '../../helpers/stores.ts';
 
 const USER = 'u0000000-0000-4000-8000-000000000001';
 const ONE = 'd0000000-0000-4000-8000-000000000001';

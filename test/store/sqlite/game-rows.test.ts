@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Selectable } from 'kysely';
-import type { GamesTable } from '../../src/store/schema.ts';
-import type { GameRecord } from '../../src/store/types.ts';
-import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
-import { queryStore } from '../helpers/stores.ts';
+import type { GamesTable } from '../../../src/store/schema.ts';
+import type { GameRecord } from '../../../src/store/types.ts';
+import { record, sqliteStorePerTest } from '../../helpers/dialects.ts';
+import { queryStore } from '../../helpers/stores.ts';
 
 const fresh = sqliteStorePerTest();
 

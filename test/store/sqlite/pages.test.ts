@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { openStore } from '../../src/store/index.ts';
-import { sqliteHandleOf } from '../../src/store/sqlite/handle.ts';
+import { openStore } from '../../../src/store/index.ts';
+import { sqliteHandleOf } from '../../../src/store/sqlite/handle.ts';
 
 const pageSize = (file: string) => {
   const db = new Database(file, { readonly: true });

@@ -3,7 +3,7 @@
 // that does not fit is refused rather than cut.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { KeyTable } from '../../src/store/sqlite/key-table.ts';
+import { KeyTable } from '../../../src/store/sqlite/key-table.ts';
 
 const found = (table: KeyTable, key: number) => {
   const out: number[] = [];

@@ -3,8 +3,8 @@
 // result as a new change, so that a feed reader past it meets it again; every other game stays as it was.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DIALECTS, openTestStore, record } from '../helpers/dialects.ts';
-import { executeOnStore, queryStore } from '../helpers/stores.ts';
+import { DIALECTS, openTestStore, record } from '../../helpers/dialects.ts';
+import { executeOnStore, queryStore } from '../../helpers/stores.ts';
 
 const exported = (result: string, comment = '') =>
   `[Event "?"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "?"]\n[White "?"]\n[Black "?"]\n[Result "${result}"]\n\n` +

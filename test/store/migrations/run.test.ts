@@ -12,11 +12,11 @@ import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
-import { maskUrl } from '../../src/cli/store-url.ts';
-import { migrationProvider } from '../../src/store/migrations/index.ts';
-import { DIALECTS } from '../helpers/dialects.ts';
-import { BIN } from '../helpers/harness.ts';
-import { createTestDatabase, dropTestDatabase, queryPostgres, queryStore } from '../helpers/stores.ts';
+import { maskUrl } from '../../../src/cli/store-url.ts';
+import { migrationProvider } from '../../../src/store/migrations/index.ts';
+import { DIALECTS } from '../../helpers/dialects.ts';
+import { BIN } from '../../helpers/harness.ts';
+import { createTestDatabase, dropTestDatabase, queryPostgres, queryStore } from '../../helpers/stores.ts';
 
 const run = promisify(execFile);
 const INSTANCES = 4;

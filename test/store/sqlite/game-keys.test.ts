@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { gameKey } from '../../src/store/sqlite/game-keys.ts';
-import type { GameRecord } from '../../src/store/types.ts';
-import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
-import { queryStore } from '../helpers/stores.ts';
+import { gameKey } from '../../../src/store/sqlite/game-keys.ts';
+import type { GameRecord } from '../../../src/store/types.ts';
+import { record, sqliteStorePerTest } from '../../helpers/dialects.ts';
+import { queryStore } from '../../helpers/stores.ts';
 
 const fresh = sqliteStorePerTest();
 

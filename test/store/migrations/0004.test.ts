@@ -11,10 +11,10 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
-import { openStore } from '../../src/store/index.ts';
-import { migrationProvider } from '../../src/store/migrations/index.ts';
-import { DIALECTS, record } from '../helpers/dialects.ts';
-import { createTestDatabase, dropTestDatabase, queryStore } from '../helpers/stores.ts';
+import { openStore } from '../../../src/store/index.ts';
+import { migrationProvider } from '../../../src/store/migrations/index.ts';
+import { DIALECTS, record } from '../../helpers/dialects.ts';
+import { createTestDatabase, dropTestDatabase, queryStore } from '../../helpers/stores.ts';
 
 const USER = 'u0000000-0000-4000-8000-000000000001';
 const DATABASE = 'd0000000-0000-4000-8000-000000000001';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { planOnce, sqliteRunner, withStatementCache } from '../../src/store/sqlite/statements.ts';
+import { planOnce, sqliteRunner, withStatementCache } from '../../../src/store/sqlite/statements.ts';
 
 test('planOnce writes every bound parameter as +? and leaves strings and identifiers alone', () => {
   assert.equal(

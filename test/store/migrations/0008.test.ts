@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { DIALECTS, openTestStore, record } from '../helpers/dialects.ts';
-import { executeOnStore, queryStore } from '../helpers/stores.ts';
+import { DIALECTS, openTestStore, record } from '../../helpers/dialects.ts';
+import { executeOnStore, queryStore } from '../../helpers/stores.ts';
 
 const tags = (event: string) =>
   `[Event "${event}"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "?"]\n[White "?"]\n[Black "?"]\n[Result "*"]\n\n`;

@@ -3,10 +3,10 @@
 // planner read the whole table for each lookup, and an import into a new store slowed down quadratically.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Store } from '../../src/store/index.ts';
-import type { Database } from '../../src/store/types.ts';
-import { DIALECTS, openTestStore, record, type TestStore } from '../helpers/dialects.ts';
-import { queryStore } from '../helpers/stores.ts';
+import type { Store } from '../../../src/store/index.ts';
+import type { Database } from '../../../src/store/types.ts';
+import { DIALECTS, openTestStore, record, type TestStore } from '../../helpers/dialects.ts';
+import { queryStore } from '../../helpers/stores.ts';
 
 const postgres = DIALECTS.find((d) => d.dialect === 'postgres');
 

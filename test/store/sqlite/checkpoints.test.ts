@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { test } from 'node:test';
-import { BackgroundCheckpoints } from '../../src/store/sqlite/checkpoints.ts';
-import { sqliteHandleOf } from '../../src/store/sqlite/handle.ts';
-import type { Database } from '../../src/store/types.ts';
-import { record, sqliteStorePerTest } from '../helpers/dialects.ts';
-import { queryStore } from '../helpers/stores.ts';
+import { BackgroundCheckpoints } from '../../../src/store/sqlite/checkpoints.ts';
+import { sqliteHandleOf } from '../../../src/store/sqlite/handle.ts';
+import type { Database } from '../../../src/store/types.ts';
+import { record, sqliteStorePerTest } from '../../helpers/dialects.ts';
+import { queryStore } from '../../helpers/stores.ts';
 
 // A store each: the -wal file never shrinks, so each test starts from an empty one.
 const fresh = sqliteStorePerTest();
