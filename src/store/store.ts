@@ -43,6 +43,7 @@ import type {
 } from './types.ts';
 
 export class Store implements StoreContext {
+  /** The connection, for the store's own modules: everything else asks the Store's methods. */
   readonly db: Kysely<DB>;
   readonly dialect: Dialect;
 
@@ -140,6 +141,9 @@ export class Store implements StoreContext {
    * never goes backwards (per owner in `feed_heads`, store-wide in the `change_time` row on SQLite; a
    * clock step back or another instance's slower clock reuses the latest), so an owner's updatedAt rises
    * with seq and `since` can start the feed at "the first seq whose updated_at >= since".
+   *
+   * change-allocation.ts takes the seqs and the change time, for this and for the migrations that write
+   * changes.
    */
   async write<T>(ownerId: string, fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>): Promise<T> {
     if (this.dialect === 'postgres') {
