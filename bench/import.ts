@@ -100,7 +100,7 @@ const GROWTH_IMPORTS = Number(process.env.BENCH_IMPORT_GROWTH ?? 5);
 /**
  * The same file imported again and again into one database (--allow-duplicates: every game is added): does
  * an import slow down as its database grows? With SQLite's former dedup index the fifth of five took 2.8
- * times as long as the first (see game-keys.ts).
+ * times as long as the first (see sqlite/game-keys.ts).
  */
 export function benchGrowth(): string[][] {
   const rows = [['import', 'games in the database before', 'seconds', 'games/s', 'time / first import']];

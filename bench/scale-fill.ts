@@ -206,7 +206,7 @@ export async function readLayout(store: Store): Promise<Layout> {
     .filter((u) => u.login.startsWith(LOGIN_PREFIX))
     .sort((a, b) => a.login.localeCompare(b.login));
   const first = users[0];
-  const archive = first && (await store.findDatabaseByName(first.id, ARCHIVE_NAME));
+  const archive = first && (await store.findDatabases(first.id, ARCHIVE_NAME))[0];
   if (!archive) throw new Error('the filled store has no archive database');
   return { users, archive };
 }

@@ -3,7 +3,7 @@
 // TypeScript sources. Plain JavaScript on purpose: the first TypeScript module a process loads makes Node
 // load its type stripper. From the sources a command loaded 133 modules in 65-85 ms before it could start;
 // from the bundle, 41 and no TypeScript: `chessport users list` takes 70-100 ms instead of 120-150.
-// So the check below repeats fileHash (src/store/worker-bundle.ts) and installedVersion (src/cli/vendored.ts)
+// So the check below repeats fileHash (src/workers/bundle.ts) and installedVersion (src/cli/vendored.ts)
 // rather than importing them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

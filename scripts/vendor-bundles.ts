@@ -1,6 +1,6 @@
 // Run after `npm install` (postinstall): bundles the dependencies whose ES modules come as hundreds of small
 // files into one file each, which bin/chessport.js loads in their place (src/cli/vendored.ts), each
-// worker thread's code into one JavaScript file, which it starts from (src/store/worker-bundle.ts), and the
+// worker thread's code into one JavaScript file, which it starts from (src/workers/bundle.ts), and the
 // command's own modules, which bin/chessport.js starts from (bin/cli-bundle.js).
 //
 // Why: Node resolves, reads and links every module file of a package on each start, and the compile cache
@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
 import { CLI_BUNDLE_DIR, type CliBundleManifest } from '../bin/cli-bundle.js';
 import { installedVersion, VENDOR_DIR, type VendorManifest } from '../src/cli/vendored.ts';
-import { fileHash, WORKER_BUNDLE_DIR, type WorkerBundleManifest } from '../src/store/worker-bundle.ts';
+import { fileHash, WORKER_BUNDLE_DIR, type WorkerBundleManifest } from '../src/workers/bundle.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 // Packages of many ES module files that every command loads. (chessops, 27 files, loads in ~10 ms; commander
@@ -25,7 +25,7 @@ const PACKAGES = ['kysely'];
 // Worker entries, with the packages left out of their bundle: better-sqlite3 loads a native addon.
 const WORKERS: { entry: string; external: string[] }[] = [
   { entry: 'src/import/normalize-worker.ts', external: [] },
-  { entry: 'src/store/sqlite-checkpoint-worker.ts', external: ['better-sqlite3'] },
+  { entry: 'src/store/sqlite/checkpoint-worker.ts', external: ['better-sqlite3'] },
 ];
 
 /** The package's import specifiers: every entry of its exports map but wildcards and JSON files. */

@@ -2,7 +2,6 @@
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
 import { resolve } from 'node:path';
-import { sql } from 'kysely';
 import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
@@ -28,7 +27,7 @@ export async function runServer(
     // From here on the server only reads. WAL readers never wait for writers; what makes them wait is
     // another process holding the store exclusively, and better-sqlite3 waits synchronously, stalling every
     // request. So the wait is short and the request gets 503 `unavailable` instead.
-    await sql.raw(`pragma busy_timeout = ${server.storeBusyTimeoutMs}`).execute(store.db);
+    await store.limitLockWaits(server.storeBusyTimeoutMs);
   }
   // The API's queries take milliseconds: a connection silent this long has lost its server.
   store.dropSilentConnections(server.pgAnswerTimeoutMs);

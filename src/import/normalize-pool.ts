@@ -9,7 +9,7 @@
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { workerUrl } from '../store/worker-bundle.ts';
+import { workerUrl } from '../workers/bundle.ts';
 import { textSize } from './input.ts';
 import { type CheckedBatch, checkBatch, type PackedBatch, unpackBatch } from './normalize-batch.ts';
 

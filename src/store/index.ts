@@ -3,9 +3,11 @@ export {
   DEFAULT_LOCK_TIMEOUT_MS,
   DEFAULT_POOL_MAX,
   isPostgresUrl,
-  MigrationFailure,
   openStore,
 } from './connect.ts';
+export { MAX_GAMES_LIMIT } from './databases.ts';
+export { MigrationFailure, StoreError } from './errors.ts';
 export { type StoreFault, storeFault } from './faults.ts';
-export { hashToken, MAX_GAMES_LIMIT, Store, StoreError } from './store.ts';
+export { Store } from './store.ts';
+export { hashToken } from './tokens.ts';
 export type * from './types.ts';

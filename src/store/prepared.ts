@@ -3,7 +3,7 @@
 // than SQLite takes to answer it, and Kysely has no prepared-query API, hence this small helper.
 import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
 
-/** Runs a compiled query and returns its rows: the driver's own path, or a faster one (see connect.ts). */
+/** Runs a compiled query and returns its rows: the driver's path, or a faster one (sqlite/statements.ts). */
 export type RunQuery = (sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
 
 /** Stands for the i-th argument while the query is built once. */

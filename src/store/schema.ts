@@ -89,7 +89,7 @@ export interface GamesTable {
 /** A games row as an import writes it (the pk comes from the table). */
 export type GameInsertRow = Omit<Selectable<GamesTable>, 'pk'>;
 
-/** SQLite only (migration 0005): the log of game keys an import checks for duplicates (game-keys.ts). */
+/** SQLite only (migration 0005): the log of game keys an import checks for duplicates (sqlite/game-keys.ts). */
 export interface GameKeysTable {
   id: Generated<number>;
   database_id: string;

@@ -1,82 +1,49 @@
-// The one interface to the data: every query of the service, scoped by owner, on either dialect.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { dedupKey, dedupKeySql } from './dedup-key.ts';
-import { contentColumns } from './game-columns.ts';
-import { insertGameBatch, sqliteHandleOf } from './game-insert.ts';
-import { logKeys } from './game-keys.ts';
-import type { Dialect } from './migrations.ts';
+// The one interface to the data: every query of the service, scoped by owner, on either dialect. The Store
+// opens and closes, runs the write transactions (write) and the reads of every API request (compiled once);
+// the rest it hands to a module per resource: accounts.ts (secret, users, apps), tokens.ts, databases.ts,
+// games.ts (export), feed.ts, game-writes.ts.
+import { type Kysely, sql } from 'kysely';
+import { addApp, addUser, findApp, findUser, listApps, listUsers, serverSecret } from './accounts.ts';
+import { beginChanges, type Changes, lastSeq } from './change-allocation.ts';
+import type { StoreContext } from './context.ts';
+import {
+  addDatabase,
+  findDatabase,
+  findDatabases,
+  findOrAddDatabase,
+  listDatabases,
+  liveGameCount,
+  type NewDatabase,
+} from './databases.ts';
+import { StoreError } from './errors.ts';
+import { databaseVersion } from './etags.ts';
+import { changePositionAt } from './feed.ts';
+import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
+import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
-import { type DB, type GamesTable, playerColumns } from './schema.ts';
-import { slugify } from './slug.ts';
-import { BackgroundCheckpoints } from './sqlite-checkpoints.ts';
+import { changeColumns, summaryColumns, toChange, toDetail, toSummary, toTokenInfo } from './rows.ts';
+import type { DB } from './schema.ts';
+import { BackgroundCheckpoints } from './sqlite/checkpoints.ts';
+import { sqliteHandleOf } from './sqlite/handle.ts';
+import { storable } from './storable.ts';
+import { issueToken, listTokens, revokeToken, tokenQuery } from './tokens.ts';
 import type {
   App,
   BulkWrites,
   Database,
+  Dialect,
   GameChange,
   GameDetail,
   GameRecord,
-  GameSummary,
   InsertOutcome,
   ListedGame,
   Page,
-  Player,
   TokenInfo,
   User,
 } from './types.ts';
 
-export class StoreError extends Error {}
-
-/**
- * For an insert after a lookup found nothing: another process may insert the same name in between, and the
- * unique index refuses ours. That is the lookup's "already exists", not a raw constraint error.
- */
-function alreadyExists(message: string): (error: unknown) => never {
-  return (error) => {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505') throw new StoreError(message);
-    throw error;
-  };
-}
-
-/** The largest maxGames: what `databases.max_games` holds on PostgreSQL (integer), and so on both dialects. */
-export const MAX_GAMES_LIMIT = 2 ** 31 - 1;
-
-/** PGN bytes one batch of a database's export reads at most (unless one game is larger). */
-const EXPORT_BATCH_BYTES = 1 << 20;
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
-
-type GameRow = Selectable<GamesTable>;
-type Executor = Kysely<DB> | Transaction<DB>;
-
-/** The change sequence values and change time a write takes for the games it writes (Store.write). */
-export interface ChangeAllocation {
-  /** n values, increasing (consecutive on SQLite, maybe with gaps on PostgreSQL). */
-  seqs: number[];
-  /** The change time: the updatedAt of every game written by the transaction. */
-  now: number;
-}
-
-export interface Changes {
-  take(n: number): Promise<ChangeAllocation>;
-}
-
-const summaryColumns = [
-  'id',
-  'slug',
-  'database_id',
-  'event',
-  'date',
-  'result',
-  'eco',
-  ...playerColumns,
-] as const;
-
-export class Store {
+export class Store implements StoreContext {
+  /** The connection, for the store's own modules: everything else asks the Store's methods. */
   readonly db: Kysely<DB>;
   readonly dialect: Dialect;
 
@@ -103,13 +70,24 @@ export class Store {
     this.limitSilence = limitSilence;
   }
 
+  // ---- the store itself ----------------------------------------------------------------------------
+
   /**
    * PostgreSQL: from now on, a connection that gets no answer for ms is dropped, and its query fails as a
-   * lost connection (postgres-sockets.ts). For the server, whose queries are short; not for a migration or
+   * lost connection (postgres/sockets.ts). For the server, whose queries are short; not for a migration or
    * an import, whose statements may rightly run for minutes. SQLite: nothing.
    */
   dropSilentConnections(ms: number): void {
     this.limitSilence(ms);
+  }
+
+  /**
+   * SQLite: from now on, a statement waits at most ms for a lock that another process holds (busy_timeout),
+   * then fails as locked. For the server, which only reads: a WAL reader waits only for a process that holds
+   * the store exclusively, and waits synchronously. PostgreSQL: nothing (its lock_timeout is set on opening).
+   */
+  async limitLockWaits(ms: number): Promise<void> {
+    if (this.dialect === 'sqlite') await sql.raw(`pragma busy_timeout = ${ms}`).execute(this.db);
   }
 
   async close(): Promise<void> {
@@ -118,7 +96,7 @@ export class Store {
 
   /**
    * Prepares the store for a long run of insertGames (an import). On SQLite, checkpoints run on a thread of
-   * their own meanwhile (sqlite-checkpoints.ts); PostgreSQL needs nothing.
+   * their own meanwhile (sqlite/checkpoints.ts); PostgreSQL needs nothing.
    */
   bulkWrites(): BulkWrites {
     const handle = sqliteHandleOf(this.db);
@@ -163,15 +141,15 @@ export class Store {
    * never goes backwards (per owner in `feed_heads`, store-wide in the `change_time` row on SQLite; a
    * clock step back or another instance's slower clock reuses the latest), so an owner's updatedAt rises
    * with seq and `since` can start the feed at "the first seq whose updated_at >= since".
+   *
+   * change-allocation.ts takes the seqs and the change time, for this and for the migrations that write
+   * changes.
    */
   async write<T>(ownerId: string, fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>): Promise<T> {
     if (this.dialect === 'postgres') {
       return this.db
         .transaction()
-        .execute(async (trx) => {
-          const now = await lockOwner(trx, ownerId);
-          return fn(trx, { take: async (n) => ({ seqs: await takeSeqs(trx, n), now }) });
-        })
+        .execute(async (trx) => fn(trx, await beginChanges(trx, 'postgres', ownerId)))
         .catch((error: unknown) => {
           // SQLSTATE 22021: text holding U+0000, which PostgreSQL cannot store (SQLite can).
           if ((error as { code?: unknown }).code === '22021') {
@@ -183,7 +161,7 @@ export class Store {
     return this.db.connection().execute(async (conn) => {
       await sql`begin immediate`.execute(conn);
       try {
-        const result = await fn(conn, { take: (n) => this.takeSqliteChanges(conn, n) });
+        const result = await fn(conn, await beginChanges(conn, 'sqlite', ownerId));
         await sql`commit`.execute(conn);
         return result;
       } catch (error) {
@@ -195,159 +173,47 @@ export class Store {
     });
   }
 
-  /** SQLite: n consecutive seqs from the `change` row, and the change time, inside write(). */
-  private async takeSqliteChanges(trx: Executor, n: number): Promise<ChangeAllocation> {
-    const row = await trx
-      .updateTable('sequences')
-      .set({ value: sql`value + ${n}` })
-      .where('name', '=', 'change')
-      .returning('value')
-      .executeTakeFirstOrThrow();
-    const first = Number(row.value) - n + 1;
-    return { seqs: Array.from({ length: n }, (_, i) => first + i), now: await this.sqliteChangeTime(trx) };
-  }
-
-  private async sqliteChangeTime(trx: Executor): Promise<number> {
-    const now = Date.now();
-    const row = await trx
-      .updateTable('sequences')
-      .set({ value: sql<number>`max(value, ${now})` })
-      .where('name', '=', 'change_time')
-      .returning('value')
-      .executeTakeFirst();
-    if (row) return Number(row.value);
-    // First write on this store: start from the latest time already in it (one scan, once).
-    const latest = await trx
-      .selectFrom('games')
-      .select((eb) => eb.fn.max('updated_at').as('t'))
-      .executeTakeFirst();
-    const time = Math.max(now, Number(latest?.t ?? 0));
-    await trx.insertInto('sequences').values({ name: 'change_time', value: time }).execute();
-    return time;
-  }
-
   /** The highest change sequence value taken so far (on PostgreSQL possibly not committed yet). */
   async lastSeq(): Promise<number> {
-    if (this.dialect === 'postgres') {
-      const { rows } = await sql<{
-        value: number;
-      }>`select coalesce(pg_sequence_last_value('change_seq'), 0) as value`.execute(this.db);
-      return Number(rows[0]?.value ?? 0);
-    }
-    const row = await this.db
-      .selectFrom('sequences')
-      .select('value')
-      .where('name', '=', 'change')
-      .executeTakeFirstOrThrow();
-    return Number(row.value);
+    return lastSeq(this.db, this.dialect);
   }
 
-  // ---- server secret -------------------------------------------------------------------------------
+  // ---- server secret, users and apps (ts) -------------------------------------------------
 
   /** The server secret, created on first use (DESIGN.md 24). */
   async serverSecret(): Promise<string> {
-    const found = await this.db
-      .selectFrom('settings')
-      .select('value')
-      .where('key', '=', 'secret')
-      .executeTakeFirst();
-    if (found) return found.value;
-    const secret = randomBytes(32).toString('base64url');
-    await this.db
-      .insertInto('settings')
-      .values({ key: 'secret', value: secret })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const row = await this.db
-      .selectFrom('settings')
-      .select('value')
-      .where('key', '=', 'secret')
-      .executeTakeFirstOrThrow();
-    return row.value;
+    return serverSecret(this.db);
   }
 
-  // ---- users and apps ------------------------------------------------------------------------------
-
   async addUser(input: { login: string; name?: string; email?: string; image?: string }): Promise<User> {
-    if (await this.findUser(input.login)) throw new StoreError(`user "${input.login}" already exists`);
-    const user: User = {
-      id: randomUUID(),
-      login: input.login,
-      name: input.name ?? null,
-      email: input.email ?? null,
-      image: input.image ?? null,
-      createdAt: Date.now(),
-    };
-    await this.db
-      .insertInto('users')
-      .values({
-        id: user.id,
-        login: user.login,
-        name: user.name,
-        email: user.email,
-        image: user.image,
-        created_at: user.createdAt,
-      })
-      .execute()
-      .catch(alreadyExists(`user "${input.login}" already exists`));
-    return user;
+    return addUser(this.db, input);
   }
 
   async findUser(login: string): Promise<User | undefined> {
-    const row = await this.db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirst();
-    return (
-      row && { ...pick(row, ['id', 'login', 'name', 'email', 'image']), createdAt: Number(row.created_at) }
-    );
+    return findUser(this.db, 'login', login);
   }
 
   async listUsers(): Promise<User[]> {
-    const rows = await this.db
-      .selectFrom('users')
-      .selectAll()
-      .orderBy('created_at')
-      .orderBy('login')
-      .execute();
-    return rows.map((row) => ({
-      ...pick(row, ['id', 'login', 'name', 'email', 'image']),
-      createdAt: Number(row.created_at),
-    }));
+    return listUsers(this.db);
   }
 
   async getUserById(id: string): Promise<User | undefined> {
-    const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-    return (
-      row && { ...pick(row, ['id', 'login', 'name', 'email', 'image']), createdAt: Number(row.created_at) }
-    );
+    return findUser(this.db, 'id', id);
   }
 
   async addApp(input: { name: string; sector?: string }): Promise<App> {
-    if (await this.findApp(input.name)) throw new StoreError(`app "${input.name}" already exists`);
-    const id = randomUUID();
-    const app: App = { id, name: input.name, sector: input.sector ?? id, createdAt: Date.now() };
-    await this.db
-      .insertInto('apps')
-      .values({ id, name: app.name, sector: app.sector, created_at: app.createdAt })
-      .execute()
-      .catch(alreadyExists(`app "${input.name}" already exists`));
-    return app;
+    return addApp(this.db, input);
   }
 
   async findApp(name: string): Promise<App | undefined> {
-    const row = await this.db.selectFrom('apps').selectAll().where('name', '=', name).executeTakeFirst();
-    return row && { id: row.id, name: row.name, sector: row.sector, createdAt: Number(row.created_at) };
+    return findApp(this.db, name);
   }
 
   async listApps(): Promise<App[]> {
-    const rows = await this.db.selectFrom('apps').selectAll().orderBy('created_at').orderBy('name').execute();
-    return rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      sector: row.sector,
-      createdAt: Number(row.created_at),
-    }));
+    return listApps(this.db);
   }
 
-  // ---- tokens --------------------------------------------------------------------------------------
+  // ---- tokens (ts) --------------------------------------------------------------------------
 
   /** Issues a token: `cp_` and 256 random bits. Only its SHA-256 is kept. */
   async issueToken(input: {
@@ -356,26 +222,7 @@ export class Store {
     scopes: string[];
     expiresAt: number | null;
   }): Promise<{ id: string; token: string }> {
-    const token = `cp_${randomBytes(32).toString('base64url')}`;
-    const id = randomUUID();
-    await this.db
-      .insertInto('tokens')
-      .values({
-        id,
-        hash: hashToken(token),
-        user_id: input.userId,
-        app_id: input.appId,
-        scopes: input.scopes.join(' '),
-        expires_at: input.expiresAt,
-        revoked_at: null,
-        created_at: Date.now(),
-      })
-      .execute();
-    return { id, token };
-  }
-
-  private tokenQuery() {
-    return tokenQuery(this.db);
+    return issueToken(this.db, input);
   }
 
   /** The token with this SHA-256, whatever its state: the caller checks expiry and revocation. */
@@ -385,93 +232,39 @@ export class Store {
   }
 
   async listTokens(): Promise<TokenInfo[]> {
-    const rows = await this.tokenQuery().orderBy('tokens.created_at').orderBy('tokens.id').execute();
-    return rows.map(toTokenInfo);
+    return listTokens(this.db);
   }
 
   /** Revokes by token id or by the token itself. Returns the revoked token, undefined when none matched. */
   async revokeToken(tokenOrId: string): Promise<TokenInfo | undefined> {
-    const row = await this.db
-      .selectFrom('tokens')
-      .select('id')
-      .where((eb) => eb.or([eb('id', '=', tokenOrId), eb('hash', '=', hashToken(tokenOrId))]))
-      .executeTakeFirst();
-    if (!row) return undefined;
-    await this.db
-      .updateTable('tokens')
-      .set({ revoked_at: Date.now() })
-      .where('id', '=', row.id)
-      .where('revoked_at', 'is', null)
-      .execute();
-    const info = await this.tokenQuery().where('tokens.id', '=', row.id).executeTakeFirstOrThrow();
-    return toTokenInfo(info);
+    return revokeToken(this.db, tokenOrId);
   }
 
-  // ---- databases -----------------------------------------------------------------------------------
+  // ---- databases (ts) --------------------------------------------------------------------
 
-  async addDatabase(input: {
-    ownerId: string;
-    name: string;
-    private?: boolean;
-    maxGames?: number | null;
-  }): Promise<Database> {
-    const { maxGames } = input;
-    if (maxGames != null && !(Number.isInteger(maxGames) && maxGames >= 1 && maxGames <= MAX_GAMES_LIMIT)) {
-      throw new StoreError(`maxGames must be a whole number from 1 to ${MAX_GAMES_LIMIT}, got ${maxGames}`);
-    }
-    return this.write(input.ownerId, (trx) => insertDatabase(trx, input));
+  async addDatabase(input: NewDatabase): Promise<Database> {
+    return addDatabase(this, input);
   }
 
   /**
    * The databases an import names by `ref` (findDatabases), or when there is none, a new one with `ref` as
-   * its name. Looked up and created under the owner's write lock (Store.write), so that concurrent imports
-   * into a database not there yet create it once and all import into it.
+   * its name, created once however many imports ask at the same time.
    */
   async findOrAddDatabase(
     ownerId: string,
     ref: string,
   ): Promise<{ databases: Database[]; created: boolean }> {
-    return this.write(ownerId, async (trx) => {
-      const databases = await databasesNamed(trx, ownerId, ref);
-      if (databases.length > 0) return { databases, created: false };
-      return { databases: [await insertDatabase(trx, { ownerId, name: ref })], created: true };
-    });
+    return findOrAddDatabase(this, ownerId, ref);
   }
 
-  /** The owner's live databases in creation order. */
+  /** The live databases (of one owner, or of all) in creation order. */
   async listDatabases(ownerId?: string): Promise<Database[]> {
-    let query = this.db.selectFrom('databases').selectAll().where('deleted_at', 'is', null);
-    if (ownerId !== undefined) query = query.where('owner_id', '=', ownerId);
-    const rows = await query.orderBy('created_at').orderBy('id').execute();
-    return rows.map(toDatabase);
+    return listDatabases(this.db, ownerId);
   }
 
   /** One of the owner's live databases by UUID or slug. */
   async findDatabase(ownerId: string, idOrSlug: string): Promise<Database | undefined> {
-    if (!storable(idOrSlug)) return undefined;
-    const row = await this.db
-      .selectFrom('databases')
-      .selectAll()
-      .where('owner_id', '=', ownerId)
-      .where('deleted_at', 'is', null)
-      .where((eb) => eb.or([eb('id', '=', idOrSlug), eb('slug', '=', idOrSlug)]))
-      .orderBy(sql`case when id = ${idOrSlug} then 0 else 1 end`)
-      .executeTakeFirst();
-    return row && toDatabase(row);
-  }
-
-  /** For the CLI: a database found by id, slug or exact name. */
-  async findDatabaseByName(ownerId: string, ref: string): Promise<Database | undefined> {
-    const found = await this.findDatabase(ownerId, ref);
-    if (found) return found;
-    const row = await this.db
-      .selectFrom('databases')
-      .selectAll()
-      .where('owner_id', '=', ownerId)
-      .where('deleted_at', 'is', null)
-      .where('name', '=', ref)
-      .executeTakeFirst();
-    return row && toDatabase(row);
+    return findDatabase(this.db, ownerId, idOrSlug);
   }
 
   /**
@@ -480,34 +273,19 @@ export class Store {
    * decides what several mean.
    */
   async findDatabases(ownerId: string, ref: string): Promise<Database[]> {
-    return databasesNamed(this.db, ownerId, ref);
+    return findDatabases(this.db, ownerId, ref);
   }
 
   async countGames(databaseId: string): Promise<number> {
     return liveGameCount(this.db, databaseId);
   }
 
-  // ---- games: writes -------------------------------------------------------------------------------
-
   /**
-   * Adds games to a database in one transaction. A game whose content is already in the database (or
-   * earlier in the same batch) is skipped unless allowDuplicates; games beyond maxGames are not added.
-   * A database deleted meanwhile (an import runs for minutes, `databases delete` may come in between) takes
-   * no more games: StoreError. Checked under the owner's write lock, which deleteDatabase takes too.
+   * A number that changes whenever the database's PGN export does, read without reading its games: what
+   * the export's ETag is made of (etags.ts).
    */
-  async insertGames(
-    database: Database,
-    games: GameRecord[],
-    allowDuplicates = false,
-  ): Promise<InsertOutcome> {
-    return this.write(database.ownerId, async (trx, changes) => {
-      if (!(await isLive(trx, database.id))) {
-        throw new StoreError(
-          `database "${database.slug}" was deleted while the import ran: no more games were added to it`,
-        );
-      }
-      return insertGameBatch({ db: this.db, trx, database, games, allowDuplicates, take: changes.take });
-    });
+  async databaseVersion(databaseId: string): Promise<number> {
+    return databaseVersion(this.db, databaseId);
   }
 
   // ---- games: reads --------------------------------------------------------------------------------
@@ -550,46 +328,19 @@ export class Store {
   }
 
   /**
-   * The PGN of every live game of a database in import order, read in keyset batches of at most
-   * `batchSize` games and, unless a single game is larger, `batchBytes` bytes (constant memory). Each batch
-   * is its own statement: a client that reads slowly holds no transaction or connection open.
+   * The PGN of every live game of a database in import order, read in batches of at most `batchSize`
+   * games and, unless a single game is larger, `batchBytes` bytes (ts).
    */
-  async *databasePgn(
-    databaseId: string,
-    batchSize = 1000,
-    batchBytes = EXPORT_BATCH_BYTES,
-  ): AsyncGenerator<string> {
-    const live = (after: number) =>
-      this.db
-        .selectFrom('games')
-        .where('database_id', '=', databaseId)
-        .where('deleted', '=', 0)
-        .where('pk', '>', after)
-        .orderBy('pk');
-    let after = 0;
-    for (;;) {
-      // The sizes first: octet_length reads neither SQLite's overflow pages nor PostgreSQL's TOAST. A batch
-      // of 1000 engine games with long comments (TCEC) was 36 MB read in one synchronous SQLite call (the
-      // event loop stalled 200-300 ms) and held by each export while its client read it.
-      const sizes = await live(after)
-        .select(['pk', sql<number>`octet_length(pgn)`.as('bytes')])
-        .limit(batchSize)
-        .execute();
-      if (sizes.length === 0) return;
-      let end = 0;
-      let bytes = 0;
-      for (const row of sizes) {
-        bytes += Number(row.bytes);
-        if (end > 0 && bytes > batchBytes) break;
-        end++;
-      }
-      const last = Number(sizes[end - 1]?.pk);
-      const rows = await live(after).select('pgn').where('pk', '<=', last).execute();
-      for (const row of rows) yield row.pgn;
-      if (end === sizes.length && sizes.length < batchSize) return;
-      after = last;
-    }
+  databasePgn(databaseId: string, batchSize = 1000, batchBytes = EXPORT_BATCH_BYTES): AsyncGenerator<string> {
+    return databasePgn(this.db, databaseId, batchSize, batchBytes);
   }
+
+  /** A live game by UUID, whoever owns it (the operator's view). */
+  async findLiveGame(id: string): Promise<{ id: string; ownerId: string; databaseId: string } | undefined> {
+    return findLiveGame(this.db, id);
+  }
+
+  // ---- the feed (feed.ts) --------------------------------------------------------------------------
 
   /** The owner's games (tombstones included) changed after a sequence value, oldest change first. */
   async listChanges(ownerId: string, afterSeq: number, limit: number): Promise<GameChange[]> {
@@ -597,80 +348,29 @@ export class Store {
     return rows.map(toChange);
   }
 
-  /**
-   * The feed position just before the owner's first change at or after a time; the feed continues from
-   * there by seq. A binary search over seq on the (owner_id, seq) index, valid because updated_at never
-   * decreases as seq grows for one owner (Store.write): about log2(seq) index seeks instead of a scan.
-   */
+  /** The feed position just before the owner's first change at or after a time (feed.ts). */
   async changePositionAt(ownerId: string, sinceMs: number): Promise<number> {
-    // Every committed seq is <= `end`. A write of the owner that commits during the search gets a seq
-    // above all of the owner's seqs the search can see (Store.write; on PostgreSQL it may be <= end, but
-    // it is still above `low`, which is always one of them), so it lies after the position whatever the
-    // search decides. Each step's statement sees the owner's changes up to some seq, all of them.
-    const end = await this.lastSeq();
-    // Invariant: the owner's games with seq <= low changed before sinceMs, those with seq >= high at or after.
-    let low = 0;
-    let high = end + 1;
-    while (high - low > 1) {
-      const mid = Math.floor((low + high) / 2);
-      const next = await this.db
-        .selectFrom('games')
-        .select(['seq', 'updated_at'])
-        .where('owner_id', '=', ownerId)
-        .where('seq', '>=', mid)
-        .where('seq', '<', high)
-        .orderBy('seq')
-        .limit(1)
-        .executeTakeFirst();
-      if (!next || Number(next.updated_at) >= sinceMs) high = mid;
-      else low = Number(next.seq);
-    }
-    return low;
+    return changePositionAt(this.db, this.dialect, ownerId, sinceMs);
   }
 
-  // ---- games and databases: changes from the CLI ----------------------------------------------------
-
-  /** A live game by UUID, whoever owns it (the operator's view). */
-  async findLiveGame(id: string): Promise<{ id: string; ownerId: string; databaseId: string } | undefined> {
-    if (!storable(id)) return undefined;
-    const row = await liveGame(this.db, id);
-    return row && { id: row.id, ownerId: row.owner_id, databaseId: row.database_id };
-  }
+  // ---- games: writes (game-writes.ts) --------------------------------------------------------------
 
   /**
-   * A write to one live game: finds its owner, takes the owner's write lock (Store.write), then reads the
-   * game again, since another writer may have changed it meanwhile. Undefined when there is no such game.
+   * Adds games to a database in one transaction. A game whose content is already in the database (or
+   * earlier in the same batch) is skipped unless allowDuplicates; games beyond maxGames are not added. A
+   * database deleted meanwhile takes no more games: StoreError.
    */
-  private async writeGame<T>(
-    id: string,
-    fn: (trx: Kysely<DB>, current: LiveGame, changes: Changes) => Promise<T>,
-  ): Promise<T | undefined> {
-    const owner = await liveGame(this.db, id);
-    if (!owner) return undefined;
-    return this.write(owner.owner_id, async (trx, changes) => {
-      const current = await liveGame(trx, id);
-      return current && fn(trx, current, changes);
-    });
+  async insertGames(
+    database: Database,
+    games: GameRecord[],
+    allowDuplicates = false,
+  ): Promise<InsertOutcome> {
+    return insertGames(this, database, games, allowDuplicates);
   }
 
   /** Replaces a live game's content, keeping its id and database. Undefined when there is no such game. */
   async updateGame(id: string, game: GameRecord): Promise<GameChange | undefined> {
-    return this.writeGame(id, async (trx, current, changes) => {
-      const { seqs, now } = await changes.take(1);
-      await trx
-        .updateTable('games')
-        .set({
-          ...contentColumns(game, id),
-          ...(this.dialect === 'postgres' && { dedup_key: dedupKey(current.database_id, game.contentHash) }),
-          seq: seqs[0],
-          updated_at: now,
-        })
-        .where('id', '=', id)
-        .execute();
-      this.logGameKey(current.database_id, current.pk, game.contentHash);
-      await touchDatabase(trx, current.database_id, now, seqs[0] as number);
-      return changeOf(trx, id);
-    });
+    return updateGame(this, id, game);
   }
 
   /**
@@ -681,56 +381,12 @@ export class Store {
     id: string,
     target: Database,
   ): Promise<{ change: GameChange; fromDatabaseId: string; moved: boolean } | undefined> {
-    return this.writeGame(id, async (trx, current, changes) => {
-      const into = await trx
-        .selectFrom('databases')
-        .selectAll()
-        .where('id', '=', target.id)
-        .where('owner_id', '=', current.owner_id)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
-      if (!into) throw new StoreError(`no database "${target.slug}" of the game's owner`);
-      const from = current.database_id;
-      if (into.id === from) return { change: await changeOf(trx, id), fromDatabaseId: from, moved: false };
-      if (into.max_games !== null && (await liveGameCount(trx, into.id)) >= Number(into.max_games)) {
-        throw new StoreError(`database "${into.slug}" is full (maxGames ${into.max_games})`);
-      }
-      const { seqs, now } = await changes.take(1);
-      await trx
-        .updateTable('games')
-        .set({
-          database_id: into.id,
-          ...(this.dialect === 'postgres' && { dedup_key: dedupKeySql(into.id) }),
-          seq: seqs[0],
-          updated_at: now,
-        })
-        .where('id', '=', id)
-        .execute();
-      this.logGameKey(into.id, current.pk, current.content_hash);
-      await touchDatabase(trx, from, now, seqs[0] as number);
-      await touchDatabase(trx, into.id, now, seqs[0] as number);
-      return { change: await changeOf(trx, id), fromDatabaseId: from, moved: true };
-    });
-  }
-
-  /** SQLite: logs a game's key for its database, within the write transaction (game-keys.ts). */
-  private logGameKey(databaseId: string, pk: number, contentHash: string): void {
-    const handle = sqliteHandleOf(this.db);
-    if (handle) logKeys(handle, databaseId, pk, [contentHash]);
+    return moveGame(this, id, target);
   }
 
   /** Turns a live game into a tombstone (DESIGN.md 22). Undefined when there is no such game. */
   async deleteGame(id: string): Promise<GameChange | undefined> {
-    return this.writeGame(id, async (trx, current, changes) => {
-      const { seqs, now } = await changes.take(1);
-      await trx
-        .updateTable('games')
-        .set({ ...TOMBSTONE, seq: seqs[0], updated_at: now })
-        .where('id', '=', id)
-        .execute();
-      await touchDatabase(trx, current.database_id, now, seqs[0] as number);
-      return changeOf(trx, id);
-    });
+    return deleteGame(this, id);
   }
 
   /**
@@ -738,328 +394,8 @@ export class Store {
    * database disappears (its id and slug stay taken). Undefined when it is already gone.
    */
   async deleteDatabase(database: Database): Promise<{ tombstoned: number; deletedAt: number } | undefined> {
-    return this.write(database.ownerId, async (trx, changes) => {
-      if (!(await isLive(trx, database.id))) return undefined;
-      const count = await liveGameCount(trx, database.id);
-      const { seqs, now } = await changes.take(count);
-      // One statement gives the games their seqs in import order (the owner's other writers wait). The
-      // n-th game gets the n-th value: consecutive on SQLite, an array on PostgreSQL.
-      const nthSeq =
-        this.dialect === 'postgres'
-          ? sql`(${seqs}::bigint[])[ranked.n]`
-          : sql`${(seqs[0] ?? 1) - 1} + ranked.n`;
-      await sql`
-        update games
-        set deleted = 1, seq = ${nthSeq}, updated_at = ${now},
-            pgn = ${TOMBSTONE.pgn}, moves = ${TOMBSTONE.moves}, fen = ${TOMBSTONE.fen}, metadata = ${TOMBSTONE.metadata}
-        from (
-          select pk, row_number() over (order by pk) as n
-          from games where database_id = ${database.id} and deleted = 0
-        ) as ranked
-        where games.pk = ranked.pk`.execute(trx);
-      await trx
-        .updateTable('databases')
-        .set({ deleted_at: now, updated_at: now, ...(count > 0 && { games_seq: seqs.at(-1) }) })
-        .where('id', '=', database.id)
-        .execute();
-      // SQLite: its game keys find only tombstones now (the log's ids are AUTOINCREMENT, never reused).
-      if (this.dialect === 'sqlite')
-        await trx.deleteFrom('game_keys').where('database_id', '=', database.id).execute();
-      return { tombstoned: count, deletedAt: now };
-    });
+    return deleteDatabase(this, database);
   }
-}
-
-/** Creates a database, its slug made unique among the owner's (`-2`, `-3`, ...). Only inside Store.write. */
-async function insertDatabase(
-  trx: Executor,
-  input: { ownerId: string; name: string; private?: boolean; maxGames?: number | null },
-): Promise<Database> {
-  const base = slugify(input.name);
-  const taken = new Set(
-    (
-      await trx
-        .selectFrom('databases')
-        .select('slug')
-        .where('owner_id', '=', input.ownerId)
-        .where('slug', 'like', `${base}%`)
-        .execute()
-    ).map((r) => r.slug),
-  );
-  let slug = base;
-  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
-  const now = Date.now();
-  const database: Database = {
-    id: randomUUID(),
-    ownerId: input.ownerId,
-    name: input.name,
-    slug,
-    private: input.private ?? false,
-    maxGames: input.maxGames ?? null,
-    createdAt: now,
-    updatedAt: now,
-  };
-  await trx
-    .insertInto('databases')
-    .values({
-      id: database.id,
-      owner_id: database.ownerId,
-      name: database.name,
-      slug,
-      private: database.private ? 1 : 0,
-      max_games: database.maxGames,
-      created_at: now,
-      updated_at: now,
-      deleted_at: null,
-    })
-    .execute();
-  return database;
-}
-
-/**
- * The owner's live databases that `ref` names (Store.findDatabases): the one with that id, else the one with
- * that slug and every one with that name. A slug may be another database's exact name ("Games" has the slug
- * `games`, a second database named "games" gets `games-2`): both are returned, so that the caller refuses the
- * ambiguity rather than pick the slug's and, say, delete the database the operator did not name. An id is
- * generated, never typed as a name by chance: it names its database alone.
- */
-async function databasesNamed(db: Executor, ownerId: string, ref: string): Promise<Database[]> {
-  if (!storable(ref)) return [];
-  const rows = await db
-    .selectFrom('databases')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .where('deleted_at', 'is', null)
-    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref), eb('name', '=', ref)]))
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  const byId = rows.find((row) => row.id === ref);
-  return (byId ? [byId] : rows).map(toDatabase);
-}
-
-/**
- * PostgreSQL: locks the owner's feed head until the transaction ends (see Store.write) and moves its change
- * time to now, unless that is earlier. The first write of an owner inserts the row; a concurrent first
- * write waits on the inserted key like on the row lock (INSERT ... ON CONFLICT DO UPDATE).
- */
-async function lockOwner(trx: Executor, ownerId: string): Promise<number> {
-  const row = await trx
-    .insertInto('feed_heads')
-    .values({ user_id: ownerId, change_time: Date.now() })
-    .onConflict((oc) =>
-      oc
-        .column('user_id')
-        .doUpdateSet({ change_time: sql`greatest(feed_heads.change_time, excluded.change_time)` }),
-    )
-    .returning('change_time')
-    .executeTakeFirstOrThrow();
-  return Number(row.change_time);
-}
-
-/** PostgreSQL: n values of `change_seq`, in increasing order. Only while holding the owner's lock. */
-async function takeSeqs(trx: Executor, n: number): Promise<number[]> {
-  if (n === 0) return [];
-  const { rows } = await sql<{
-    seq: number;
-  }>`select nextval('change_seq') as seq from generate_series(1, ${n}::integer) order by seq`.execute(trx);
-  return rows.map((row) => Number(row.seq));
-}
-
-/**
- * False for text that no id or slug can equal because it holds U+0000: PostgreSQL refuses it even as a
- * query parameter (SQLSTATE 22021), where SQLite just finds nothing. Lookups of outside input (a path
- * segment such as `%00`) check it first, so both dialects answer "not found".
- */
-function storable(text: string): boolean {
-  return !text.includes('\0');
-}
-
-function pick<T, K extends keyof T>(obj: T, keys: readonly K[]): Pick<T, K> {
-  const out = {} as Pick<T, K>;
-  for (const key of keys) out[key] = obj[key];
-  return out;
-}
-
-function toTokenInfo(row: {
-  id: string;
-  user_id: string;
-  login: string;
-  app_id: string;
-  app_name: string;
-  sector: string;
-  scopes: string;
-  expires_at: number | null;
-  revoked_at: number | null;
-  created_at: number;
-}): TokenInfo {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    userLogin: row.login,
-    appId: row.app_id,
-    appName: row.app_name,
-    appSector: row.sector,
-    scopes: row.scopes.split(' ').filter(Boolean),
-    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
-    createdAt: Number(row.created_at),
-  };
-}
-
-function toDatabase(row: Selectable<DB['databases']>): Database {
-  return {
-    id: row.id,
-    ownerId: row.owner_id,
-    name: row.name,
-    slug: row.slug,
-    private: row.private === 1,
-    maxGames: row.max_games === null ? null : Number(row.max_games),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
-}
-
-type PlayerColumns<C extends string> = {
-  [K in `${C}_name` | `${C}_fide_id` | `${C}_country`]: string | null;
-} & { [K in `${C}_elo`]: number | null };
-
-function player<C extends 'white' | 'black'>(row: PlayerColumns<C>, color: C): Player {
-  const r = row as unknown as Record<string, string | number | null>;
-  const elo = r[`${color}_elo`];
-  return {
-    name: (r[`${color}_name`] as string | null) ?? null,
-    elo: elo === null || elo === undefined ? null : Number(elo),
-    fideId: (r[`${color}_fide_id`] as string | null) ?? null,
-    country: (r[`${color}_country`] as string | null) ?? null,
-  };
-}
-
-function toSummary(row: Pick<GameRow, (typeof summaryColumns)[number]>): GameSummary {
-  return {
-    id: row.id,
-    slug: row.slug,
-    databaseId: row.database_id,
-    event: row.event,
-    date: row.date,
-    result: row.result,
-    eco: row.eco,
-    white: player(row, 'white'),
-    black: player(row, 'black'),
-  };
-}
-
-function toDetail(row: GameRow): GameDetail {
-  return {
-    ...toSummary(row),
-    fen: row.fen,
-    moves: row.moves,
-    pgn: row.pgn,
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
-    updatedAt: Number(row.updated_at),
-  };
-}
-
-const changeColumns = [
-  'seq',
-  'id',
-  'database_id',
-  'updated_at',
-  'deleted',
-  'result',
-  ...playerColumns,
-] as const;
-
-function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): GameChange {
-  return {
-    seq: Number(row.seq),
-    id: row.id,
-    databaseId: row.database_id,
-    updatedAt: Number(row.updated_at),
-    deleted: row.deleted === 1,
-    result: row.result,
-    white: player(row, 'white'),
-    black: player(row, 'black'),
-  };
-}
-
-/**
- * What a deleted game keeps is its feed item: id, database, players, result (and the list fields).
- * Its moves and PGN are dropped: deleted content is not kept.
- */
-const TOMBSTONE = { deleted: 1, pgn: '', moves: '', fen: '', metadata: '{}' } as const;
-
-interface LiveGame {
-  pk: number;
-  id: string;
-  owner_id: string;
-  database_id: string;
-  content_hash: string;
-}
-
-function liveGame(db: Executor, id: string): Promise<LiveGame | undefined> {
-  return db
-    .selectFrom('games')
-    .select(['pk', 'id', 'owner_id', 'database_id', 'content_hash'])
-    .where('id', '=', id)
-    .where('deleted', '=', 0)
-    .executeTakeFirst();
-}
-
-async function changeOf(db: Executor, id: string): Promise<GameChange> {
-  return toChange(
-    await db.selectFrom('games').select(changeColumns).where('id', '=', id).executeTakeFirstOrThrow(),
-  );
-}
-
-/** The database's live games, counted on its (database_id, deleted, pk) index: no game row is read. */
-export async function liveGameCount(db: Executor, databaseId: string): Promise<number> {
-  const row = await db
-    .selectFrom('games')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('database_id', '=', databaseId)
-    .where('deleted', '=', 0)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-/** Whether the database exists and is not deleted (read in the caller's transaction). */
-async function isLive(db: Executor, databaseId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('databases')
-    .select('id')
-    .where('id', '=', databaseId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/** Marks a write to the database's games: its time, and its seq for the export's ETag (etags.ts). */
-async function touchDatabase(db: Executor, databaseId: string, now: number, seq: number): Promise<void> {
-  await db
-    .updateTable('databases')
-    .set({ updated_at: now, games_seq: seq })
-    .where('id', '=', databaseId)
-    .execute();
-}
-
-function tokenQuery(db: Kysely<DB>) {
-  return db
-    .selectFrom('tokens')
-    .innerJoin('users', 'users.id', 'tokens.user_id')
-    .innerJoin('apps', 'apps.id', 'tokens.app_id')
-    .select([
-      'tokens.id',
-      'tokens.user_id',
-      'users.login',
-      'tokens.app_id',
-      'apps.name as app_name',
-      'apps.sector',
-      'tokens.scopes',
-      'tokens.expires_at',
-      'tokens.revoked_at',
-      'tokens.created_at',
-    ]);
 }
 
 /** The reads behind every API request, built once; each returns its rows. */

@@ -124,3 +124,6 @@ export interface InsertOutcome {
   overLimit: number;
   ids: string[];
 }
+
+/** The SQL dialect of a store: a SQLite file, or a PostgreSQL database. */
+export type Dialect = 'sqlite' | 'postgres';

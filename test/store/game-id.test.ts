@@ -1,9 +1,9 @@
-// New games get time-ordered UUIDs (RFC 9562 version 7), made by hand in game-insert.ts for speed: they
+// New games get time-ordered UUIDs (RFC 9562 version 7), made by hand in game-id.ts for speed: they
 // must be valid version 7 UUIDs, carry the time they were made, sort by it, and never repeat.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gameId } from '../../src/store/game-insert.ts';
+import { gameId } from '../../src/store/game-id.ts';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -135,7 +135,7 @@ for (const { dialect, skip } of DIALECTS) {
       assert.equal(b.maxGames, 3);
       assert.deepEqual(await store.findDatabase(alice.id, a.id), a);
       assert.deepEqual(await store.findDatabase(alice.id, 'cafe-games-2'), b);
-      assert.deepEqual(await store.findDatabaseByName(alice.id, 'CAFE GAMES'), c);
+      assert.deepEqual(await store.findDatabases(alice.id, 'CAFE GAMES'), [c]);
       assert.equal(await store.findDatabase(alice.id, other.id), undefined, "another owner's database");
       assert.equal(await store.findDatabase(alice.id, 'cafe\u0000games'), undefined, 'NUL finds nothing');
       // Creation order; databases made in the same millisecond follow their ids, by code point.
@@ -204,8 +204,8 @@ for (const { dialect, skip } of DIALECTS) {
 
     test('the dedup lookup searches an index, never a whole database', async () => {
       if (dialect === 'sqlite') {
-        // As game-keys.ts and game-insert.ts: the log rows of one database since the last read, then the
-        // rows the keys found, by pk.
+        // As sqlite/game-keys.ts and sqlite/game-insert.ts: the log rows of one database since the last read,
+        // then the rows the keys found, by pk.
         const plans = [
           `select id, first_pk, keys from game_keys where database_id = 'x' and id > 5 order by id`,
           `select content_hash from games where pk in (select value from json_each('[1, 2]'))

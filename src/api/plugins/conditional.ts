@@ -15,7 +15,6 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { databaseVersion } from '../../store/etags.ts';
 import type { Store } from '../../store/index.ts';
 import { wantsPgn } from '../pgn.ts';
 import { negotiatedCoding } from './compression.ts';
@@ -73,7 +72,7 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
     const { id } = request.params as { id: string };
     const database = await store.findDatabase(request.token.userId, id);
     if (!database) return; // the handler answers 404
-    const version = await databaseVersion(store.db, database.id);
+    const version = await store.databaseVersion(database.id);
     request.representationTag = digest(
       ['pgn-export/3', database.id, database.slug, String(database.updatedAt), String(version)],
       createHmac('sha256', secret).update('chessport etag\0'),

@@ -1,0 +1,40 @@
+// Versioned migrations, one file each, applied in name order on every start. Never edit one that has shipped:
+// add a new one. Each store records the names of those applied in its kysely_migration table, so a name never
+// changes.
+import type { Kysely } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely/migration';
+import type { Dialect } from '../types.ts';
+import { up as initial } from './0001_initial.ts';
+import { up as postgresFeed } from './0002_postgres_feed.ts';
+import { up as dedupPrefixIndex } from './0003_dedup_prefix_index.ts';
+import { up as dedupKeyColumn } from './0004_dedup_key_column.ts';
+import { up as sqliteGameKeys } from './0005_sqlite_game_keys.ts';
+import { up as exportResult } from './0006_export_result.ts';
+import { up as databaseGamesSeq } from './0007_database_games_seq.ts';
+import { up as escapeLinesAndHalfmoveClock } from './0008_escape_lines_and_halfmove_clock.ts';
+
+/** A migration's work: Kysely's schema builder is untyped by design (its tables are not there yet). */
+type Up = (db: Kysely<unknown>, dialect: Dialect) => Promise<void>;
+
+/** Every migration by its name, which is also its file's. */
+const MIGRATIONS: Record<string, Up> = {
+  '0001_initial': initial,
+  '0002_postgres_feed': postgresFeed,
+  '0003_dedup_prefix_index': dedupPrefixIndex,
+  '0004_dedup_key_column': dedupKeyColumn,
+  '0005_sqlite_game_keys': sqliteGameKeys,
+  '0006_export_result': exportResult,
+  '0007_database_games_seq': databaseGamesSeq,
+  '0008_escape_lines_and_halfmove_clock': escapeLinesAndHalfmoveClock,
+};
+
+/** The migrations for Kysely's Migrator, which applies the pending ones in name order. */
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  const migrations = Object.fromEntries(
+    Object.entries(MIGRATIONS).map(([name, up]): [string, Migration] => [
+      name,
+      { up: (db) => up(db, dialect) },
+    ]),
+  );
+  return { getMigrations: async () => migrations };
+}

@@ -1,0 +1,140 @@
+// The store's rows as the records it hands out (types.ts): one mapper per record, for every query that
+// reads it.
+import type { Selectable } from 'kysely';
+import { type DB, type GamesTable, playerColumns } from './schema.ts';
+import type { App, Database, GameChange, GameDetail, GameSummary, Player, TokenInfo, User } from './types.ts';
+
+type GameRow = Selectable<GamesTable>;
+
+export function toUser(row: Selectable<DB['users']>): User {
+  return {
+    id: row.id,
+    login: row.login,
+    name: row.name,
+    email: row.email,
+    image: row.image,
+    createdAt: Number(row.created_at),
+  };
+}
+
+export function toApp(row: Selectable<DB['apps']>): App {
+  return { id: row.id, name: row.name, sector: row.sector, createdAt: Number(row.created_at) };
+}
+
+/** A tokens row joined with its user's login and its app's name and sector (tokens.ts, tokenQuery). */
+export interface TokenRow {
+  id: string;
+  user_id: string;
+  login: string;
+  app_id: string;
+  app_name: string;
+  sector: string;
+  scopes: string;
+  expires_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+export function toTokenInfo(row: TokenRow): TokenInfo {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    userLogin: row.login,
+    appId: row.app_id,
+    appName: row.app_name,
+    appSector: row.sector,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export function toDatabase(row: Selectable<DB['databases']>): Database {
+  return {
+    id: row.id,
+    ownerId: row.owner_id,
+    name: row.name,
+    slug: row.slug,
+    private: row.private === 1,
+    maxGames: row.max_games === null ? null : Number(row.max_games),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+/** The columns of a game's list entry (GameSummary). */
+export const summaryColumns = [
+  'id',
+  'slug',
+  'database_id',
+  'event',
+  'date',
+  'result',
+  'eco',
+  ...playerColumns,
+] as const;
+
+/** The columns of a game's feed item (GameChange). */
+export const changeColumns = [
+  'seq',
+  'id',
+  'database_id',
+  'updated_at',
+  'deleted',
+  'result',
+  ...playerColumns,
+] as const;
+
+type PlayerColumns<C extends string> = {
+  [K in `${C}_name` | `${C}_fide_id` | `${C}_country`]: string | null;
+} & { [K in `${C}_elo`]: number | null };
+
+function player<C extends 'white' | 'black'>(row: PlayerColumns<C>, color: C): Player {
+  const r = row as unknown as Record<string, string | number | null>;
+  const elo = r[`${color}_elo`];
+  return {
+    name: (r[`${color}_name`] as string | null) ?? null,
+    elo: elo === null || elo === undefined ? null : Number(elo),
+    fideId: (r[`${color}_fide_id`] as string | null) ?? null,
+    country: (r[`${color}_country`] as string | null) ?? null,
+  };
+}
+
+export function toSummary(row: Pick<GameRow, (typeof summaryColumns)[number]>): GameSummary {
+  return {
+    id: row.id,
+    slug: row.slug,
+    databaseId: row.database_id,
+    event: row.event,
+    date: row.date,
+    result: row.result,
+    eco: row.eco,
+    white: player(row, 'white'),
+    black: player(row, 'black'),
+  };
+}
+
+export function toDetail(row: GameRow): GameDetail {
+  return {
+    ...toSummary(row),
+    fen: row.fen,
+    moves: row.moves,
+    pgn: row.pgn,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): GameChange {
+  return {
+    seq: Number(row.seq),
+    id: row.id,
+    databaseId: row.database_id,
+    updatedAt: Number(row.updated_at),
+    deleted: row.deleted === 1,
+    result: row.result,
+    white: player(row, 'white'),
+    black: player(row, 'black'),
+  };
+}
