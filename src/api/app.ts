@@ -48,7 +48,7 @@ export interface ApiOptions {
   logLevel?: string;
   /** Fastify's trustProxy: which proxies' X-Forwarded-For names the client (default: none). */
   trustProxy?: boolean | string;
-  /** Default: 600 requests per 60 s, counted in this process (DESIGN.md 25). */
+  /** Default: 600 requests per 60 s, counted in this process (docs/design.md 25). */
   rateLimit?: RateLimitSettings;
   /** Bytes of rendered game-list pages kept (page-cache.ts); 0 renders every page. Default 64 MiB. */
   pageCacheBytes?: number;
@@ -76,9 +76,9 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     // During shutdown a request that still arrives on an open connection is answered, in the API's shape,
     // with Connection: close (Fastify's default is a 503 in its own shape).
     return503OnClosing: false,
-    // Unknown parameters must fail validation, not vanish (DESIGN.md 13).
+    // Unknown parameters must fail validation, not vanish (docs/design.md 13).
     // Ids of any length and any bytes must reach the handler, after authentication, and get the same 404 as
-    // any other unknown id (DESIGN.md 14): no length limit of the router's own (past it, it answered 400
+    // any other unknown id (docs/design.md 14): no length limit of the router's own (past it, it answered 400
     // before any route; Node's limit on the request head, 16 KiB by default, bounds a path anyway), and a
     // path that does not percent-decode is routed as it is (request-target.ts).
     routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },

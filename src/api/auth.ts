@@ -1,4 +1,4 @@
-// Bearer token authentication and scope checks (spec "Authentication", RFC 6750, DESIGN.md 17 and 23).
+// Bearer token authentication and scope checks (spec "Authentication", RFC 6750, docs/design.md 17 and 23).
 import type { FastifyRequest } from 'fastify';
 import { hashToken, type Store, type TokenInfo } from '../store/index.ts';
 import { ApiError } from './errors.ts';

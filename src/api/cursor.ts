@@ -1,4 +1,4 @@
-// Feed cursors (DESIGN.md 20): a position in the change sequence, opaque to clients, versioned, and
+// Feed cursors (docs/design.md 20): a position in the change sequence, opaque to clients, versioned, and
 // authenticated with keys of the server secret for one reader (the pairwise user id of the token's user and
 // app), so a cursor of another user, of an app of another sector (apps of one sector share the pairwise id,
 // and so their cursors) or of another server is refused, not obeyed. The reader never appears in one.

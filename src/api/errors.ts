@@ -1,4 +1,4 @@
-// The one error shape of the API (DESIGN.md 17): {error, error_description}, always JSON.
+// The one error shape of the API (docs/design.md 17): {error, error_description}, always JSON.
 
 /**
  * Every error code of the API and its HTTP status: the server's one list of them. The Error schema's enum

@@ -1,4 +1,4 @@
-// Pairwise pseudonymous user ids (DESIGN.md 23): stable per app sector, unlinkable across sectors.
+// Pairwise pseudonymous user ids (docs/design.md 23): stable per app sector, unlinkable across sectors.
 import { createHmac } from 'node:crypto';
 
 /** HMAC-SHA256 of (sector, user) under the server secret, shaped as an RFC 9562 version 8 UUID. */

@@ -1,4 +1,4 @@
-// Strict query parameters (DESIGN.md 13): plain decimal integers in range, no unknown names, never clamped.
+// Strict query parameters (docs/design.md 13): plain decimal integers in range, no unknown names, never clamped.
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
 

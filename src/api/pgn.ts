@@ -1,4 +1,4 @@
-// PGN answers (DESIGN.md 15): chosen by format=pgn or by an Accept header that prefers a PGN media type.
+// PGN answers (docs/design.md 15): chosen by format=pgn or by an Accept header that prefers a PGN media type.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const PGN_TYPE = 'application/x-chess-pgn';

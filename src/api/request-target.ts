@@ -1,5 +1,5 @@
 // Request targets that the router would refuse before choosing a route, answered by the route instead
-// (DESIGN.md 14: a malformed id is a 404 like an unknown one, and authentication comes first).
+// (docs/design.md 14: a malformed id is a 404 like an unknown one, and authentication comes first).
 //
 // find-my-way percent-decodes the path before routing and answered 400 for one that does not decode: `%ZZ`,
 // a lone `%`, or bytes that are not UTF-8 (`%E0%A4%A`). Such a path is routed with its `%` taken

@@ -1,5 +1,5 @@
 // One place that turns a read endpoint into routes: GET (and HEAD) with auth, rate limit, scope and strict
-// parameters, 405 for every other method (DESIGN.md 16) and an OPTIONS answer naming what is allowed (a CORS
+// parameters, 405 for every other method (docs/design.md 16) and an OPTIONS answer naming what is allowed (a CORS
 // preflight is answered earlier, by the CORS plugin). The GET route's schema is also its operation in the
 // OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';

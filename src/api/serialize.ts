@@ -1,4 +1,4 @@
-// Domain records to the API's JSON shapes (spec "Resources and their fields", DESIGN.md 1-11).
+// Domain records to the API's JSON shapes (spec "Resources and their fields", docs/design.md 1-11).
 import type { Database, GameChange, GameDetail, GameSummary } from '../store/index.ts';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,4 +1,4 @@
-// Timestamps that clients send (the feed's `since`, DESIGN.md 21): ISO 8601 date and time WITH a zone, as
+// Timestamps that clients send (the feed's `since`, docs/design.md 21): ISO 8601 date and time WITH a zone, as
 // RFC 3339 profiles it. Without a zone the instant is ambiguous, so it is refused rather than guessed.
 
 const ZONED =

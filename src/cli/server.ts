@@ -125,7 +125,7 @@ function openingDetails(store: Store, settings: Settings): Record<string, unknow
     store: storeName(settings.databaseUrl),
     dialect: store.dialect,
     ...(upgraded.length > 0 && { migrations: upgraded }),
-    // Instances that serve one store must share the secret (README "Running at scale"): where it comes from.
+    // Instances that serve one store must share the secret (docs/operations.md, "Running at scale"): where it comes from.
     secretFrom: settings.secret === null ? 'store' : 'CHESSPORT_SECRET',
     redis: settings.redisUrl === null ? null : redisAddress(settings.redisUrl),
   };

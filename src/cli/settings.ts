@@ -1,4 +1,4 @@
-// Settings from the environment (DESIGN.md "Operator interface"); command-line flags override them.
+// Settings from the environment (docs/design.md "Operator interface"); command-line flags override them.
 import { isIP, isIPv4 } from 'node:net';
 import { totalmem } from 'node:os';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';

@@ -2,7 +2,7 @@
 // the statuses, in src/api/errors.ts), as the client shares no code with it; test/client/boundary.test.ts
 // checks at compile time that the two lists name the same codes.
 
-/** Every error code of the API (DESIGN.md 17), in the order of their HTTP statuses. */
+/** Every error code of the API (docs/design.md 17), in the order of their HTTP statuses. */
 export const ERROR_CODES = [
   'invalid_request',
   'invalid_token',
@@ -14,5 +14,5 @@ export const ERROR_CODES = [
   'unavailable',
 ] as const;
 
-/** Every error code of the API (DESIGN.md 17). */
+/** Every error code of the API (docs/design.md 17). */
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,4 +1,4 @@
-// The client's typed errors. ChessportError: the server answered, and not with a success (DESIGN.md 17).
+// The client's typed errors. ChessportError: the server answered, and not with a success (docs/design.md 17).
 // ChessportNetworkError: no complete answer came. Everything else a call throws is the caller's own: the
 // reason of their AbortSignal, or a TypeError for a bad argument.
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';

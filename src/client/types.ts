@@ -3,7 +3,7 @@
 // these keys match what the server's serialisers produce.
 import type { ErrorCode } from './error-codes.ts';
 
-/** Every error code of the API (DESIGN.md 17), from the client's list of them (error-codes.ts). */
+/** Every error code of the API (docs/design.md 17), from the client's list of them (error-codes.ts). */
 export type { ErrorCode };
 
 /** The body of every answer that is not a success. */
@@ -20,7 +20,7 @@ export type Scope = 'user.read' | 'databases.read' | 'games.read';
 /** A result in PGN notation; `*` while unknown. */
 export type GameResult = '1-0' | '0-1' | '1/2-1/2' | '*';
 
-/** An unknown value is null, never omitted (DESIGN.md 1). */
+/** An unknown value is null, never omitted (docs/design.md 1). */
 export interface Player {
   /** The White/Black tag. */
   name: string | null;

@@ -1,4 +1,4 @@
-// Bytes to text for PGN input (DESIGN.md "Import"): UTF-8 with or without BOM, Latin-1 where a line is not
+// Bytes to text for PGN input (docs/design.md "Import"): UTF-8 with or without BOM, Latin-1 where a line is not
 // valid UTF-8. Decided per line, not per file, because concatenated collections mix both (pgnmentor). Lines
 // end with LF, CRLF or a lone CR (old Mac OS), also mixed in one file; a lone CR is read as LF.
 import { isUtf8 } from 'node:buffer';

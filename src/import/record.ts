@@ -1,4 +1,4 @@
-// A normalised game to the record the store keeps: the API's fields derived from the tags (DESIGN.md 1-9).
+// A normalised game to the record the store keeps: the API's fields derived from the tags (docs/design.md 1-9).
 import type { NormalizedGame } from '../chess/types.ts';
 import { contentHashOf } from '../store/content-hash.ts';
 import type { GameRecord, Player } from '../store/index.ts';

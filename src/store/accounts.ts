@@ -6,7 +6,7 @@ import { toApp, toUser } from './rows.ts';
 import type { DB } from './schema.ts';
 import type { App, User } from './types.ts';
 
-/** The server secret, created on first use (DESIGN.md 24). */
+/** The server secret, created on first use (docs/design.md 24). */
 export async function serverSecret(db: Kysely<DB>): Promise<string> {
   const secret = () => db.selectFrom('settings').select('value').where('key', '=', 'secret');
   const found = await secret().executeTakeFirst();

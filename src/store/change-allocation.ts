@@ -1,4 +1,4 @@
-// The change sequence values and change times that writes give the games they write (DESIGN.md 18): one
+// The change sequence values and change times that writes give the games they write (docs/design.md 18): one
 // module for Store.write and for the migrations that write changes, so that both keep the order Store.write
 // explains (per owner, seq order is commit order, and the change time never goes backwards).
 //

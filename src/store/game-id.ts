@@ -31,7 +31,7 @@ function hexByte(at: number, byte: number): void {
  *
  * The ids of one millisecond (a batch takes thousands) keep their order too (RFC 9562 6.2, method 2): the
  * first has random bits, the next ones its last 48 bits plus one. So ids sort in the order this process
- * made them, which is the order of the games in the store (DESIGN.md 12: oldest first, then id).
+ * made them, which is the order of the games in the store (docs/design.md 12: oldest first, then id).
  */
 export function gameId(): string {
   const ms = Date.now();

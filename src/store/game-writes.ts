@@ -98,7 +98,7 @@ export async function moveGame(
   });
 }
 
-/** Turns a live game into a tombstone (DESIGN.md 22). Undefined when there is no such game. */
+/** Turns a live game into a tombstone (docs/design.md 22). Undefined when there is no such game. */
 export async function deleteGame(store: StoreContext, id: string): Promise<GameChange | undefined> {
   return writeGame(store, id, (trx, current, changes) =>
     changeGame(trx, changes, id, TOMBSTONE, [current.database_id]),

@@ -55,7 +55,7 @@ export interface GamesTable {
   owner_id: string;
   database_id: string;
   slug: string;
-  /** Change sequence of the game's latest write (DESIGN.md 18). */
+  /** Change sequence of the game's latest write (docs/design.md 18). */
   seq: number;
   event: string | null;
   date: string | null;

@@ -111,9 +111,9 @@ export class Store implements StoreContext {
 
   /**
    * Runs fn in a write transaction on one owner's data; fn takes its change sequence values and change
-   * time from `changes` (DESIGN.md 18). Every write to games goes through here, and each touches the
+   * time from `changes` (docs/design.md 18). Every write to games goes through here, and each touches the
    * games of one owner only (a game never changes owner). Why a feed reader never misses a change
-   * (DESIGN.md 19): the reader pages through one owner's games by seq, a page ends at the highest seq it
+   * (docs/design.md 19): the reader pages through one owner's games by seq, a page ends at the highest seq it
    * shows, and the next page starts above it. That loses nothing if, for each owner, seq order is commit
    * order: every change of the owner still to commit gets a seq above every seq a reader can already
    * see. Then a statement, which sees the commits up to one point, sees all of the owner's seqs up to the
@@ -180,7 +180,7 @@ export class Store implements StoreContext {
 
   // ---- server secret, users and apps (ts) -------------------------------------------------
 
-  /** The server secret, created on first use (DESIGN.md 24). */
+  /** The server secret, created on first use (docs/design.md 24). */
   async serverSecret(): Promise<string> {
     return serverSecret(this.db);
   }
@@ -384,7 +384,7 @@ export class Store implements StoreContext {
     return moveGame(this, id, target);
   }
 
-  /** Turns a live game into a tombstone (DESIGN.md 22). Undefined when there is no such game. */
+  /** Turns a live game into a tombstone (docs/design.md 22). Undefined when there is no such game. */
   async deleteGame(id: string): Promise<GameChange | undefined> {
     return deleteGame(this, id);
   }

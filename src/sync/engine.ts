@@ -118,7 +118,7 @@ async function run(
     baseUrl: options.baseUrl,
     token: options.token,
     ...(options.fetch && { fetch: options.fetch }),
-    // A sync waits out any rate limit (DESIGN.md 25); it never fails because of one.
+    // A sync waits out any rate limit (docs/design.md 25); it never fails because of one.
     retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRateLimitWaitMs: 3_600_000, ...options.retry },
     onRetry: (event) => {
       if (event.reason === 'rate_limited') {

@@ -1,4 +1,4 @@
-// The changes feed (spec "GET /api/v1/changes", DESIGN.md 18-22) and the CLI writes that feed it, black-box:
+// The changes feed (spec "GET /api/v1/changes", docs/design.md 18-22) and the CLI writes that feed it, black-box:
 // the real server on a temp store, every change made by the `chessport` CLI.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -328,7 +328,7 @@ describe('CLI writes and what the feed shows of them', () => {
       assert.match(res.stderr, message);
     }
     assert.equal((await firstGame()).databaseId, game.databaseId);
-    // A database at its maxGames takes no more games by moves either (DESIGN.md 26).
+    // A database at its maxGames takes no more games by moves either (docs/design.md 26).
     await cliJson(world.env, ['databases', 'add', 'Tiny', '--user', 'alice', '--max-games', '1']);
     const [one, two] = await allGames();
     await cliJson(world.env, ['games', 'move', String(one?.id), '--database', 'tiny']);

@@ -1,4 +1,4 @@
-// Feed cursors reveal nothing (DESIGN.md 20): the change sequence is shared by every user, so a cursor that
+// Feed cursors reveal nothing (docs/design.md 20): the change sequence is shared by every user, so a cursor that
 // showed its position told a user how many writes others made. And the cursors issued before (v1: the
 // position in clear, with an HMAC) keep working, since cursors do not expire. Black-box, on a store of its
 // own whose server secret the test knows, to write v1 cursors as the server used to.
@@ -220,7 +220,7 @@ describe('a cursor from before a restore', () => {
   let restoreEnv: Env;
   after(() => restoreEnv?.cleanup());
 
-  /** A backup of the store as an operator makes one (README, Backups), and its restore over the store. */
+  /** A backup of the store as an operator makes one (docs/operations.md, Backups), and its restore over the store. */
   async function backup(target: Env): Promise<() => Promise<void>> {
     const dump = join(target.dir, 'backup');
     if (target.dialect === 'postgres') {
@@ -265,7 +265,7 @@ describe('a cursor from before a restore', () => {
     await restore();
     restored = await startServer(restoreEnv);
     try {
-      // The README's case: a game deleted after the restore takes the position after the backup's last.
+      // The case in docs/operations.md: a game deleted after the restore takes the position after the backup's last.
       const games = await http<{ data: { id: string }[] }>(`${restored.base}/api/v1`, '/games', { token });
       const deleted = games.json.data[0]?.id as string;
       await cliJson(restoreEnv, ['games', 'delete', deleted]);

@@ -1,4 +1,4 @@
-// DESIGN.md 18 and 21 when clocks disagree. A change's updatedAt comes from the clock of the process that
+// docs/design.md 18 and 21 when clocks disagree. A change's updatedAt comes from the clock of the process that
 // writes it (Date.now in a CLI command), and writers run on other machines, or after the clock stepped.
 // Store.write keeps the change time from going back (the latest one is reused), so updatedAt rises with the
 // feed, and `since` (a binary search that needs exactly that, Store.changePositionAt) starts at the right

@@ -1,4 +1,4 @@
-// DESIGN.md 19: a follower polling the feed while several writer processes import, update, move and delete
+// docs/design.md 19: a follower polling the feed while several writer processes import, update, move and delete
 // at the same time never misses a change. After the writers stop and the feed is drained, the follower's
 // view (latest state per game, tombstones left out) is exactly what /games lists. Every run, on SQLite and
 // (in the PostgreSQL pass) on PostgreSQL, where each CLI writer is its own process with its own connection.
@@ -35,7 +35,7 @@ let base: string;
 let token: string;
 
 before(async () => {
-  // The follower polls far faster than the default rate limit allows a client (DESIGN.md 25).
+  // The follower polls far faster than the default rate limit allows a client (docs/design.md 25).
   env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
   await cliJson(env, ['users', 'add', 'alice']);
   await cliJson(env, ['apps', 'add', 'follower']);

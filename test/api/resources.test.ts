@@ -1,4 +1,4 @@
-// Every field of every resource, as the spec and DESIGN.md 1-17 shape it, seen through HTTP.
+// Every field of every resource, as the spec and docs/design.md 1-17 shape it, seen through HTTP.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -566,7 +566,7 @@ describe('empty lists and page sizes', () => {
 });
 
 describe('games with missing or odd tags', () => {
-  // Every field is present everywhere, an unknown value is null (DESIGN.md 1-5), and a player reads the same
+  // Every field is present everywhere, an unknown value is null (docs/design.md 1-5), and a player reads the same
   // in the list, a database's list, the detail and the feed. Carol has these games only.
   const players = [
     [

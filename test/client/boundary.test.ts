@@ -1,4 +1,4 @@
-// DESIGN.md "Architecture": src/client imports nothing outside itself, not even a Node.js built-in, as it
+// docs/design.md "Architecture": src/client imports nothing outside itself, not even a Node.js built-in, as it
 // runs on global fetch alone; dependency-cruiser checks every import statically (.dependency-cruiser.cjs),
 // and this file checks what loading the client resolves. The client shares the contract's types
 // (src/client/types.ts), checked here against the server's serialisers at compile time.

@@ -5,7 +5,7 @@
 // file order, and nothing else; imported again, every game in it is rejected again and none is imported.
 //
 // The corpus folders are read-only (no write permission bits), so the rejects files go to the working folder
-// (README, Import), also when the tests run as root. Were they writable, the default rejects files would land
+// (docs/import.md, the rejects file), also when the tests run as root. Were they writable, the default rejects files would land
 // in the shared corpus: then the suite does not run. Files over 5 MB are imported only with
 // CHESSPORT_FULL_CORPUS=1.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// DESIGN.md 19 on PostgreSQL, shown step by step with two connections: where sequence values can commit out
+// docs/design.md 19 on PostgreSQL, shown step by step with two connections: where sequence values can commit out
 // of order, the naive write (take nextval, write, commit) makes a feed reader miss a change for good. The
 // store's write (the owner's feed_heads row locked first, then nextval) makes the same interleaving wait,
 // so nothing is missed; and it only makes the same owner's writers wait, never another owner's.

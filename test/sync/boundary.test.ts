@@ -1,4 +1,4 @@
-// DESIGN.md "Architecture": the sync engine is a consumer of the API like any other. It builds on the client
+// docs/design.md "Architecture": the sync engine is a consumer of the API like any other. It builds on the client
 // and its own store (better-sqlite3), never on the server's code; dependency-cruiser checks every import
 // statically (.dependency-cruiser.cjs), and this file checks what loading the engine resolves.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Rate limits (DESIGN.md 25): one fixed window per app and user for a valid token, per client address for
+// Rate limits (docs/design.md 25): one fixed window per app and user for a valid token, per client address for
 // everything else on the API (so guessing tokens is throttled too). Counting is @fastify/rate-limit's, on
 // counters kept in this process (LocalCounts, below) or Redis counters (one atomic script per request) shared
 // by every instance. When Redis fails the request is counted locally instead: the service stays up, the

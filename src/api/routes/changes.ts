@@ -1,4 +1,4 @@
-// GET /changes: the feed of the user's changed games, oldest change first (DESIGN.md 18-22).
+// GET /changes: the feed of the user's changed games, oldest change first (docs/design.md 18-22).
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';

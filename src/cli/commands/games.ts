@@ -1,4 +1,4 @@
-// Changing single games (DESIGN.md "Operator interface"): each command is one write with its own change in
+// Changing single games (docs/design.md "Operator interface"): each command is one write with its own change in
 // the feed. Games are named by UUID, which is unique across users, so no --user is needed.
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
