@@ -27,7 +27,10 @@ fi
 chessport_installed_lock=$CHESSPORT_ROOT/node_modules/.chessport-lock
 if [ "${CHESSPORT_NO_INSTALL:-}" != 1 ] && { [ ! -f "$CHESSPORT_ROOT/node_modules/.package-lock.json" ] ||
   ! cmp -s "$CHESSPORT_ROOT/package-lock.json" "$chessport_installed_lock"; }; then
-  (cd "$CHESSPORT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) >&2 || return 1
+  if ! (cd "$CHESSPORT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) >&2; then
+    echo "npm ci failed; a lock that does not match package.json is written anew by scripts/regenerate-lock.sh" >&2
+    return 1
+  fi
   cp "$CHESSPORT_ROOT/package-lock.json" "$chessport_installed_lock" || return 1
 fi
 cd "$CHESSPORT_ROOT" || return 1
