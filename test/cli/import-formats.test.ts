@@ -136,15 +136,13 @@ describe('refused by their first bytes, before anything is written', () => {
     });
   }
 
-  test('a binary file (the node executable): at once, and no rejects file', async () => {
-    const started = performance.now();
+  test('a binary file (the node executable): refused by its first bytes, and no rejects file', async () => {
     const result = await cli(env, ['import', process.execPath, '--user', 'alice', '--database', 'refused']);
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
       /^chessport: \S+: is not PGN text: \d+ of its first 8192 bytes are control characters \(NUL and the like\), as in binary files\n$/,
     );
-    assert.ok(performance.now() - started < 5000);
     assert.ok(!(await databaseSlugs()).includes('refused'));
     assert.deepEqual(rejectsFiles(), []);
   });

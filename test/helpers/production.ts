@@ -91,7 +91,11 @@ export function captureOutput(server: Server): { text(): string } {
   return { text: () => output };
 }
 
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 10_000) {
+/**
+ * Polls `check` until it holds. `ms` only guards against a hang (the test fails instead of waiting for good):
+ * generous, as a busy machine is slow, and never a measure of speed.
+ */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 60_000) {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (await check()) return;
