@@ -99,8 +99,8 @@ const GROWTH_IMPORTS = Number(process.env.BENCH_IMPORT_GROWTH ?? 5);
 
 /**
  * The same file imported again and again into one database (--allow-duplicates: every game is added): does
- * an import slow down as its database grows? With SQLite's former dedup index the fifth of five took 2.8
- * times as long as the first (see sqlite/game-keys.ts).
+ * an import slow down as its database grows? On SQLite the game_keys log (src/store/sqlite/game-keys.ts) is
+ * what keeps it flat (docs/performance.md, growth of the database).
  */
 export function benchGrowth(): string[][] {
   const rows = [['import', 'games in the database before', 'seconds', 'games/s', 'time / first import']];
@@ -212,8 +212,8 @@ export function benchImport(): { runs: string[][]; summary: string[][] } {
       // different rounds).
       theirs.length ? (best(theirs) / best(ours)).toFixed(2) : '-',
       // As if pgn-extract had run without a pause: on one thread its wall time is at least its CPU time, and
-      // on this shared machine it was at times twice that at the same CPU time (runnable, not running). The
-      // conservative ratio: chessport's wall time against pgn-extract's CPU time.
+      // on a shared machine it can be far more at the same CPU time (runnable, not running). The conservative
+      // ratio: chessport's wall time against pgn-extract's CPU time.
       theirs.length ? median(ours.map((m, i) => (theirs[i]?.cpu ?? Number.NaN) / m.seconds)).toFixed(2) : '-',
       // pgn-extract's CPU time over chessport's for the same games: above 1, chessport does less work.
       theirs.length ? median(ours.map((m, i) => (theirs[i]?.cpu ?? Number.NaN) / m.cpu)).toFixed(2) : '-',

@@ -1,10 +1,9 @@
-// The `chessport` command starts from a bundle of its own modules that `npm install` made
+// The `chessport` command starts from a bundle of its own modules that the install (`npm ci`) made
 // (scripts/vendor-bundles.ts), while every source file it was made from is unchanged; otherwise from the
-// TypeScript sources. Plain JavaScript on purpose: the first TypeScript module a process loads makes Node
-// load its type stripper. From the sources a command loaded 133 modules in 65-85 ms before it could start;
-// from the bundle, 41 and no TypeScript: `chessport users list` takes 70-100 ms instead of 120-150.
-// So the check below repeats fileHash (src/workers/bundle.ts) and installedVersion (src/cli/vendored.ts)
-// rather than importing them.
+// TypeScript sources. From its bundle a command loads a third as many modules and no TypeScript, and starts
+// sooner (docs/performance.md). Plain JavaScript on purpose: the first TypeScript module a process loads
+// makes Node load its type stripper. So the check below repeats fileHash (src/workers/bundle.ts) and
+// installedVersion (src/cli/vendored.ts) rather than importing them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,10 +1,11 @@
-// `prepare` (run by `npm install` in the project, by `npm pack`, and by npm when it installs the project
-// from git): compiles chessport/client, that is src/client (the sync engine, src/sync, is not part of it),
-// to JavaScript and type declarations in dist/client, where the package's "./client" export points.
+// `prepare` (run by `npm ci` and `npm install` in the project, by `npm pack`, and by npm when it installs the
+// project from git): compiles chessport/client, that is src/client (the sync engine, src/sync, is not part of
+// it), to JavaScript and type declarations in dist/client, where the package's "./client" export points.
 // Node.js does not strip types in node_modules, so an installed package must ship JavaScript; the project
-// itself keeps running and testing the sources. tsc does the work (src/client/tsconfig.build.json); this script empties the folder
-// first, so that a renamed module leaves no stale file to be packed, and without TypeScript (an install
-// without dev dependencies) it skips, as vendor-bundles.ts does without esbuild, unless packing.
+// itself keeps running and testing the sources. tsc does the work (src/client/tsconfig.build.json); this
+// script empties the folder first, so that a renamed module leaves no stale file to be packed, and without
+// TypeScript (an install without dev dependencies) it skips, as vendor-bundles.ts does without esbuild, unless
+// packing.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

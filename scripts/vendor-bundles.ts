@@ -1,11 +1,12 @@
-// Run after `npm install` (postinstall): bundles the dependencies whose ES modules come as hundreds of small
-// files into one file each, which bin/chessport.js loads in their place (src/cli/vendored.ts), each
-// worker thread's code into one JavaScript file, which it starts from (src/workers/bundle.ts), and the
-// command's own modules, which bin/chessport.js starts from (bin/cli-bundle.js).
+// Run after the install (`npm ci`, or `npm install`: postinstall): bundles the dependencies whose ES modules
+// come as hundreds of small files into one file each, which bin/chessport.js loads in their place
+// (src/cli/vendored.ts), each worker thread's code into one JavaScript file, which it starts from
+// (src/workers/bundle.ts), and the command's own modules, which bin/chessport.js starts from
+// (bin/cli-bundle.js).
 //
 // Why: Node resolves, reads and links every module file of a package on each start, and the compile cache
-// does not help with that. Kysely is 304 files: loading it took 80 ms of the 160 ms a CLI command needed
-// before doing anything, and each import pays it; bundled it loads in about 6 ms (measured).
+// does not help with that. Kysely is 304 files: loading them is half of what a CLI command does before it
+// starts on its work, and each import pays it; bundled, it loads in a fraction of that (docs/performance.md).
 //
 // Each package is bundled with all its exported entry points in one esbuild run, so that they share one copy
 // of the package's modules (Kysely's `kysely` and `kysely/migration` both need the same classes). Without
@@ -19,8 +20,8 @@ import { installedVersion, VENDOR_DIR, type VendorManifest } from '../src/cli/ve
 import { fileHash, WORKER_BUNDLE_DIR, type WorkerBundleManifest } from '../src/workers/bundle.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-// Packages of many ES module files that every command loads. (chessops, 27 files, loads in ~10 ms; commander
-// is one CommonJS file.)
+// Packages of many ES module files that every command loads. (chessops, 27 files, loads quickly enough as it
+// is: docs/performance.md; commander is one CommonJS file.)
 const PACKAGES = ['kysely'];
 // Worker entries, with the packages left out of their bundle: better-sqlite3 loads a native addon.
 const WORKERS: { entry: string; external: string[] }[] = [

@@ -87,7 +87,10 @@ function holds(lo: number, hi: number, square: number): boolean {
   return ((square < 32 ? lo >>> square : hi >>> (square - 32)) & 1) !== 0;
 }
 
-/** What leapersOn found, as plain numbers: a square set per call was most of an import worker's GC. */
+/**
+ * What leapersOn found, as plain numbers: a square set object per call would be garbage made on every move,
+ * for an import worker's collector to sweep (docs/performance.md).
+ */
 let leapersLo = 0;
 let leapersHi = 0;
 

@@ -87,10 +87,9 @@ const SCRATCH = Buffer.allocUnsafeSlow(1 << 17);
 /**
  * Accumulates movetext tokens and wraps them into lines of at most 79 characters. The characters go into a
  * buffer, as Latin-1 bytes or, in a game with a character beyond them, as UTF-16 code units, and a line ends
- * where a space in it becomes a line break; the text is made a string once, at the end. (Lines made as
- * strings, a line += each token and each line of a comment a slice of it, all joined at the end, took a
- * string or two per token and a piece per line, and a copy of each comment: normalizeGame over TCEC season 20,
- * 44 MB with an engine comment on every move, one thread, took 242 -> 211 ms a pass, its export alone 77 -> 52 ms.)
+ * where a space in it becomes a line break; the text is made a string once, at the end. Lines made as
+ * strings would cost a string or two per token, a piece per line and a copy of each comment
+ * (docs/performance.md).
  */
 class Wrapper {
   private buf = SCRATCH;

@@ -24,7 +24,7 @@ import { startPosition } from './variants.ts';
  *   ambiguous, or a null move, which annotators use for threats) and the game kept, with a
  *   warning: the main line and the result are what users import. pgn-extract 19.04 accepts
  *   null moves in variations but silently leaves a game with an illegal variation move out
- *   of its output (measured); that would lose a real game for a typo in an annotation. The
+ *   of its output (docs/performance.md); that would lose a real game for a typo in an annotation. The
  *   export holds only legal moves, so it always reads back. (No corpus game is affected.)
  * - Comments keep their text with whitespace runs collapsed to one space (the export
  *   re-wraps lines); ';' comments become brace comments. Commands like [%clk] are kept.
@@ -105,8 +105,8 @@ function mark(set: SquareSet, white: SquareSet, code: number): void {
 /**
  * The board part of a FEN, as chessops' makeBoardFen writes it (Chess positions have no promoted
  * pieces to mark). Letters are put on squares one piece set at a time and the text made at once, from
- * bytes: asking each square for its color and role, and adding to a string per square, took twice as
- * long, and String.fromCharCode over an array of codes half as long again as decoding a buffer (ASCII).
+ * bytes (ASCII): cheaper than asking each square for its color and role and adding to a string per square,
+ * and than String.fromCharCode over an array of codes (docs/performance.md).
  */
 function boardFen(board: Board): string {
   const white = board.white;
@@ -174,10 +174,10 @@ function fenOf(pos: Chess): string {
   const epSquare = pos.epSquare === undefined ? undefined : pos.toSetup().epSquare;
   const ep = epSquare === undefined ? '-' : makeSquare(epSquare);
   const castling = castlingFen(pos.board, pos.castles.castlingRights);
-  // The halfmove clock as it is: toSetup caps it at 150, where the 75-move rule ends a game, which misstated
-  // games that went on without a capture or pawn move (6 master games of the pgnmentor collection: 154 to 167
-  // half-moves; python-chess and pgn-extract count on). makeFen caps the fullmove number at 9999, as parseFen
-  // takes no more.
+  // The halfmove clock as it is: toSetup caps it at 150, where the 75-move rule ends a game, which would
+  // misstate games that go on without a capture or pawn move (6 master games of the pgnmentor collection: 154
+  // to 167 half-moves; python-chess and pgn-extract count on). makeFen caps the fullmove number at 9999, as
+  // parseFen takes no more.
   const halfmoves = Math.max(0, pos.halfmoves);
   const fullmoves = Math.max(1, Math.min(pos.fullmoves, 9999));
   return `${boardFen(pos.board)} ${pos.turn[0]} ${castling} ${ep} ${halfmoves} ${fullmoves}`;

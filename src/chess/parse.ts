@@ -57,7 +57,8 @@ const DROP_RE = /^[PNBRQK]?@[a-h][1-8]$/;
 
 /**
  * The role of each piece letter, either case, by character code: an element load. An object keyed by the
- * letters made a keyed load with changing keys, which V8 serves slowly (megamorphic), once or twice a move.
+ * letters would make a keyed load with changing keys, which V8 serves slowly (megamorphic), once or twice a
+ * move.
  */
 const ROLES: (Role | undefined)[] = Array.from({ length: 128 }, () => undefined);
 for (const [letter, role] of [
@@ -354,10 +355,9 @@ class Parser {
 
   /**
    * The brace comment at `pos`. Most (engine output, clock commands) are one line of clean text but for a space
-   * at either end, and one scan (COMMENT_END) finds their end and tells so, where finding the '}', counting line
-   * breaks and checking the whitespace were three, and trimming such a space made a second string (measured,
-   * one thread: normalizeGame over TCEC season 20, an engine comment per move, 249 -> 242 ms; over 1 MB of
-   * lichess games with "{ [%clk 0:03:00] }" per move, 35 -> 30 ms).
+   * at either end, and one scan (COMMENT_END) finds their end and tells so, rather than three (finding the
+   * '}', counting line breaks, checking the whitespace) and a second string for the trimmed text
+   * (docs/performance.md).
    */
   private braceComment(): void {
     const t = this.text;
@@ -451,7 +451,7 @@ function append<V>(list: V[] | undefined, value: V): V[] {
 
 /**
  * Whitespace that cleanComment would change, besides a space at either end: any `\s` but the space, or two
- * spaces. Spelling `\s` out as a class makes the scan about a third faster than /[^\S ]| {2}|^ | $/, and
+ * spaces. Spelled out as a class, `\s` scans faster than in /[^\S ]| {2}|^ | $/ (docs/performance.md), and
  * engine games are mostly long comments.
  */
 const NOT_CLEAN = /[\t\n\v\f\r\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]| {2}/;
@@ -571,7 +571,7 @@ function parseSan(core: string, line: number): MoveNode | undefined {
 export function clip(s: string, max = 40): string {
   if (s.length <= max) return s;
   // Not between the two halves of a character beyond U+FFFF (an emoji): one half alone is no text, and a
-  // reason holding it was printed as U+FFFD, or as a lone "\ud83c" escape in the JSON output.
+  // reason holding it would print as U+FFFD, or as a lone "\ud83c" escape in the JSON output.
   const c = s.charCodeAt(max - 1);
   return `${s.slice(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max)}\u2026`;
 }

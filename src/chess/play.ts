@@ -4,7 +4,7 @@
 // SAN is written here rather than with chessops' makeSanAndPlay because that one asks for
 // the game outcome (a full legal-move search) after every move; only a check needs that
 // search, to tell '+' from '#'. The position context is also reused from one move to the
-// next. Together this is about twice as fast, with the same output.
+// next. Together this costs much less per move (docs/performance.md), with the same output.
 
 import {
   between,
@@ -42,7 +42,7 @@ const SAN_PIECES: Role[] = ['knight', 'bishop', 'rook', 'queen', 'king'];
 /**
  * SAN without disambiguation, promotion or suffix, made once: a piece's move by letter, capture and target
  * (PIECE_SAN[(piece * 2 + capture) * 64 + to]), a pawn's capture by file and target (PAWN_CAPTURE_SAN[file *
- * 64 + to]). Writing them per move made a string or two for nearly every move.
+ * 64 + to]). Writing them per move would make a string or two for nearly every move.
  */
 const PIECE_SAN: string[] = SAN_PIECES.flatMap((role) =>
   ['', 'x'].flatMap((x) => SQUARES.map((square) => `${sanLetter(role)}${x}${square}`)),

@@ -115,9 +115,8 @@ class NextMatch {
  * A game's text is a range of the input: from its first line (an escape or comment line before its tags
  * belongs to it) to the end of its last line of content. So each chunk is read in place, line by line as
  * positions, and a game's text is one slice of it (V8 makes that a view of the chunk, not a copy); only the
- * part of a game read in earlier chunks is kept as a string (carry). Slicing every line and joining them
- * per game took about half of the splitter's time and made most of its garbage (measured in 1 MB chunks on
- * one thread: bjbraams' 198k short games 130-220 -> 70-120 ms, pgnmentor's 100 MB 520-650 -> 350-490 ms).
+ * part of a game read in earlier chunks is kept as a string (carry). Slicing every line and joining them per
+ * game would make most of the splitter's work and garbage (docs/performance.md).
  */
 export class PgnSplitter {
   /** Incomplete last line of the input so far. */
@@ -164,8 +163,8 @@ export class PgnSplitter {
     TERMINATOR_AT.lastIndex = from;
     return TERMINATOR_AT.exec(text)?.index ?? -1;
   });
-  // indexOf, not a regular expression: exec made a match array per comment (TCEC's 44 MB has 300k of them),
-  // and the split took a fifth longer (measured).
+  // indexOf, not a regular expression: exec makes a match array per comment, and engine games have one per
+  // move (docs/performance.md).
   private readonly closes = new NextMatch((text, from) => text.indexOf('}', from));
 
   private out: RawGame[] = [];
@@ -194,8 +193,8 @@ export class PgnSplitter {
 
   /**
    * Handles the complete lines of buf; returns where the incomplete last line starts. The loop is a function
-   * of its own: inside push, V8 compiled it on its own (on-stack replacement) before push had ever got past
-   * it, and left that code at the loop's end, once per chunk (23 times in 44 MB).
+   * of its own: inside push, V8 compiles it on its own (on-stack replacement) before push has ever got past
+   * it, and leaves that code at the loop's end, once per chunk (docs/performance.md).
    */
   private handleLines(buf: string): number {
     let pos = 0;
@@ -393,8 +392,8 @@ export class PgnSplitter {
   /**
    * Whether the tag line (tags from `i`) names a tag the current game already has. Only asked after a
    * blank line in a tag section, so the tag names are not recorded for every game: the game's lines are
-   * read here, each once (reading them all again for each such line took quadratic time on a game of
-   * tag lines with blank lines between them: 128 KB took 10 s).
+   * read here, each once (reading them all again for each such line would take quadratic time on a game of
+   * tag lines with blank lines between them: docs/performance.md).
    */
   private repeatsTag(line: string, i: number): boolean {
     const names = tagNamesOf(line, i);

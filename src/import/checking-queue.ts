@@ -5,11 +5,12 @@ import type { CheckedBatch } from './normalize-batch.ts';
 import type { NormalizePool } from './normalize-pool.ts';
 
 // Per message to a worker, at most so many games and so much text: enough that messaging costs little, little
-// enough that the work spreads evenly over the workers (a TCEC game with engine comments is 36 KB).
+// enough that the work spreads evenly over the workers, also on games with an engine comment on every move
+// (docs/performance.md).
 const CHUNK_GAMES = 250;
 const CHUNK_CHARS = 256 * 1024;
 // Text in chunks sent and not yet taken back, at most: enough that the workers never run dry while the main
-// thread writes a batch, and a bound on memory however large the file.
+// thread writes a batch (docs/performance.md), and a bound on memory however large the file.
 const IN_FLIGHT_CHARS = 16 << 20;
 const IN_FLIGHT_CHUNKS_PER_WORKER = 32;
 

@@ -10,8 +10,8 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /**
  * A line that is not valid UTF-8: its valid UTF-8 sequences as UTF-8, every other byte as Latin-1. Written
  * by hand since no decoder falls back per byte (TextDecoder replaces bad bytes with U+FFFD; decoding the
- * whole line as Latin-1 garbled a UTF-8 name next to a Latin-1 one). Sequences as the WHATWG decoder takes
- * them: no overlong forms, surrogates or values above U+10FFFF.
+ * whole line as Latin-1 would garble a UTF-8 name next to a Latin-1 one). Sequences as the WHATWG decoder
+ * takes them: no overlong forms, surrogates or values above U+10FFFF.
  */
 function decodeMixedLine(line: Buffer): string {
   let text = '';
@@ -64,7 +64,8 @@ function decodeBlock(block: Buffer): string {
   // Decided per line, as the encoding is: joined files mix line ends. The scan runs only where a CR is.
   if (text.includes('\r')) text = text.replace(LONE_CR, '\n');
   // A BOM at the start of a line is what joining files that begin with one leaves (cat a.pgn b.pgn): it is
-  // no text (a tag line after it was read as movetext). A one-byte string cannot hold U+FEFF: no scan then.
+  // no text (a tag line after it would be read as movetext). A one-byte string cannot hold U+FEFF: no scan
+  // then.
   if (text.includes('\uFEFF')) text = text.replace(/(^|\n)\uFEFF+/g, '$1');
   return text;
 }
@@ -101,9 +102,8 @@ export async function* decodePgnStream(
 ): AsyncGenerator<string> {
   let pending: Buffer = Buffer.alloc(0);
   /**
-   * Pieces after `pending` that hold no line end, joined to it once one comes: joined as they came, a long line
-   * was copied again with each piece (quadratic: 66 MB without a line end through a pipe, in 64 KB pieces,
-   * took 17 s; from the file, in 1 MB pieces, 1.7 s).
+   * Pieces after `pending` that hold no line end, joined to it once one comes: joined as they come, a long
+   * line would be copied again with each piece, in quadratic time (docs/performance.md).
    */
   let more: Buffer[] = [];
   let first = true;
@@ -130,8 +130,8 @@ export async function* decodePgnStream(
     }
     let start = 0;
     if (pending.length) {
-      // The line begun in the previous chunk is completed on its own: joining it to the whole chunk copied
-      // every byte of the input once more (44 MB of TCEC games: ~25 ms, and as many fresh pages).
+      // The line begun in the previous chunk is completed on its own: joining it to the whole chunk would copy
+      // every byte of the input once more (docs/performance.md).
       start = firstLineEnd(chunk) + 1;
       const line = Buffer.concat([pending, chunk.subarray(0, start)]);
       onBlock(line.length);

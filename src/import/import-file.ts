@@ -92,8 +92,8 @@ export class ImportInterrupted extends Error {
 }
 
 /**
- * A copy of a reason or warning that keeps nothing else alive: split from a batch's packed results, it was a
- * view of the whole batch's text, which the summary then held (382k warnings: 0.6 GB more memory).
+ * A copy of a reason or warning that keeps nothing else alive: split from a batch's packed results, it is a
+ * view of the whole batch's text, which the summary would otherwise keep (docs/performance.md).
  */
 function detached(text: string): string {
   return ` ${text}`.slice(1);

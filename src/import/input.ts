@@ -1,7 +1,7 @@
 // The bytes an import reads: a PGN file's, or a gzip- or zstd-compressed one's decompressed as they come
 // (node:zlib, constant memory; concatenated members or frames too). What is none of these is refused by its
-// first bytes: a binary file (/bin/ls, a SQLite file) or another compression was read as "games", each
-// rejected, into a rejects file larger than the input, and the command exited 0.
+// first bytes: read as PGN, a binary file (/bin/ls, a SQLite file) or another compression would make
+// "games", each rejected, into a rejects file larger than the input, and the command would exit 0.
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { pipeline, type Transform } from 'node:stream';
@@ -26,8 +26,8 @@ const COMPRESSED_HEAD_BYTES = 256 << 10;
 /** The most compressed bytes given to a decompressor at once (see inputBytes). */
 const COMPRESSED_PIECE = 16 << 10;
 /**
- * Text per compressed byte, at least, when the file does not say (PGN compresses 3.3x with gzip for TCEC's
- * engine comments, 5.8x for opening lines, ~7x with zstd for lichess games): for the size-based decisions.
+ * Text per compressed byte, at least, when the file does not say (PGN compresses more than that with gzip or
+ * zstd: docs/performance.md): for the size-based decisions.
  */
 const MIN_RATIO = 3;
 /** The longest magic number of COMPRESSIONS (zstd's). */
@@ -213,7 +213,8 @@ export async function* inputBytes(
   /**
    * The raw bytes, counted as they are taken. A signal ends the wait for the next ones at once: a read of a
    * pipe or terminal with nothing to give (`chessport import /dev/stdin` typed at a terminal) blocks, and the
-   * stream, destroyed, fails only once that read returns, so that Ctrl-C waited for the writer's next line.
+   * stream, destroyed, fails only once that read returns, so that Ctrl-C would wait for the writer's next
+   * line.
    */
   async function* counted(): AsyncGenerator<Buffer> {
     const chunks = (raw as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
@@ -261,7 +262,7 @@ export async function* inputBytes(
     name = compression.name;
     // A failure on either side destroys both, and the loop below throws it; leaving the loop early ends both.
     // In pieces: a decompressor passes on its text per write, and a write's text before damage is lost with it
-    // (damage in the first 1 MB of a .zst imported nothing; 16 KB lose a few hundred KB of text at most).
+    // (docs/performance.md).
     pipeline(
       [
         (async function* () {

@@ -3,14 +3,14 @@
 // that receives the results derives the records from them (unpackBatch).
 //
 // A batch's results cross threads packed into one string (normalizeBatch), not as records or tuples:
-// structured clone builds every string and array of the copy one by one on the receiving thread (198k short
-// games: ~0.2-0.3 s of the main thread, against ~30 ms to split one string). The fields are joined with
+// structured clone builds every string and array of the copy one by one on the receiving thread, which costs
+// it far more than splitting one string (docs/performance.md). The fields are joined with
 // U+0000, which no field can hold: a game with a NUL character is rejected (its reason, the one field of
 // ours, names it without quoting it).
 //
 // The record's fields from the tags (players, date, metadata) and the content hash are left to the main
-// thread: with one worker on two cores the worker is the slower of the two (bjbraams: the main thread waited
-// ~0.4 s of 3 for results), and deriving them there took ~7% of the worker's time.
+// thread: with one worker on two cores the worker is the slower of the two, and the main thread has time to
+// spare while it waits for results (docs/performance.md).
 import { normalizeGame } from '../chess/index.ts';
 import type { NormalizedGame } from '../chess/types.ts';
 import type { GameRecord } from '../store/index.ts';
@@ -30,9 +30,9 @@ const SEP = '\u0000';
 /** In place of a game's tag count: the game was rejected, and its reason is the next field. */
 const REJECTED = 'r';
 /**
- * PGN at least this long travels on its own, not in the joined string: joining copied the 44 MB of TCEC's
- * engine comments once more on the worker (~8% of its time there); a long string costs structured clone
- * no more than its bytes. Its field in the joined string is left empty (no game's PGN is).
+ * PGN at least this long travels on its own, not in the joined string: joining would copy long PGN (engine
+ * comments) once more on the worker (docs/performance.md); a long string costs structured clone no more than
+ * its bytes. Its field in the joined string is left empty (no game's PGN is).
  */
 const LONG_PGN = 8192;
 
@@ -66,8 +66,8 @@ export function normalizeBatch(texts: string[], lines?: number[]): PackedBatch {
     }
     if (warnings === undefined) fields.push('0');
     else {
-      // One by one: spread as arguments, a game's warnings went on the stack, and a game of 500,000 (a tag
-      // repeated, or variations cut, that often: 5 MB) overflowed it and stopped the whole import.
+      // One by one: spread as arguments, a game's warnings would go on the stack, which a game of hundreds of
+      // thousands (a tag repeated, or variations cut, that often) overflows, stopping the whole import.
       fields.push(String(warnings.length));
       for (const warning of warnings) fields.push(warning);
     }
@@ -77,7 +77,7 @@ export function normalizeBatch(texts: string[], lines?: number[]): PackedBatch {
 
 /**
  * The results of a batch checked on the calling thread: what unpackBatch(normalizeBatch(texts, lines)) gives,
- * without packing the fields into one string only to split it again (~8% of a TWIC issue's import, measured).
+ * without packing the fields into one string only to split it again (docs/performance.md).
  */
 export function checkBatch(texts: string[], lines?: number[]): CheckedBatch {
   const checked: CheckedBatch = { items: [], warnings: [] };

@@ -3,9 +3,9 @@
 // store in file order whatever order the workers finish in.
 //
 // A batch goes to a worker at once, to the one with the fewest batches outstanding, and waits in that
-// worker's message queue. Handing out the next batch only when the main thread took the previous result
-// left the worker idle whenever the main thread was busy (splitting, writing to SQLite): measured, the two
-// then took turns instead of working at the same time.
+// worker's message queue. Handing out the next batch only when the main thread takes the previous result
+// would leave the worker idle whenever the main thread is busy (splitting, writing to SQLite): the two would
+// take turns instead of working at the same time (docs/performance.md).
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -66,7 +66,7 @@ export class NormalizePool {
 
 /**
  * One worker per core but one to start with: the main thread (reading, splitting, SQLite writes) keeps a
- * core busy too. A second worker from the start finished short and write-bound files no sooner and cost more
+ * core busy too. A second worker from the start finishes short and write-bound files no sooner and costs more
  * CPU, its own start-up, warm-up and garbage collection (docs/performance.md). WorkerGrowth adds workers up
  * to maxPoolSize() when checking games turns out to be the slow part of a long import.
  */
@@ -81,15 +81,15 @@ export function maxPoolSize(): number {
 
 /** How much of an input is read to estimate its number of games. */
 const SAMPLE_BYTES = 1 << 20;
-/** About as much checking as a short game takes, in bytes of input (comments, long games): warm, ~5.5 us. */
+/**
+ * About as much checking as a short game takes, in bytes of input (comments, long games): docs/performance.md.
+ */
 const BYTES_PER_GAME = 800;
 /**
  * Imports of less checking than this many short games (estimated: games, plus bytes / BYTES_PER_GAME) are
- * normalised on the calling thread. A worker's start-up and warm-up took longer than it saved on them
- * (measured, 2 cores, alternating runs): a TWIC issue (1.9 MB, 2,245 games; estimate 4,600) 0.38 -> 0.35 s,
- * a TCEC event (4.1 MB, 112 games with engine comments; 5,200) 0.21 -> 0.17 s, 2.3 MB of 4,798 lichess
- * games (7,700) and 1 MB of 12,600 opening lines (13,900) the same either way, while 4 MB of 6,000 master
- * games (11,000) took 5% longer, 4 MB of 17,000 opening lines 12% longer.
+ * normalised on the calling thread: below it, a worker's start-up and warm-up take longer than it saves, and
+ * above it the worker pays off (docs/performance.md: a TWIC issue, a TCEC event, lichess games, opening
+ * lines and master games on either side of it).
  */
 const INLINE_GAMES = 7000;
 

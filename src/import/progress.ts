@@ -7,8 +7,9 @@ export interface ImportProgress {
   games: number;
   /**
    * Bytes of the file those games came from (compressed ones, for a .gz), estimated from the text checked. Not
-   * the bytes read: the file is read up to 16 MB ahead of the checking, so that a file of that size showed all
-   * its bytes done, and an ETA of 0 s, while its first games were checked.
+   * the bytes read: the file is read far ahead of the checking (checking-queue.ts), and by bytes read a file
+   * that fits in that distance would show all its bytes done, and an ETA of 0 s, while its first games are
+   * checked.
    */
   bytes: number;
   /** The input's size; 0 for a pipe. */

@@ -93,7 +93,8 @@ function countryTag(tags: Map<string, string>, names: PlayerTags): string | unde
 }
 
 function player(tags: Map<string, string>, names: PlayerTags, country: string | undefined): Player {
-  // Absent tags (most often) are not given to the expressions: calling them took most of this function.
+  // Absent tags (most often) are not given to the expressions: calling them would take most of this
+  // function's time.
   const elo = tags.get(names.elo)?.trim() ?? '';
   const fideId = tags.get(names.fideId)?.trim() ?? '';
   return {

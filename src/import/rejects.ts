@@ -124,10 +124,11 @@ export class RejectsFiles {
 
 /**
  * A new file in place of an older rejects file: the name is removed, then created exclusively. Opened as it
- * was, the name was written through: a hard link that someone who may write into the input's folder (an upload
- * folder) put there took the rejected games, text that anyone may have written, into the file it links, of
- * the operator's (`~/.ssh/authorized_keys`), and so did a symbolic link put there after the check. Undefined
- * when the name cannot be had (something else took it meanwhile): a free name is claimed instead.
+ * is, the name would be written through: a hard link that someone who may write into the input's folder (an
+ * upload folder) puts there would take the rejected games, text that anyone may have written, into the file it
+ * links, of the operator's (`~/.ssh/authorized_keys`), and so would a symbolic link put there after the
+ * check. Undefined when the name cannot be had (something else took it meanwhile): a free name is claimed
+ * instead.
  */
 async function replace(path: string): Promise<FileHandle | undefined> {
   const taken = (error: unknown, codes: string[]) => {
@@ -144,7 +145,7 @@ async function replace(path: string): Promise<FileHandle | undefined> {
 
 /**
  * The rejects file could not be opened or written (a full disk, a folder made read-only meanwhile): named, as
- * the file system's own message ("ENOSPC: no space left on device, write") did not say which file.
+ * the file system's own message ("ENOSPC: no space left on device, write") does not say which file.
  */
 export class RejectsWriteError extends Error {
   /** The file (or where it would have gone, when it could not be opened). */

@@ -4,7 +4,7 @@ import type { NormalizePool } from './normalize-pool.ts';
 
 // Another worker is started when, over half a second of the import, the main thread spent more than a
 // third of it waiting for results, and the rest of the file would still take this long at the speed so far:
-// a worker's start-up and warm-up pay off only over a long run; short and write-bound imports got slower
+// a worker's start-up and warm-up pay off only over a long run; short and write-bound imports get slower
 // with one more (docs/performance.md). The first window starts after the workers' start-up.
 const GROW_WINDOW_MS = 500;
 const GROW_WAITING_SHARE = 1 / 3;

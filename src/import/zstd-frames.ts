@@ -1,6 +1,6 @@
 // Node's zstd decompressor (24.x) decodes only the first of several frames given in one write, ends its output
 // there, and drops the rest silently (nodejs/node#64741): a .zst of concatenated frames (cat a.zst b.zst, pzstd,
-// zstd -B) imported its first frame's games and exited 0. Given one frame per write, it decodes them all. So
+// zstd -B) would import its first frame's games and exit 0. Given one frame per write, it decodes them all. So
 // the compressed bytes pass through this first, cut at frame ends (RFC 8878: a frame is a header, blocks, an
 // optional checksum; a skippable frame, metadata, is dropped). Bytes that are no frame pass on as they are, for
 // the decompressor to fail on.

@@ -1,11 +1,12 @@
 // Worker threads (the import's normalising workers, the store's checkpoint thread) start from single-file
-// JavaScript bundles that `npm install` made (scripts/vendor-bundles.ts), not from their TypeScript sources.
+// JavaScript bundles that the install (`npm ci`) made (scripts/vendor-bundles.ts), not from their TypeScript
+// sources.
 //
-// Why: each thread loads its modules in an isolate of its own, and a thread that loads TypeScript first
-// loads and compiles Node's type stripper (amaro, a WebAssembly module) there; the compile cache does not
-// spare it that, while a bundle is plain JavaScript. A bundle is used only while every file it was made from
-// has the content it had then; otherwise, and without bundles (no esbuild at install), the thread starts
-// from its sources.
+// Why: each thread loads its modules in an isolate of its own, and a thread that loads TypeScript first loads
+// and compiles Node's type stripper (amaro, a WebAssembly module) there; the compile cache does not spare it
+// that, while a bundle is plain JavaScript (docs/performance.md). A bundle is used only while every file it
+// was made from has the content it had then; otherwise, and without bundles (no esbuild at install), the
+// thread starts from its sources.
 // A leaf of its own, importing nothing of the project: both the store and the import start workers.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -45,7 +46,7 @@ function freshBundle(entry: URL, dir: string): URL | undefined {
     const item = manifest[relative(ROOT, fileURLToPath(entry))];
     if (!item) return undefined;
     for (const [file, hash] of Object.entries(item.inputs)) {
-      if (fileHash(join(ROOT, file)) !== hash) return undefined; // a source changed since `npm install`
+      if (fileHash(join(ROOT, file)) !== hash) return undefined; // a source changed since the install
     }
     return pathToFileURL(join(dir, item.bundle));
   } catch {

@@ -1,6 +1,8 @@
 // Every relative link in README.md and docs/ resolves: the file or folder it names exists, and its #anchor, in
 // a Markdown file, names a heading there (as GitHub makes heading anchors) or an explicit <a id="...">. Links
 // to other sites are not followed: the tests run offline. Links inside code (fenced blocks, `spans`) are text.
+// And every project path in code (`src/store/games.ts`, `node bench/chess.ts`) names a file or folder that
+// exists, so that a module moved or renamed cannot leave the docs pointing at nothing.
 import assert from 'node:assert/strict';
 import {
   existsSync,
@@ -135,6 +137,32 @@ export function brokenLinks(root: string): string[] {
   return problems;
 }
 
+/** A word of code that names a project file or folder: from the root, with no pattern (no `*`) in it. */
+const PROJECT_PATH = /^(?:src|test|scripts|bench|bin|docs|\.ci)\/[\w./-]*$/;
+
+/**
+ * The project paths named in code (inline `spans` and fenced blocks) of the Markdown files under `root` that
+ * name nothing there, one line each. A path is a word of the code.
+ */
+export function missingPaths(root: string): string[] {
+  const problems: string[] = [];
+  for (const file of markdownFiles(root)) {
+    if (!existsSync(file)) continue; // brokenLinks reports it
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(`+)(?!`)([\s\S]*?[^`])\1(?!`)/g)) {
+      for (const word of (m[2] as string).split(/\s+/)) {
+        // Punctuation around it, and a line number after it (`src/x.ts:12`), are not part of the path.
+        const path = word.replace(/^[("']+|[)"',;:.]+$/g, '').replace(/:\d+(?::\d+)?$/, '');
+        if (!PROJECT_PATH.test(path) || existsSync(join(root, path))) continue;
+        problems.push(
+          `${relative(root, file)}:${text.slice(0, m.index).split('\n').length}: ${path}: no such file`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
 test('every relative link and anchor in README.md and docs/ resolves', () => {
   assert.ok(existsSync(join(ROOT, 'docs')), 'docs/ is missing');
   assert.deepEqual(brokenLinks(ROOT), []);
@@ -171,6 +199,41 @@ test('a broken file link or anchor is found, and a good one is not', () => {
       'README.md:3: docs/a.md#nowhere: no heading or <a id> "nowhere" there',
       'README.md:3: docs/gone.md: no such file',
       'docs/a.md:7: #decision-2: no heading or <a id> "decision-2" there',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('every project path named in code in README.md and docs/ exists', () => {
+  assert.deepEqual(missingPaths(ROOT), []);
+});
+
+test('a project path in code that names nothing is found, and one that exists, a URL or a pattern is not', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chessport-paths-'));
+  try {
+    mkdirSync(join(dir, 'docs'));
+    mkdirSync(join(dir, 'src/store'), { recursive: true });
+    writeFileSync(join(dir, 'src/store/games.ts'), '');
+    writeFileSync(
+      join(dir, 'README.md'),
+      [
+        '`src/store/games.ts` and (`src/store/`, `src/store/gone.ts`) and `node bench/gone.ts --games 5`',
+        '`/docs/json` `test/**/*.test.ts` `https://example.org/src/x.ts` `dist/client`',
+        '```sh',
+        'node scripts/gone.sh',
+        '```',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'docs/a.md'),
+      'A path over two lines: `node\nsrc/store/games.ts`, `src/x.ts:12`.\n',
+    );
+    assert.deepEqual(missingPaths(dir), [
+      'README.md:1: src/store/gone.ts: no such file',
+      'README.md:1: bench/gone.ts: no such file',
+      'README.md:3: scripts/gone.sh: no such file',
+      'docs/a.md:2: src/x.ts: no such file',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
