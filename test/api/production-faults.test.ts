@@ -481,14 +481,21 @@ describe('graceful shutdown', () => {
         async (res) => {
           res.pause();
           server.process.kill('SIGTERM');
-          await new Promise((r) => setTimeout(r, 300));
+          // The signal reaches a busy process when it does: probe until the listener is gone (a probe that
+          // still gets in came before the signal was handled), then check that the export's process waits on.
+          const connectRefused = () =>
+            raw(server.base, '/healthz', { agent: false }).then(
+              () => false,
+              (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED',
+            );
+          let refused = await connectRefused();
+          for (let tries = 0; !refused && tries < 300; tries++) {
+            await new Promise((r) => setTimeout(r, 100));
+            refused = await connectRefused();
+          }
+          assert.ok(refused, 'the listener is closed');
           // Not exited: the export is still waiting for this reader.
           assert.equal(server.process.exitCode, null);
-          const refused = await raw(server.base, '/healthz', { agent: false }).then(
-            () => false,
-            (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED',
-          );
-          assert.ok(refused, 'the listener is closed');
           res.on('data', (chunk: Buffer) => {
             received += chunk.length;
           });
