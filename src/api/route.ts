@@ -105,7 +105,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
       context.limiter.refuseSpentAddress(request, reply);
       let refused: ApiError | undefined;
       try {
-        request.token = await authenticate(context.store, request);
+        request.token = await authenticate(context.store, request, context.resourceMetadataUrl());
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         refused = error;
