@@ -56,17 +56,25 @@ function send(res: ServerResponse, status: number, title: string, body: string, 
 </body></html>`);
 }
 
-/** A call to the chessport API with the session's access token: its status and JSON, whatever they are. */
+/**
+ * A call to the chessport API with the session's access token: its status and JSON. A 401 or 403 comes as
+ * the library's challenge error (RFC 6750's WWW-Authenticate), whose error code is taken from it.
+ */
 async function api(session: Session, path: string): Promise<{ status: number; body: unknown }> {
-  const response = await oauth.protectedResourceRequest(
-    session.accessToken ?? '',
-    'GET',
-    new URL(path, issuer),
-    undefined,
-    undefined,
-    insecure,
-  );
-  return { status: response.status, body: await response.json().catch(() => null) };
+  try {
+    const response = await oauth.protectedResourceRequest(
+      session.accessToken ?? '',
+      'GET',
+      new URL(path, issuer),
+      undefined,
+      undefined,
+      insecure,
+    );
+    return { status: response.status, body: await response.json().catch(() => null) };
+  } catch (error) {
+    if (!(error instanceof oauth.WWWAuthenticateChallengeError)) throw error;
+    return { status: error.status, body: { error: error.cause[0]?.parameters.error ?? '' } };
+  }
 }
 
 const app = createServer(async (req, res) => {
@@ -111,7 +119,7 @@ const app = createServer(async (req, res) => {
           params = oauth.validateAuthResponse(as, client, url, session.state);
         } catch (error) {
           const code = error instanceof oauth.AuthorizationResponseError ? error.error : String(error);
-          return send(res, 400, 'Not signed in', `<p id="error">chessport answered: ${escapeHtml(code)}</p>`);
+          return send(res, 200, 'Not signed in', `<p id="error">chessport answered: ${escapeHtml(code)}</p>`);
         }
         const response = await oauth.authorizationCodeGrantRequest(
           as,
