@@ -3,6 +3,7 @@
 // rotation, revocation, and each refusal a hostile client or page might try.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import * as oauth from 'oauth4webapi';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   action,
@@ -13,6 +14,7 @@ import {
   type Client,
   FormBrowser,
   field,
+  freePort,
   PASSWORD,
   pkce,
   tokenRequest,
@@ -481,5 +483,148 @@ describe('OAuth: the authorization code flow with PKCE', () => {
     ]) {
       assert.ok(!text.includes(secret), `${secret.slice(0, 6)}... is stored as it is`);
     }
+  });
+});
+
+describe('OAuth: two instances on one store', () => {
+  let env: Env;
+  let one: Server;
+  let two: Server;
+  let web: Client;
+
+  before(async () => {
+    env = tempEnv();
+    await addUserWithPassword(env, 'ann');
+    web = await addClient(env, 'Web', ['--redirect-uri', WEB_REDIRECT]);
+    // Behind one address, as behind a load balancer: both are the same issuer.
+    const port = await freePort();
+    const publicUrl = { PUBLIC_URL: `http://127.0.0.1:${port}` };
+    one = await startServer(env, publicUrl, port);
+    two = await startServer(env, publicUrl);
+  });
+  after(async () => {
+    await one?.stop();
+    await two?.stop();
+    env?.cleanup();
+  });
+
+  test('a code issued by one is exchanged at the other; refresh and replay detection span both', async () => {
+    const auth = { clientId: web.clientId, clientSecret: web.clientSecret ?? '' };
+    const challenge = pkce();
+    const back = await authorize(new FormBrowser(), one.base, {
+      clientId: web.clientId,
+      redirectUri: WEB_REDIRECT,
+      scope: 'user.read',
+      pkce: challenge,
+    });
+    const code = back.searchParams.get('code') ?? '';
+    const exchanged = await tokenRequest(
+      two.base,
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: WEB_REDIRECT,
+        code_verifier: challenge.verifier,
+      },
+      auth,
+    );
+    assert.equal(exchanged.status, 200, JSON.stringify(exchanged.json));
+    const access = String(exchanged.json.access_token);
+    for (const server of [one, two])
+      assert.equal((await http(server.base, '/api/v1/me', { token: access })).status, 200);
+    const refresh = String(exchanged.json.refresh_token);
+    const rotated = await tokenRequest(
+      one.base,
+      { grant_type: 'refresh_token', refresh_token: refresh },
+      auth,
+    );
+    assert.equal(rotated.status, 200);
+    const replay = await tokenRequest(
+      two.base,
+      { grant_type: 'refresh_token', refresh_token: refresh },
+      auth,
+    );
+    assert.equal(replay.json.error, 'invalid_grant');
+    assert.equal(
+      (await http(one.base, '/api/v1/me', { token: String(rotated.json.access_token) })).status,
+      401,
+    );
+  });
+});
+
+describe('OAuth: metadata', () => {
+  let env: Env;
+  let server: Server;
+  let behindProxy: Server;
+
+  before(async () => {
+    env = tempEnv();
+    server = await startServer(env);
+    behindProxy = await startServer(env, { PUBLIC_URL: 'https://chess.example.org' });
+  });
+  after(async () => {
+    await server?.stop();
+    await behindProxy?.stop();
+    env?.cleanup();
+  });
+
+  test('an independent client library reads the server metadata (RFC 8414)', async () => {
+    const issuer = new URL(server.base);
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true }),
+    );
+    assert.equal(as.issuer, server.base);
+    assert.equal(as.authorization_endpoint, `${server.base}/oauth/authorize`);
+    assert.equal(as.token_endpoint, `${server.base}/oauth/token`);
+    assert.equal(as.revocation_endpoint, `${server.base}/oauth/revoke`);
+    assert.equal(as.device_authorization_endpoint, `${server.base}/oauth/device/auth`);
+    assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
+    assert.deepEqual(as.response_types_supported, ['code']);
+    for (const grant of [
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ]) {
+      assert.ok(as.grant_types_supported?.includes(grant), grant);
+    }
+    for (const scope of ['user.read', 'databases.read', 'games.read']) {
+      assert.ok(as.scopes_supported?.includes(scope), scope);
+    }
+  });
+
+  test('401s name the protected-resource metadata (RFC 9728), which names the authorization server', async () => {
+    const answer = await http(server.base, '/api/v1/me');
+    const metadataUrl = `${server.base}/.well-known/oauth-protected-resource`;
+    assert.equal(
+      answer.headers.get('www-authenticate'),
+      `Bearer realm="chessport", resource_metadata="${metadataUrl}"`,
+    );
+    const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
+    assert.deepEqual(metadata.resource, server.base);
+    assert.deepEqual(metadata.authorization_servers, [server.base]);
+    assert.deepEqual(metadata.scopes_supported, ['user.read', 'databases.read', 'games.read']);
+    assert.deepEqual(metadata.bearer_methods_supported, ['header']);
+  });
+
+  test('with PUBLIC_URL the issuer, every endpoint and the challenges are its; cookies are Secure', async () => {
+    const public_ = 'https://chess.example.org';
+    const discovered = (await (
+      await fetch(`${behindProxy.base}/.well-known/oauth-authorization-server`, {
+        headers: { host: 'evil.example' },
+      })
+    ).json()) as Record<string, string>;
+    assert.equal(discovered.issuer, public_);
+    assert.equal(discovered.token_endpoint, `${public_}/oauth/token`);
+    assert.equal(discovered.authorization_endpoint, `${public_}/oauth/authorize`);
+    const answer = await http(behindProxy.base, '/api/v1/me', { token: 'cp_nope' });
+    assert.match(
+      answer.headers.get('www-authenticate') ?? '',
+      /, resource_metadata="https:\/\/chess\.example\.org\/\.well-known\/oauth-protected-resource"$/,
+    );
+    const page = await fetch(`${behindProxy.base}/account/signin`);
+    const cookies = page.headers.getSetCookie();
+    assert.ok(cookies.length > 0);
+    for (const cookie of cookies) assert.match(cookie, /^__Host-[^;]*;.*Secure/, cookie);
   });
 });
