@@ -278,7 +278,13 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
 
 /** A token lifetime in whole seconds, from one minute to `maxS`. */
 function parseLifetime(text: string, what: string, maxS: number): number {
-  const seconds = parseDuration(text, what) / 1000;
+  let seconds: number;
+  try {
+    // Not a timer's wait: beyond 24 days is fine.
+    seconds = parseDuration(text) / 1000;
+  } catch {
+    throw new CliError(`invalid ${what} "${text}": write it like 90s, 15m, 12h or 30d`);
+  }
   if (seconds < 60 || seconds > maxS) {
     throw new CliError(`${what} must be from 60s to ${maxS / 86_400}d, got "${text}"`);
   }
