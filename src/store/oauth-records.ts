@@ -93,8 +93,17 @@ export async function deleteGrantRecords(db: Kysely<DB>, model: string, grantId:
   await db.deleteFrom('oauth_records').where('model', '=', model).where('grant_id', '=', grantId).execute();
 }
 
-/** Deletes the records that expired before `now`; returns how many. */
+/**
+ * Deletes the records that expired before `now`, and the OAuth access tokens that did (an app refreshing
+ * every hour would otherwise leave a row an hour behind it; a token the operator issued stays listed).
+ * Returns how many rows went.
+ */
 export async function deleteExpiredOAuthRecords(db: Kysely<DB>, now = Date.now()): Promise<number> {
-  const result = await db.deleteFrom('oauth_records').where('expires_at', '<=', now).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  const records = await db.deleteFrom('oauth_records').where('expires_at', '<=', now).executeTakeFirst();
+  const tokens = await db
+    .deleteFrom('tokens')
+    .where('grant_id', 'is not', null)
+    .where('expires_at', '<=', now)
+    .executeTakeFirst();
+  return Number(records.numDeletedRows) + Number(tokens.numDeletedRows);
 }

@@ -389,7 +389,7 @@ export class Store implements StoreContext {
     return deleteGrantRecords(this.db, model, grantId);
   }
 
-  /** Deletes the records that have expired; returns how many. */
+  /** Deletes the records and the OAuth access tokens that have expired; returns how many rows went. */
   async deleteExpiredOAuthRecords(): Promise<number> {
     return deleteExpiredOAuthRecords(this.db);
   }

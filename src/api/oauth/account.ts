@@ -12,7 +12,7 @@ const SIGN_IN_PATH = '/account/signin';
 
 /** A time as its ISO form in a time element, shown in UTC: the page has no script to show local time. */
 function when(ms: number | null) {
-  if (ms === null) return html`never`;
+  if (ms === null) return html`not yet`;
   const iso = new Date(ms).toISOString();
   return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
 }
@@ -51,7 +51,7 @@ ${signInForm(SIGN_IN_PATH, csrf, message, login)}`,
 <p>Can:</p>
 <ul>
 ${scopeWords(grant.scopes).map((w) => html`<li>${w}</li>\n`)}</ul>
-<p>Allowed ${when(grant.createdAt)}; last got a token ${when(grant.lastUsedAt)}.</p>
+<p>Allowed ${when(grant.createdAt)}. Last got a token: ${when(grant.lastUsedAt)}.</p>
 <form method="post" action="${ACCOUNT_PATH}/revoke">
 <input type="hidden" name="csrf" value="${csrf}">
 <input type="hidden" name="grant" value="${grant.id}">

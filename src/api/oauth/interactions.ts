@@ -51,21 +51,21 @@ export function interactionRoutes(
     return reply.code(303).header('location', returnTo).header('cache-control', 'no-store').send();
   }
 
-  function signInPage(
+  async function signInPage(
     request: FastifyRequest,
     reply: FastifyReply,
     details: Interaction,
     status = 200,
     message?: string,
     login?: string,
-  ): FastifyReply {
+  ): Promise<FastifyReply> {
     const csrf = context.browsers.csrfToken(request, reply);
-    const app = typeof details.params.client_id === 'string' ? details.params.client_id : '';
+    const client = await provider().Client.find(String(details.params.client_id));
     return sendPage(
       reply,
       status,
       'Sign in',
-      html`<p>Sign in to chessport to continue${app ? ' to the app that sent you here' : ''}.</p>
+      html`<p>Sign in to chessport to continue to <strong>${client?.clientName ?? 'the app'}</strong>.</p>
 ${signInForm(`${interactionPath(details.uid)}/login`, csrf, message, login)}`,
     );
   }
