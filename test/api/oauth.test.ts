@@ -2,6 +2,7 @@
 // flow with PKCE through the server's own pages, tokens that the API takes as any other, refresh with
 // rotation, revocation, and each refusal a hostile client or page might try.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
@@ -626,5 +627,40 @@ describe('OAuth: metadata', () => {
     const cookies = page.headers.getSetCookie();
     assert.ok(cookies.length > 0);
     for (const cookie of cookies) assert.match(cookie, /^__Host-[^;]*;.*Secure/, cookie);
+  });
+});
+
+describe('OAuth: the sign-in throttle shared through Redis', {
+  skip: process.env.TEST_REDIS_URL ? false : 'set TEST_REDIS_URL to run',
+}, () => {
+  let env: Env;
+  let one: Server;
+  let two: Server;
+
+  before(async () => {
+    env = tempEnv();
+    await addUserWithPassword(env, 'ann');
+    const shared = { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `chessport-test-${randomUUID()}:` };
+    one = await startServer(env, shared);
+    two = await startServer(env, shared);
+  });
+  after(async () => {
+    await one?.stop();
+    await two?.stop();
+    env?.cleanup();
+  });
+
+  test('failures on one instance count on the other', async () => {
+    const signIn = async (base: string, password: string) => {
+      const browser = new FormBrowser();
+      const form = await browser.request(`${base}/account/signin`);
+      return browser.request(`${base}/account/signin`, {
+        form: { csrf: field(form.text, 'csrf'), login: 'ann', password },
+      });
+    };
+    for (let i = 0; i < 10; i++) {
+      assert.equal((await signIn(i % 2 === 0 ? one.base : two.base, `wrong ${i}`)).status, 401);
+    }
+    for (const server of [one, two]) assert.equal((await signIn(server.base, PASSWORD)).status, 429);
   });
 });
