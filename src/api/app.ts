@@ -11,6 +11,8 @@ import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './context.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
+import { type OAuthSettings, oauthServer } from './oauth/index.ts';
+import type { SignInLimits } from './oauth/throttle.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
@@ -58,6 +60,13 @@ export interface ApiOptions {
   idleTimeoutMs?: number;
   /** How often an outage of the store or of Redis is summarised in the log (outage-log.ts). Default 10 s. */
   outageLogIntervalMs?: number;
+  /** The OAuth authorization server (docs/oauth.md); without it, tokens come from the operator only. */
+  oauth?: {
+    /** The issuer: the public base URL (PUBLIC_URL); default: the address the server listens on. */
+    publicUrl?: string | null;
+    settings?: OAuthSettings;
+    signInLimits?: SignInLimits;
+  };
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
@@ -140,6 +149,18 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   openapiRoute(app);
   docsPage(app);
 
+  const oauth =
+    options.oauth &&
+    oauthServer(app, {
+      store: options.store,
+      secret: options.secret,
+      issuer: () => options.oauth?.publicUrl ?? listeningUrl(app),
+      settings: options.oauth.settings,
+      signInLimits: options.oauth.signInLimits,
+      redis: options.rateLimit?.redis,
+      redisPrefix: options.rateLimit?.redisPrefix,
+    });
+
   const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
   const context: ApiContext = {
     store: options.store,
@@ -147,6 +168,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     limiter,
     pages,
     positions: new ListPositions(),
+    resourceMetadataUrl: () => oauth?.resourceMetadataUrl(),
   };
   app.register(
     async (api) => {
@@ -158,6 +180,14 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     { prefix: '/api/v1' },
   );
   return app;
+}
+
+/** The address the server listens on as a URL: http://127.0.0.1:8080, http://[::1]:8080. */
+export function listeningUrl(app: FastifyInstance): string {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the server is not listening on TCP');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
 }
 
 const STORE_OUTAGE = {

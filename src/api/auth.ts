@@ -1,4 +1,6 @@
 // Bearer token authentication and scope checks (spec "Authentication", RFC 6750, docs/design.md 17 and 23).
+// A 401's challenge names the protected-resource metadata (RFC 9728 section 5.1), where a client finds the
+// authorization server that issues tokens (docs/oauth.md).
 import type { FastifyRequest } from 'fastify';
 import { hashToken, type Store, type TokenInfo } from '../store/index.ts';
 import { ApiError } from './errors.ts';
@@ -16,23 +18,28 @@ const BEARER_SCHEME = /^Bearer(?:\s|$)/i;
 function challenge(
   code: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
   description: string,
-  scope?: Scope,
+  extra: { scope?: Scope; resourceMetadata?: string } = {},
 ): string {
   const parts = [`realm="${REALM}"`, `error="${code}"`, `error_description="${description}"`];
-  if (scope) parts.push(`scope="${scope}"`);
+  if (extra.scope) parts.push(`scope="${extra.scope}"`);
+  if (extra.resourceMetadata) parts.push(`resource_metadata="${extra.resourceMetadata}"`);
   return `Bearer ${parts.join(', ')}`;
 }
 
-function invalidToken(description: string): ApiError {
+function invalidToken(description: string, resourceMetadata: string | undefined): ApiError {
   return new ApiError('invalid_token', description, {
-    'www-authenticate': challenge('invalid_token', description),
+    'www-authenticate': challenge('invalid_token', description, { resourceMetadata }),
   });
 }
 
-/** Resolves the request's token or throws the 400 or 401 that RFC 6750 prescribes. */
+/**
+ * Resolves the request's token or throws the 400 or 401 that RFC 6750 prescribes; a 401 names
+ * `resourceMetadata`, the URL of the protected-resource metadata, when there is one.
+ */
 export async function authenticate(
   store: Store,
   request: FastifyRequest,
+  resourceMetadata?: string,
   now = Date.now(),
 ): Promise<TokenInfo> {
   // RFC 6750 3.1: a request that carries its token more than once is invalid_request, whichever would be
@@ -48,17 +55,19 @@ export async function authenticate(
   // challenge without an error attribute, which RFC 6750 section 3 asks for "if the request lacks any
   // authentication information (e.g., the client ... attempted using an unsupported authentication scheme)".
   if (header === undefined || !BEARER_SCHEME.test(header)) {
+    const metadata = resourceMetadata ? `, resource_metadata="${resourceMetadata}"` : '';
     throw new ApiError('invalid_token', 'The request carries no Bearer access token.', {
-      'www-authenticate': `Bearer realm="${REALM}"`,
+      'www-authenticate': `Bearer realm="${REALM}"${metadata}`,
     });
   }
   const match = BEARER.exec(header);
   const token = match?.[1];
-  if (!token || token.length > 512) throw invalidToken('The Bearer token is malformed.');
+  if (!token || token.length > 512) throw invalidToken('The Bearer token is malformed.', resourceMetadata);
   const info = await store.findTokenByHash(hashToken(token));
   if (!info || info.revokedAt !== null)
-    throw invalidToken('The access token is invalid or has been revoked.');
-  if (info.expiresAt !== null && info.expiresAt <= now) throw invalidToken('The access token has expired.');
+    throw invalidToken('The access token is invalid or has been revoked.', resourceMetadata);
+  if (info.expiresAt !== null && info.expiresAt <= now)
+    throw invalidToken('The access token has expired.', resourceMetadata);
   return info;
 }
 
@@ -66,6 +75,6 @@ export function requireScope(token: TokenInfo, scope: Scope): void {
   if (token.scopes.includes(scope)) return;
   const description = `The access token lacks the ${scope} scope.`;
   throw new ApiError('insufficient_scope', description, {
-    'www-authenticate': challenge('insufficient_scope', description, scope),
+    'www-authenticate': challenge('insufficient_scope', description, { scope }),
   });
 }

@@ -12,4 +12,6 @@ export interface ApiContext {
   pages: PageCache;
   /** Where game lists continue (page-cache.ts); used with the page cache, which reads the version. */
   positions: ListPositions;
+  /** The protected-resource metadata's URL (RFC 9728), named in 401 challenges; undefined without OAuth. */
+  resourceMetadataUrl: () => string | undefined;
 }

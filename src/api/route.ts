@@ -7,7 +7,7 @@ import type { TokenInfo } from '../store/index.ts';
 import { authenticate, requireScope, type Scope } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { ApiError } from './errors.ts';
-import { SECURITY_SCHEME, type Tag } from './openapi/document.ts';
+import { OAUTH_SCHEME, SECURITY_SCHEME, type Tag } from './openapi/document.ts';
 import { type ReadAnswers, readResponses } from './openapi/responses.ts';
 import { checkRawQuery, type QuerySchema } from './params.ts';
 
@@ -72,7 +72,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     tags: [route.tag],
     summary: route.summary,
     description: route.description,
-    security: [{ [SECURITY_SCHEME]: [route.scope] }],
+    security: [{ [SECURITY_SCHEME]: [route.scope] }, { [OAUTH_SCHEME]: [route.scope] }],
     querystring,
     response: readResponses({
       ok: route.ok,
@@ -105,7 +105,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
       context.limiter.refuseSpentAddress(request, reply);
       let refused: ApiError | undefined;
       try {
-        request.token = await authenticate(context.store, request);
+        request.token = await authenticate(context.store, request, context.resourceMetadataUrl());
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         refused = error;

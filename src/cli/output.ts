@@ -1,6 +1,6 @@
 // Command output: a human line, or with --json exactly one JSON document for scripts.
 import { iso } from '../api/serialize.ts';
-import { type Database, StoreError, type TokenInfo } from '../store/index.ts';
+import { type Database, type Grant, StoreError, type TokenInfo } from '../store/index.ts';
 import { CliError } from './settings.ts';
 
 export function emit(json: boolean, value: unknown, human: () => string): void {
@@ -87,6 +87,20 @@ export function tokenJson(token: TokenInfo, now = Date.now()) {
     createdAt: iso(token.createdAt),
     expiresAt: token.expiresAt === null ? null : iso(Math.min(token.expiresAt, LAST_DATE_MS)),
     revokedAt: token.revokedAt === null ? null : iso(token.revokedAt),
+    grant: token.grantId,
+  };
+}
+
+export function grantJson(grant: Grant) {
+  return {
+    id: grant.id,
+    user: grant.userLogin,
+    app: grant.appName,
+    scopes: grant.scopes,
+    state: grant.revokedAt === null ? 'active' : 'revoked',
+    createdAt: iso(grant.createdAt),
+    lastUsedAt: grant.lastUsedAt === null ? null : iso(grant.lastUsedAt),
+    revokedAt: grant.revokedAt === null ? null : iso(grant.revokedAt),
   };
 }
 

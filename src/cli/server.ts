@@ -2,12 +2,12 @@
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
 import { resolve } from 'node:path';
-import { buildApp } from '../api/app.ts';
+import { buildApp, listeningUrl } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
 import { storeOpening } from './context.ts';
-import { CliError, type ServerSettings, type Settings } from './settings.ts';
+import { CliError, isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
 import { maskUrl, sqliteFiles } from './store-url.ts';
 
@@ -53,6 +53,7 @@ export async function runServer(
       redis,
       redisPrefix: server.redisPrefix,
     },
+    oauth: { publicUrl: server.publicUrl, settings: server.oauth },
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   let closing = false;
@@ -96,13 +97,23 @@ export async function runServer(
     if (!ready) app.log.warn({ redis: redisAddress(settings.redisUrl) }, 'starting without redis');
   }
   if (closing) return stopped;
+  let address: string;
   try {
-    return await app.listen({ host: settings.host, port: settings.port });
+    address = await app.listen({ host: settings.host, port: settings.port });
   } catch (error) {
     if (closing) return stopped; // closed while it started listening
     const message = `cannot listen on ${settings.host} port ${settings.port}: ${listenFailure(error)}`;
     throw new CliError(message, { cause: error });
   }
+  // Without PUBLIC_URL the OAuth issuer is the listening address: plain http, so a loopback one only.
+  if (server.publicUrl === null && !isLoopbackHost(new URL(listeningUrl(app)).hostname)) {
+    await app.close();
+    if (redis) redis.disconnect();
+    throw new CliError(
+      `set PUBLIC_URL to the https address clients reach this server at: listening on ${settings.host}, which is not a loopback address, the server would hand out OAuth codes and tokens over plain http (docs/oauth.md)`,
+    );
+  }
+  return address;
 }
 
 /** Which store this instance serves and how it found it, without the password: the first line of its log. */

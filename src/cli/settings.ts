@@ -1,6 +1,7 @@
 // Settings from the environment (docs/design.md "Operator interface"); command-line flags override them.
 import { isIP, isIPv4 } from 'node:net';
 import { totalmem } from 'node:os';
+import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../api/oauth/settings.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 
@@ -200,6 +201,13 @@ export interface ServerSettings {
   pageCacheBytes: number;
   /** How often an outage of the store or of Redis is summarised in the log (OUTAGE_LOG_INTERVAL). */
   outageLogIntervalMs: number | undefined;
+  /**
+   * The server's public base URL (PUBLIC_URL), the OAuth issuer: an https origin, or http on a loopback
+   * address. null: the address it listens on, which must then be a loopback one.
+   */
+  publicUrl: string | null;
+  /** Lifetimes of OAuth tokens (OAUTH_ACCESS_TOKEN_TTL, OAUTH_REFRESH_TOKEN_TTL). */
+  oauth: OAuthSettings;
 }
 
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
@@ -256,7 +264,62 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
     outageLogIntervalMs: env.OUTAGE_LOG_INTERVAL
       ? parseDuration(env.OUTAGE_LOG_INTERVAL, 'OUTAGE_LOG_INTERVAL')
       : undefined,
+    publicUrl: env.PUBLIC_URL ? parsePublicUrl(env.PUBLIC_URL) : null,
+    oauth: {
+      accessTokenTtlS: env.OAUTH_ACCESS_TOKEN_TTL
+        ? parseLifetime(env.OAUTH_ACCESS_TOKEN_TTL, 'OAUTH_ACCESS_TOKEN_TTL', 86_400)
+        : DEFAULT_OAUTH_SETTINGS.accessTokenTtlS,
+      refreshTokenTtlS: env.OAUTH_REFRESH_TOKEN_TTL
+        ? parseLifetime(env.OAUTH_REFRESH_TOKEN_TTL, 'OAUTH_REFRESH_TOKEN_TTL', 365 * 86_400)
+        : DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS,
+    },
   };
+}
+
+/** A token lifetime in whole seconds, from one minute to `maxS`. */
+function parseLifetime(text: string, what: string, maxS: number): number {
+  let seconds: number;
+  try {
+    // Not a timer's wait: beyond 24 days is fine.
+    seconds = parseDuration(text) / 1000;
+  } catch {
+    throw new CliError(`invalid ${what} "${text}": write it like 90s, 15m, 12h or 30d`);
+  }
+  if (seconds < 60 || seconds > maxS) {
+    throw new CliError(`${what} must be from 60s to ${maxS / 86_400}d, got "${text}"`);
+  }
+  return seconds;
+}
+
+/** Whether a URL's host is a loopback one: localhost, 127.0.0.0/8 or [::1]. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+}
+
+const PUBLIC_URL_FORM =
+  'write it like https://chess.example.org (or http://127.0.0.1:8080 on this machine only)';
+
+/**
+ * PUBLIC_URL: the origin clients reach the server at, the OAuth issuer. https, or plain http only on a loopback
+ * address: codes, tokens and passwords must not cross a network in the clear. No path, query or fragment:
+ * the metadata lives at <issuer>/.well-known/..., which a path would move out of the server's reach.
+ */
+export function parsePublicUrl(text: string): string {
+  const url = URL.parse(text);
+  if (!url) throw new CliError(`invalid PUBLIC_URL "${text}": ${PUBLIC_URL_FORM}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new CliError(`invalid PUBLIC_URL scheme "${url.protocol}//": ${PUBLIC_URL_FORM}`);
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new CliError(
+      `PUBLIC_URL must be https unless its host is a loopback address (127.0.0.1, [::1], localhost), got "${text}": put the server behind an https proxy and set PUBLIC_URL to its address`,
+    );
+  }
+  if (url.username || url.password || url.search || url.hash || text.includes('#') || url.pathname !== '/') {
+    throw new CliError(`PUBLIC_URL must be an origin, without path, query or fragment, got "${text}"`);
+  }
+  return url.origin;
 }
 
 const MB = 1024 * 1024;

@@ -1,10 +1,11 @@
-// The server secret, the users and the apps: what the operator sets up before any game comes in.
+// The server secret, the users (and their password hashes) and the apps (and what makes one an OAuth client):
+// what the operator sets up before any game comes in.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { alreadyExists, StoreError } from './errors.ts';
 import { toApp, toUser } from './rows.ts';
 import type { DB } from './schema.ts';
-import type { App, User } from './types.ts';
+import type { App, OAuthClient, User } from './types.ts';
 
 /** The server secret, created on first use (docs/design.md 24). */
 export async function serverSecret(db: Kysely<DB>): Promise<string> {
@@ -53,21 +54,93 @@ export async function listUsers(db: Kysely<DB>): Promise<User[]> {
   return rows.map(toUser);
 }
 
-export async function addApp(db: Kysely<DB>, input: { name: string; sector?: string }): Promise<App> {
+export interface NewApp {
+  name: string;
+  sector?: string;
+  /** Makes the app an OAuth client. */
+  oauth?: OAuthClient;
+  /** A confidential client's secret as its SHA-256 (hashToken). */
+  clientSecretHash?: string;
+}
+
+/** The columns that make an app an OAuth client, or none. */
+function clientColumns(client: OAuthClient | null | undefined, secretHash: string | null | undefined) {
+  return {
+    client_type: client?.type ?? null,
+    redirect_uris: JSON.stringify(client?.redirectUris ?? []),
+    device_flow: client?.deviceFlow ? 1 : 0,
+    client_secret_hash: client?.type === 'confidential' ? (secretHash ?? null) : null,
+  };
+}
+
+export async function addApp(db: Kysely<DB>, input: NewApp): Promise<App> {
   if (await findApp(db, input.name)) throw new StoreError(`app "${input.name}" already exists`);
   const id = randomUUID();
-  const app: App = { id, name: input.name, sector: input.sector ?? id, createdAt: Date.now() };
+  const app: App = {
+    id,
+    name: input.name,
+    sector: input.sector ?? id,
+    createdAt: Date.now(),
+    oauth: input.oauth ?? null,
+  };
   await db
     .insertInto('apps')
-    .values({ id, name: app.name, sector: app.sector, created_at: app.createdAt })
+    .values({
+      id,
+      name: app.name,
+      sector: app.sector,
+      created_at: app.createdAt,
+      ...clientColumns(input.oauth, input.clientSecretHash),
+    })
     .execute()
     .catch(alreadyExists(`app "${input.name}" already exists`));
   return app;
 }
 
+/**
+ * Makes an app an OAuth client, changes what it is as one, or (client null) makes it none. A confidential
+ * client keeps its secret unless a new one's hash is given.
+ */
+export async function setAppClient(
+  db: Kysely<DB>,
+  appId: string,
+  client: OAuthClient | null,
+  secretHash?: string,
+): Promise<void> {
+  const keep = client?.type === 'confidential' && secretHash === undefined;
+  const { client_secret_hash, ...others } = clientColumns(client, secretHash);
+  await db
+    .updateTable('apps')
+    .set(keep ? others : { ...others, client_secret_hash })
+    .where('id', '=', appId)
+    .execute();
+}
+
 export async function findApp(db: Kysely<DB>, name: string): Promise<App | undefined> {
   const row = await db.selectFrom('apps').selectAll().where('name', '=', name).executeTakeFirst();
   return row && toApp(row);
+}
+
+/** The app with this id, and a confidential client's secret hash. */
+export async function findAppById(
+  db: Kysely<DB>,
+  id: string,
+): Promise<{ app: App; secretHash: string | null } | undefined> {
+  const row = await db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && { app: toApp(row), secretHash: row.client_secret_hash };
+}
+
+export async function setPasswordHash(db: Kysely<DB>, userId: string, hash: string | null): Promise<void> {
+  await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+}
+
+/** The user with this login and their password hash (null: they have none). */
+export async function findPasswordHash(
+  db: Kysely<DB>,
+  login: string,
+): Promise<{ user: User; hash: string | null } | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirst();
+  return row && { user: toUser(row), hash: row.password_hash };
 }
 
 export async function listApps(db: Kysely<DB>): Promise<App[]> {

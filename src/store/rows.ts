@@ -2,7 +2,17 @@
 // reads it.
 import type { Selectable } from 'kysely';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
-import type { App, Database, GameChange, GameDetail, GameSummary, Player, TokenInfo, User } from './types.ts';
+import type {
+  App,
+  Database,
+  GameChange,
+  GameDetail,
+  GameSummary,
+  Grant,
+  Player,
+  TokenInfo,
+  User,
+} from './types.ts';
 
 type GameRow = Selectable<GamesTable>;
 
@@ -18,7 +28,48 @@ export function toUser(row: Selectable<DB['users']>): User {
 }
 
 export function toApp(row: Selectable<DB['apps']>): App {
-  return { id: row.id, name: row.name, sector: row.sector, createdAt: Number(row.created_at) };
+  const type = row.client_type;
+  return {
+    id: row.id,
+    name: row.name,
+    sector: row.sector,
+    createdAt: Number(row.created_at),
+    oauth:
+      type === 'public' || type === 'confidential'
+        ? {
+            type,
+            redirectUris: JSON.parse(row.redirect_uris) as string[],
+            deviceFlow: row.device_flow === 1,
+          }
+        : null,
+  };
+}
+
+/** A grants row joined with its user's login and its app's name (grants.ts, grantQuery). */
+export interface GrantRow {
+  id: string;
+  user_id: string;
+  login: string;
+  app_id: string;
+  app_name: string;
+  scopes: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export function toGrant(row: GrantRow): Grant {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    userLogin: row.login,
+    appId: row.app_id,
+    appName: row.app_name,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    createdAt: Number(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
 }
 
 /** A tokens row joined with its user's login and its app's name and sector (tokens.ts, tokenQuery). */
@@ -33,6 +84,7 @@ export interface TokenRow {
   expires_at: number | null;
   revoked_at: number | null;
   created_at: number;
+  grant_id: string | null;
 }
 
 export function toTokenInfo(row: TokenRow): TokenInfo {
@@ -47,6 +99,7 @@ export function toTokenInfo(row: TokenRow): TokenInfo {
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     createdAt: Number(row.created_at),
+    grantId: row.grant_id,
   };
 }
 

@@ -8,6 +8,8 @@ export interface UsersTable {
   email: string | null;
   image: string | null;
   created_at: number;
+  /** The password's scrypt hash in PHC form (docs/oauth.md); null: the user cannot sign in. */
+  password_hash: Generated<string | null>;
 }
 
 export interface AppsTable {
@@ -16,6 +18,14 @@ export interface AppsTable {
   /** Pairwise-id sector: apps of one sector see the same user ids (OpenID Connect's sector identifier). */
   sector: string;
   created_at: number;
+  /** OAuth client type, 'public' or 'confidential'; null: the app is no OAuth client (migration 0009). */
+  client_type: Generated<string | null>;
+  /** JSON array of the exact redirect URIs of the authorization code flow. */
+  redirect_uris: Generated<string>;
+  /** 1: the app may use the device authorization grant. */
+  device_flow: Generated<number>;
+  /** A confidential client's secret as its SHA-256, hex. */
+  client_secret_hash: Generated<string | null>;
 }
 
 export interface TokensTable {
@@ -29,6 +39,39 @@ export interface TokensTable {
   expires_at: number | null;
   revoked_at: number | null;
   created_at: number;
+  /** The OAuth grant the token was issued under; null for a token the operator issued (migration 0009). */
+  grant_id: Generated<string | null>;
+}
+
+/** A user's consent to an app (migration 0009): what its OAuth tokens are issued under. */
+export interface GrantsTable {
+  id: string;
+  user_id: string;
+  app_id: string;
+  /** Space-separated scopes granted. */
+  scopes: string;
+  /** The authorization server's own record of the grant, JSON. */
+  payload: string;
+  created_at: number;
+  /** When the app last got a token under the grant (a code exchanged, a refresh). */
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/**
+ * What the authorization server keeps besides grants and access tokens (migration 0009): codes, refresh
+ * tokens, device codes, sessions, interactions, each under the SHA-256 of its id.
+ */
+export interface OAuthRecordsTable {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  /** SHA-256 of a device code's user code. */
+  user_code: string | null;
+  expires_at: number | null;
+  consumed_at: number | null;
 }
 
 export interface DatabasesTable {
@@ -119,6 +162,8 @@ export interface DB {
   users: UsersTable;
   apps: AppsTable;
   tokens: TokensTable;
+  grants: GrantsTable;
+  oauth_records: OAuthRecordsTable;
   databases: DatabasesTable;
   games: GamesTable;
   settings: SettingsTable;

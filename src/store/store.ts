@@ -1,9 +1,22 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect. The Store
 // opens and closes, runs the write transactions (write) and the reads of every API request (compiled once);
-// the rest it hands to a module per resource: accounts.ts (secret, users, apps), tokens.ts, databases.ts,
-// games.ts (export), feed.ts, game-writes.ts.
+// the rest it hands to a module per resource: accounts.ts (secret, users, apps), tokens.ts, grants.ts and
+// oauth-records.ts (OAuth), databases.ts, games.ts (export), feed.ts, game-writes.ts.
 import { type Kysely, sql } from 'kysely';
-import { addApp, addUser, findApp, findUser, listApps, listUsers, serverSecret } from './accounts.ts';
+import {
+  addApp,
+  addUser,
+  findApp,
+  findAppById,
+  findPasswordHash,
+  findUser,
+  listApps,
+  listUsers,
+  type NewApp,
+  serverSecret,
+  setAppClient,
+  setPasswordHash,
+} from './accounts.ts';
 import { beginChanges, type Changes, lastSeq } from './change-allocation.ts';
 import type { StoreContext } from './context.ts';
 import {
@@ -20,13 +33,39 @@ import { databaseVersion } from './etags.ts';
 import { changePositionAt } from './feed.ts';
 import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
 import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
+import {
+  activeGrant,
+  findGrantPayload,
+  type GrantWrite,
+  listGrants,
+  revokeGrant,
+  revokeGrantTokens,
+  saveGrant,
+} from './grants.ts';
+import {
+  consumeOAuthRecord,
+  deleteExpiredOAuthRecords,
+  deleteGrantRecords,
+  deleteOAuthRecord,
+  findOAuthRecord,
+  type OAuthRecord,
+  type OAuthRecordWrite,
+  saveOAuthRecord,
+} from './oauth-records.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { changeColumns, summaryColumns, toChange, toDetail, toSummary, toTokenInfo } from './rows.ts';
 import type { DB } from './schema.ts';
 import { BackgroundCheckpoints } from './sqlite/checkpoints.ts';
 import { sqliteHandleOf } from './sqlite/handle.ts';
 import { storable } from './storable.ts';
-import { issueToken, listTokens, revokeToken, tokenQuery } from './tokens.ts';
+import {
+  addGrantToken,
+  issueToken,
+  listTokens,
+  revokeToken,
+  revokeTokenValue,
+  tokenQuery,
+} from './tokens.ts';
 import type {
   App,
   BulkWrites,
@@ -35,8 +74,10 @@ import type {
   GameChange,
   GameDetail,
   GameRecord,
+  Grant,
   InsertOutcome,
   ListedGame,
+  OAuthClient,
   Page,
   TokenInfo,
   User,
@@ -158,10 +199,20 @@ export class Store implements StoreContext {
           throw error;
         });
     }
+    return this.transaction(async (conn) => fn(conn, await beginChanges(conn, 'sqlite', ownerId)));
+  }
+
+  /**
+   * Runs fn in a write transaction that touches no game (OAuth grants and records). On SQLite it begins
+   * IMMEDIATE, taking the write lock before its first read: a deferred transaction that reads and then
+   * writes fails at once, without waiting, when another process wrote in between.
+   */
+  async transaction<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+    if (this.dialect === 'postgres') return this.db.transaction().execute(fn);
     return this.db.connection().execute(async (conn) => {
       await sql`begin immediate`.execute(conn);
       try {
-        const result = await fn(conn, await beginChanges(conn, 'sqlite', ownerId));
+        const result = await fn(conn);
         await sql`commit`.execute(conn);
         return result;
       } catch (error) {
@@ -201,12 +252,35 @@ export class Store implements StoreContext {
     return findUser(this.db, 'id', id);
   }
 
-  async addApp(input: { name: string; sector?: string }): Promise<App> {
+  async addApp(input: NewApp): Promise<App> {
     return addApp(this.db, input);
   }
 
   async findApp(name: string): Promise<App | undefined> {
     return findApp(this.db, name);
+  }
+
+  /** The app with this id (an OAuth client's client_id), and a confidential client's secret hash. */
+  async findAppById(id: string): Promise<{ app: App; secretHash: string | null } | undefined> {
+    return findAppById(this.db, id);
+  }
+
+  /**
+   * Makes an app an OAuth client, changes what it is as one, or (client null) makes it none. A confidential
+   * client keeps its secret unless a new one's hash is given.
+   */
+  async setAppClient(appId: string, client: OAuthClient | null, secretHash?: string): Promise<void> {
+    return setAppClient(this.db, appId, client, secretHash);
+  }
+
+  /** Sets (or with null, removes) the user's password hash. */
+  async setPasswordHash(userId: string, hash: string | null): Promise<void> {
+    return setPasswordHash(this.db, userId, hash);
+  }
+
+  /** The user with this login and their password hash (null: they have none). */
+  async findPasswordHash(login: string): Promise<{ user: User; hash: string | null } | undefined> {
+    return findPasswordHash(this.db, login);
   }
 
   async listApps(): Promise<App[]> {
@@ -238,6 +312,86 @@ export class Store implements StoreContext {
   /** Revokes by token id or by the token itself. Returns the revoked token, undefined when none matched. */
   async revokeToken(tokenOrId: string): Promise<TokenInfo | undefined> {
     return revokeToken(this.db, tokenOrId);
+  }
+
+  // ---- OAuth: grants, their tokens and the authorization server's records (grants.ts, oauth-records.ts) --
+
+  /**
+   * Records an OAuth access token that the authorization server made, under its grant, and notes the grant
+   * used; false (and no token) when the grant has been revoked (tokens.ts).
+   */
+  async addGrantToken(input: Parameters<typeof addGrantToken>[1]): Promise<boolean> {
+    return addGrantToken(this, input);
+  }
+
+  /** Revokes the token with this value, if there is one. */
+  async revokeTokenValue(token: string): Promise<void> {
+    return revokeTokenValue(this.db, token);
+  }
+
+  /** Records a grant, or its new scopes and payload; false when it has been revoked meanwhile. */
+  async saveGrant(grant: GrantWrite): Promise<boolean> {
+    return saveGrant(this.db, grant);
+  }
+
+  /** An active (not revoked) grant and the authorization server's payload of it. */
+  async findGrant(id: string): Promise<{ grant: Grant; payload: string } | undefined> {
+    return findGrantPayload(this.db, id);
+  }
+
+  /** The user's active grant to the app, with its scopes: whether (and for what) the app may act for them. */
+  async activeGrant(appId: string, userId: string): Promise<Grant | undefined> {
+    return activeGrant(this.db, appId, userId);
+  }
+
+  /** Grants in the order they were made: every one, or one user's (revoked ones too). */
+  async listGrants(userId?: string): Promise<Grant[]> {
+    return listGrants(this.db, userId);
+  }
+
+  /**
+   * Revokes a grant with its access tokens, refresh tokens and codes, at once. `userId` limits it to that
+   * user's grants. Undefined when there is no such grant.
+   */
+  async revokeGrant(id: string, userId?: string): Promise<Grant | undefined> {
+    return revokeGrant(this, id, userId);
+  }
+
+  /** Revokes the access tokens issued under a grant. */
+  async revokeGrantTokens(grantId: string): Promise<void> {
+    return revokeGrantTokens(this.db, grantId);
+  }
+
+  async saveOAuthRecord(model: string, id: string, record: OAuthRecordWrite): Promise<void> {
+    return saveOAuthRecord(this.db, model, id, record);
+  }
+
+  /** A record by its id, uid or user code, unless it has expired. */
+  async findOAuthRecord(
+    model: string,
+    by: 'id' | 'uid' | 'user_code',
+    value: string,
+  ): Promise<OAuthRecord | undefined> {
+    return findOAuthRecord(this.db, model, by, value);
+  }
+
+  /** Marks a record consumed: true for exactly one of the requests that race to use it. */
+  async consumeOAuthRecord(model: string, id: string): Promise<boolean> {
+    return consumeOAuthRecord(this.db, model, id);
+  }
+
+  async deleteOAuthRecord(model: string, id: string): Promise<void> {
+    return deleteOAuthRecord(this.db, model, id);
+  }
+
+  /** Deletes the records of a model issued under a grant. */
+  async deleteGrantRecords(model: string, grantId: string): Promise<void> {
+    return deleteGrantRecords(this.db, model, grantId);
+  }
+
+  /** Deletes the records and the OAuth access tokens that have expired; returns how many rows went. */
+  async deleteExpiredOAuthRecords(): Promise<number> {
+    return deleteExpiredOAuthRecords(this.db);
   }
 
   // ---- databases (ts) --------------------------------------------------------------------

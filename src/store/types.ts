@@ -14,6 +14,31 @@ export interface App {
   name: string;
   sector: string;
   createdAt: number;
+  /** The app as an OAuth client (its client_id is its id); null: it gets tokens from the operator only. */
+  oauth: OAuthClient | null;
+}
+
+export interface OAuthClient {
+  /** public: no secret, PKCE alone (native and browser apps); confidential: PKCE and a client secret. */
+  type: 'public' | 'confidential';
+  /** The exact redirect URIs of the authorization code flow (none: the device flow only). */
+  redirectUris: string[];
+  /** Whether the app may use the device authorization grant (RFC 8628). */
+  deviceFlow: boolean;
+}
+
+/** A user's consent to an app, under which its OAuth tokens are issued. */
+export interface Grant {
+  id: string;
+  userId: string;
+  userLogin: string;
+  appId: string;
+  appName: string;
+  scopes: string[];
+  createdAt: number;
+  /** When the app last got a token under the grant (a code exchanged, a refresh). */
+  lastUsedAt: number | null;
+  revokedAt: number | null;
 }
 
 export interface TokenInfo {
@@ -27,6 +52,8 @@ export interface TokenInfo {
   expiresAt: number | null;
   revokedAt: number | null;
   createdAt: number;
+  /** The OAuth grant the token was issued under; null for a token the operator issued. */
+  grantId: string | null;
 }
 
 export interface Database {

@@ -33,6 +33,13 @@ const endpoints = () => [
   { path: '/changes', scope: 'games.read' },
 ];
 
+/**
+ * The challenge of a request without bearer credentials: the realm, and where the protected-resource metadata
+ * is (RFC 9728 5.1), which names the server that issues tokens.
+ */
+const bareChallenge = (w: World) =>
+  `Bearer realm="chessport", resource_metadata="${w.base.replace(/\/api\/v1$/, '')}/.well-known/oauth-protected-resource"`;
+
 function assertErrorBody(body: unknown, code: string) {
   assert.deepEqual(Object.keys(body as object).sort(), ['error', 'error_description']);
   const { error, error_description } = body as { error: string; error_description: string };
@@ -42,12 +49,12 @@ function assertErrorBody(body: unknown, code: string) {
 }
 
 describe('authentication', () => {
-  test('no token: 401 invalid_token with a bare Bearer challenge', async () => {
+  test('no token: 401 invalid_token with a bare Bearer challenge naming the resource metadata', async () => {
     for (const { path } of endpoints()) {
       const res = await http(world.base, path);
       assert.equal(res.status, 401, path);
       assertErrorBody(res.json, 'invalid_token');
-      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="chessport"', path);
+      assert.equal(res.headers.get('www-authenticate'), bareChallenge(world), path);
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     }
   });
@@ -68,7 +75,7 @@ describe('authentication', () => {
         const challenge = res.headers.get('www-authenticate') ?? '';
         assert.match(
           challenge,
-          /^Bearer realm="chessport", error="invalid_token", error_description="[^"]+"$/,
+          /^Bearer realm="chessport", error="invalid_token", error_description="[^"]+", resource_metadata="http:\/\/[^"]+\/\.well-known\/oauth-protected-resource"$/,
         );
       }
     });
@@ -89,7 +96,7 @@ describe('authentication', () => {
         const res = await raw(world.base, path, { headers: { authorization } });
         assert.equal(res.status, 401, `${authorization} ${path}`);
         assertErrorBody(JSON.parse(res.body.toString()), 'invalid_token');
-        assert.equal(res.headers['www-authenticate'], 'Bearer realm="chessport"', `${authorization} ${path}`);
+        assert.equal(res.headers['www-authenticate'], bareChallenge(world), `${authorization} ${path}`);
       }
     }
   });

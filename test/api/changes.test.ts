@@ -598,7 +598,10 @@ describe('GET /changes: authentication and methods, like every endpoint', () => 
   test('no token 401, garbage token 401, a token without games.read 403', async () => {
     const none = await http(world.base, '/changes');
     assert.equal(none.status, 401);
-    assert.equal(none.headers.get('www-authenticate'), 'Bearer realm="chessport"');
+    assert.equal(
+      none.headers.get('www-authenticate'),
+      `Bearer realm="chessport", resource_metadata="${world.base.replace(/\/api\/v1$/, '')}/.well-known/oauth-protected-resource"`,
+    );
     assert.equal((await http(world.base, '/changes', { token: 'cp_garbage' })).status, 401);
     // Authentication comes first: a bad parameter is not even looked at.
     assert.equal((await http(world.base, '/changes?cursor=bad')).status, 401);

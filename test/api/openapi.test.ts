@@ -209,18 +209,26 @@ describe('endpoints and security', () => {
     assert.deepEqual(listed.sort(), ENDPOINTS.map(({ method, path }) => `${method} ${path}`).sort());
   });
 
-  test('the bearer scheme names every scope; each operation requires the spec’s scope', () => {
-    const schemes = Object.entries(document.components.securitySchemes);
-    assert.equal(schemes.length, 1);
-    const [name, scheme] = schemes[0] as [string, Node];
-    assert.equal(scheme.type, 'http');
-    assert.equal(scheme.scheme, 'bearer');
+  test('the bearer and oauth2 schemes name every scope; each operation requires the spec’s scope of either', () => {
+    const schemes = document.components.securitySchemes;
+    assert.deepEqual(Object.keys(schemes).sort(), ['bearer', 'oauth2']);
+    const bearer = schemes.bearer as Node;
+    assert.equal(bearer.type, 'http');
+    assert.equal(bearer.scheme, 'bearer');
+    const oauth2 = schemes.oauth2 as Node;
+    assert.equal(oauth2.type, 'oauth2');
+    const flows = oauth2.flows as Record<string, Node>;
+    const code = flows.authorizationCode as Node;
+    assert.equal(code.authorizationUrl, '/oauth/authorize');
+    assert.equal(code.tokenUrl, '/oauth/token');
+    assert.equal((flows['x-deviceAuthorization'] as Node).deviceAuthorizationUrl, '/oauth/device/auth');
     for (const scope of ['user.read', 'databases.read', 'games.read']) {
-      assert.ok(String(scheme.description).includes(scope), scope);
+      assert.ok(String(bearer.description).includes(scope), scope);
+      assert.ok(scope in (code.scopes as Node), scope);
     }
     for (const { method, path, scope } of ENDPOINTS) {
       const { security, operationId, summary, description } = operation(path, method);
-      assert.deepEqual(security, [{ [name]: [scope] }], path);
+      assert.deepEqual(security, [{ bearer: [scope] }, { oauth2: [scope] }], path);
       assert.ok(operationId && summary && description, path);
     }
   });

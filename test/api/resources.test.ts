@@ -712,7 +712,11 @@ describe('ids of any length or encoding', () => {
         const what = path.slice(0, 60);
         const anonymous = await get(path, '');
         assert.equal(anonymous.status, 401, what);
-        assert.equal(anonymous.headers.get('www-authenticate'), 'Bearer realm="chessport"', what);
+        assert.equal(
+          anonymous.headers.get('www-authenticate'),
+          `Bearer realm="chessport", resource_metadata="${world.base.replace(/\/api\/v1$/, '')}/.well-known/oauth-protected-resource"`,
+          what,
+        );
         const garbage = await get(path, 'cp_not-a-real-token');
         assert.equal(garbage.status, 401, what);
         const res = await get(path);

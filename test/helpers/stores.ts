@@ -157,6 +157,26 @@ export async function executeOnStore(databaseUrl: string, text: string): Promise
 }
 
 /**
+ * Undoes migration 0009 (OAuth) on a test store, as executeOnStore undoes others: a test that runs an earlier
+ * migration again, by deleting the records of the migrations from it on, has the later ones run again too.
+ */
+export async function undoOAuthMigration(databaseUrl: string): Promise<void> {
+  for (const statement of [
+    'drop table oauth_records',
+    'drop table grants',
+    'drop index tokens_grant',
+    'alter table tokens drop column grant_id',
+    'alter table users drop column password_hash',
+    'alter table apps drop column client_type',
+    'alter table apps drop column redirect_uris',
+    'alter table apps drop column device_flow',
+    'alter table apps drop column client_secret_hash',
+  ]) {
+    await executeOnStore(databaseUrl, statement);
+  }
+}
+
+/**
  * Everything a store keeps at rest, as text: the SQLite file and its WAL byte for byte (free pages
  * included), or every row of every table of the PostgreSQL database.
  */

@@ -106,6 +106,7 @@ for (const { dialect, skip } of DIALECTS) {
           expiresAt: 5,
           revokedAt: null,
           createdAt: 0,
+          grantId: null,
         },
       );
       assert.equal(await store.findTokenByHash(hashToken('cp_unknown')), undefined);

@@ -5,6 +5,9 @@ import { SCOPES, type Scope } from '../auth.ts';
 
 export const SECURITY_SCHEME = 'bearer';
 
+/** The OAuth 2.0 flows that issue the bearer tokens (docs/oauth.md): each operation accepts either. */
+export const OAUTH_SCHEME = 'oauth2';
+
 export const TAGS = {
   User: 'The user behind the token.',
   Databases: 'The user’s game databases; a database’s games as JSON pages or as one PGN file.',
@@ -101,6 +104,16 @@ may expire or be revoked. Each operation lists the scope it needs:
 ${SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_USES[scope]}`).join('\n')}
 `.trim();
 
+const OAUTH_DESCRIPTION = `
+The tokens of the bearer scheme, obtained by an app through OAuth 2.0 rather than from the operator: the
+authorization code flow with PKCE (S256, required of every client) for web and native apps, and the device
+authorization grant (RFC 8628; \`x-deviceAuthorization\`) for command-line tools and TVs. Access tokens last
+an hour by default; refresh tokens rotate, and a rotated one used again revokes the grant. The server's
+metadata is at \`/.well-known/oauth-authorization-server\` (RFC 8414); every 401 names
+\`/.well-known/oauth-protected-resource\` (RFC 9728) in its \`WWW-Authenticate\` challenge. Apps are
+registered by the operator (\`chessport apps add <name> --redirect-uri <uri>\`).
+`.trim();
+
 export const openapiBase = {
   openapi: '3.1.0',
   info: {
@@ -115,6 +128,24 @@ export const openapiBase = {
   components: {
     securitySchemes: {
       [SECURITY_SCHEME]: { type: 'http' as const, scheme: 'bearer', description: SCHEME_DESCRIPTION },
+      [OAUTH_SCHEME]: {
+        type: 'oauth2' as const,
+        description: OAUTH_DESCRIPTION,
+        flows: {
+          authorizationCode: {
+            authorizationUrl: '/oauth/authorize',
+            tokenUrl: '/oauth/token',
+            refreshUrl: '/oauth/token',
+            scopes: SCOPE_USES,
+          },
+          // OpenAPI 3.1 has no device flow: its endpoints, as OpenAPI 3.2 names them.
+          'x-deviceAuthorization': {
+            deviceAuthorizationUrl: '/oauth/device/auth',
+            tokenUrl: '/oauth/token',
+            scopes: SCOPE_USES,
+          },
+        },
+      },
     },
   },
 };

@@ -63,7 +63,8 @@ export const HEADERS = {
     'string',
     'RFC 6750 challenge: Bearer realm="chessport", error="...", error_description="..." (403 adds ' +
       'scope="..."). Without Bearer credentials (no Authorization header, an empty one, or another scheme ' +
-      'such as Basic) it is the bare Bearer realm="chessport".',
+      'such as Basic) it is the bare Bearer realm="chessport". A 401 ends with resource_metadata="<server>/' +
+      '.well-known/oauth-protected-resource" (RFC 9728), which names the OAuth server that issues tokens.',
   ),
 } as const;
 

@@ -1,6 +1,7 @@
-// Structured pino logs that never carry a credential: Authorization headers are redacted wherever they
-// appear, and anything token-shaped in a URL (a client that put its token in the query) is masked, also
-// when it is percent-encoded, as the server decodes it. The URL is logged as sent, never decoded.
+// Structured pino logs that never carry a credential: Authorization headers and cookies are redacted
+// wherever they appear, and anything token-shaped in a URL (a client that put its token in the query, a
+// device flow's user code) is masked, also when it is percent-encoded, as the server decodes it. The URL is
+// logged as sent, never decoded.
 import { writeSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { type FastifyInstance, LogController } from 'fastify';
@@ -22,8 +23,10 @@ function encodable(literal: string): string {
 // A token's characters, or any percent-escape: an encoded token is masked whole (masking a little more is
 // harmless).
 const TOKEN_BODY = '(?:[A-Za-z0-9_~.+/=-]|%[0-9A-Fa-f]{2})+';
+// Also the OAuth parameters that are credentials, should they come in a URL: a device flow's user code
+// (verification_uri_complete), a code.
 const TOKEN_IN_URL = new RegExp(
-  `${encodable('cp_')}${TOKEN_BODY}|((?:${encodable('access_')})?${encodable('token')}=)[^&#]*`,
+  `${encodable('cp_')}${TOKEN_BODY}|((?:(?:${encodable('access_')}|${encodable('refresh_')})?${encodable('token')}|(?:${encodable('user_')})?${encodable('code')})=)[^&#]*`,
   'gi',
 );
 

@@ -1,44 +1,192 @@
+import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
-import { jsonOption, withStore } from '../context.ts';
+import { type App, hashToken, type OAuthClient } from '../../store/index.ts';
+import { hint, jsonOption, withStore } from '../context.ts';
 import { emit, table } from '../output.ts';
-import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+import { CliError, isLoopbackHost, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+
+/**
+ * A redirect URI as RFC 6749 3.1.2 and RFC 8252 want it: absolute, https, or http on a loopback IP literal
+ * (127.0.0.1, [::1]; a native app's, which then may use any port: docs/oauth.md), without a fragment or
+ * credentials. localhost is refused as RFC 8252 8.3 advises: a name can resolve elsewhere.
+ */
+export function parseRedirectUri(text: string): string {
+  const url = URL.parse(text);
+  if (!url || text.includes('#') || /\s/u.test(text)) {
+    throw new CliError(
+      `--redirect-uri must be an absolute URL without a fragment, such as https://app.example.org/callback, got "${text}"`,
+    );
+  }
+  if (url.username || url.password)
+    throw new CliError(`--redirect-uri must not hold credentials, got "${text}"`);
+  if (url.protocol === 'https:') return url.href;
+  if (url.protocol === 'http:' && url.hostname !== 'localhost' && isLoopbackHost(url.hostname))
+    return url.href;
+  if (url.protocol === 'http:' && url.hostname === 'localhost') {
+    throw new CliError(
+      `--redirect-uri: use http://127.0.0.1 (or http://[::1]) rather than localhost, got "${text}"`,
+    );
+  }
+  throw new CliError(
+    `--redirect-uri must be https, or http on 127.0.0.1 or [::1] (a native app on the user's machine), got "${text}"`,
+  );
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** A confidential client's secret: shown once, only its SHA-256 is kept. */
+function newClientSecret(): { secret: string; hash: string } {
+  const secret = `cps_${randomBytes(32).toString('base64url')}`;
+  return { secret, hash: hashToken(secret) };
+}
+
+function oauthText(client: OAuthClient | null): string {
+  if (!client) return '-';
+  const parts: string[] = [client.type];
+  if (client.redirectUris.length > 0) parts.push(client.redirectUris.join(' '));
+  if (client.deviceFlow) parts.push('device flow');
+  return parts.join(', ');
+}
+
+function appJson(app: App) {
+  return {
+    id: app.id,
+    name: app.name,
+    sector: app.sector,
+    createdAt: iso(app.createdAt),
+    clientId: app.oauth ? app.id : null,
+    oauth: app.oauth,
+  };
+}
+
+/** What the operator hands the app's developer: the client id, and a confidential client's secret, once. */
+function clientLines(app: App, secret: string | null): string {
+  if (!app.oauth) return '';
+  const lines = [`\nclient id: ${app.id}`];
+  if (secret)
+    lines.push(`client secret: ${secret}\n(shown once: only its hash is kept; give it to the app now)`);
+  return lines.join('\n');
+}
 
 export function appsCommand(program: Command): void {
   const apps = program.command('apps').description('manage the apps that tokens are issued to');
   apps
     .command('add <name>')
-    .description('register an app')
+    .description('register an app; with --redirect-uri or --device, as an OAuth client (docs/oauth.md)')
     .option(
       '--sector <sector>',
       'pairwise-id sector: apps of one sector see the same user ids (default: the app alone)',
     )
+    .option(
+      '--redirect-uri <uri>',
+      'where the authorization code flow may send users back (repeat for more): https, or http://127.0.0.1',
+      collect,
+    )
+    .option('--device', 'the app may use the device flow (command-line tools, TVs)')
+    .option('--public', 'a public client (native or browser app): PKCE and no client secret')
     .option(...jsonOption)
-    .action(async (name: string, opts: { sector?: string; json?: boolean }, cmd: Command) =>
-      withStore(cmd, async (store) => {
-        parseName(name, 'the app name', MAX_KEY_NAME_LENGTH);
-        // An empty sector (`--sector "$SECTOR"` with the variable unset) would be one that every such app
-        // shares, and with it the user ids, where leaving the option out gives the app its own.
-        if (opts.sector !== undefined) parseName(opts.sector, '--sector');
-        const app = await store.addApp({ name, sector: opts.sector });
-        emit(
-          Boolean(opts.json),
-          { id: app.id, name: app.name, sector: app.sector, createdAt: iso(app.createdAt) },
-          () => `registered app ${name}`,
-        );
-      }),
+    .action(
+      async (
+        name: string,
+        opts: { sector?: string; redirectUri?: string[]; device?: boolean; public?: boolean; json?: boolean },
+        cmd: Command,
+      ) =>
+        withStore(cmd, async (store) => {
+          parseName(name, 'the app name', MAX_KEY_NAME_LENGTH);
+          // An empty sector (`--sector "$SECTOR"` with the variable unset) would be one that every such app
+          // shares, and with it the user ids, where leaving the option out gives the app its own.
+          if (opts.sector !== undefined) parseName(opts.sector, '--sector');
+          const redirectUris = [...new Set((opts.redirectUri ?? []).map(parseRedirectUri))];
+          const isClient = redirectUris.length > 0 || Boolean(opts.device);
+          if (opts.public && !isClient) {
+            throw new CliError('--public makes an OAuth client: give --redirect-uri or --device too');
+          }
+          const oauth: OAuthClient | undefined = isClient
+            ? {
+                type: opts.public ? 'public' : 'confidential',
+                redirectUris,
+                deviceFlow: Boolean(opts.device),
+              }
+            : undefined;
+          const secret = oauth?.type === 'confidential' ? newClientSecret() : null;
+          const app = await store.addApp({
+            name,
+            sector: opts.sector,
+            oauth,
+            clientSecretHash: secret?.hash,
+          });
+          emit(
+            Boolean(opts.json),
+            { ...appJson(app), clientSecret: secret?.secret ?? null },
+            () => `registered app ${name}${clientLines(app, secret?.secret ?? null)}`,
+          );
+        }),
+    );
+  apps
+    .command('update <name>')
+    .description('change an app as an OAuth client (making it one if it is not)')
+    .option('--redirect-uri <uri>', 'the redirect URIs, replacing the ones it has (repeat for more)', collect)
+    .option('--device', 'allow the device flow')
+    .option('--no-device', 'stop allowing the device flow')
+    .option('--public', 'when the app becomes an OAuth client: a public one, without a secret')
+    .option('--new-secret', 'a confidential client: replace its secret (printed once)')
+    .option(...jsonOption)
+    .action(
+      async (
+        name: string,
+        opts: {
+          redirectUri?: string[];
+          device?: boolean;
+          public?: boolean;
+          newSecret?: boolean;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) =>
+        withStore(cmd, async (store) => {
+          const app = await store.findApp(name);
+          if (!app) throw new CliError(`no app "${name}"${hint('chessport apps add', name)}`);
+          if (opts.public && app.oauth) {
+            throw new CliError(
+              `app "${name}" is a ${app.oauth.type} client already; its type does not change (register another app)`,
+            );
+          }
+          const redirectUris =
+            opts.redirectUri === undefined
+              ? (app.oauth?.redirectUris ?? [])
+              : [...new Set(opts.redirectUri.map(parseRedirectUri))];
+          const deviceFlow = opts.device ?? app.oauth?.deviceFlow ?? false;
+          if (redirectUris.length === 0 && !deviceFlow) {
+            throw new CliError('an OAuth client needs --redirect-uri or the device flow (--device)');
+          }
+          const type = app.oauth?.type ?? (opts.public ? 'public' : 'confidential');
+          if (opts.newSecret && type !== 'confidential') {
+            throw new CliError(`app "${name}" is a public client: it has no secret`);
+          }
+          const secret = type === 'confidential' && (opts.newSecret || !app.oauth) ? newClientSecret() : null;
+          const client: OAuthClient = { type, redirectUris, deviceFlow };
+          await store.setAppClient(app.id, client, secret?.hash);
+          const updated = { ...app, oauth: client };
+          emit(
+            Boolean(opts.json),
+            { ...appJson(updated), clientSecret: secret?.secret ?? null },
+            () => `updated app ${name}${clientLines(updated, secret?.secret ?? null)}`,
+          );
+        }),
     );
   apps
     .command('list')
-    .description('list apps')
+    .description('list apps, with what makes each an OAuth client')
     .option(...jsonOption)
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const all = await store.listApps();
-        emit(
-          Boolean(opts.json),
-          all.map((a) => ({ id: a.id, name: a.name, sector: a.sector, createdAt: iso(a.createdAt) })),
-          () => table([['NAME', 'SECTOR', 'ID'], ...all.map((a) => [a.name, a.sector, a.id])]),
+        emit(Boolean(opts.json), all.map(appJson), () =>
+          table([
+            ['NAME', 'SECTOR', 'ID', 'OAUTH'],
+            ...all.map((a) => [a.name, a.sector, a.id, oauthText(a.oauth)]),
+          ]),
         );
       }),
     );

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SCOPES, type Scope } from '../../api/auth.ts';
 import { hint, jsonOption, requireUser, withStore } from '../context.ts';
-import { emit, table, tokenJson } from '../output.ts';
+import { emit, grantJson, table, tokenJson } from '../output.ts';
 import { CliError, parseDuration } from '../settings.ts';
 
 function parseScopes(text: string): Scope[] {
@@ -32,7 +32,9 @@ function parseLifetime(text: string): number {
 }
 
 export function tokensCommand(program: Command): void {
-  const tokens = program.command('tokens').description('issue, revoke and list access tokens');
+  const tokens = program
+    .command('tokens')
+    .description('issue, revoke and list access tokens, and list the OAuth grants they come under');
   tokens
     .command('issue')
     .description('print a new access token (shown once; only its hash is stored)')
@@ -70,13 +72,24 @@ export function tokensCommand(program: Command): void {
     );
   tokens
     .command('revoke <token-or-id>')
-    .description('revoke a token, given the token itself or its id')
+    .description(
+      'revoke a token, given the token itself or its id; or an OAuth grant by its id, with all its tokens',
+    )
     .option(...jsonOption)
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const revoked = await store.revokeToken(ref);
-        if (!revoked) throw new CliError('no such token');
-        emit(Boolean(opts.json), tokenJson(revoked), () => `revoked token ${revoked.id}`);
+        if (revoked) {
+          emit(Boolean(opts.json), tokenJson(revoked), () => `revoked token ${revoked.id}`);
+          return;
+        }
+        const grant = await store.revokeGrant(ref);
+        if (!grant) throw new CliError('no such token or grant');
+        emit(
+          Boolean(opts.json),
+          grantJson(grant),
+          () => `revoked grant ${grant.id} of ${grant.userLogin} to ${grant.appName}, with its tokens`,
+        );
       }),
     );
   tokens
@@ -88,8 +101,41 @@ export function tokensCommand(program: Command): void {
         const all = (await store.listTokens()).map((t) => tokenJson(t));
         emit(Boolean(opts.json), all, () =>
           table([
-            ['ID', 'USER', 'APP', 'SCOPES', 'STATE', 'EXPIRES'],
-            ...all.map((t) => [t.id, t.user, t.app, t.scopes.join(','), t.state, t.expiresAt ?? 'never']),
+            ['ID', 'USER', 'APP', 'SCOPES', 'STATE', 'EXPIRES', 'GRANT'],
+            ...all.map((t) => [
+              t.id,
+              t.user,
+              t.app,
+              t.scopes.join(','),
+              t.state,
+              t.expiresAt ?? 'never',
+              t.grant ?? '-',
+            ]),
+          ]),
+        );
+      }),
+    );
+  tokens
+    .command('grants')
+    .description('list OAuth grants: which user allowed which app what, and when it last got a token')
+    .option('--user <login>', "only this user's grants")
+    .option(...jsonOption)
+    .action(async (opts: { user?: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const user = opts.user === undefined ? undefined : await requireUser(store, opts.user);
+        const all = (await store.listGrants(user?.id)).map(grantJson);
+        emit(Boolean(opts.json), all, () =>
+          table([
+            ['ID', 'USER', 'APP', 'SCOPES', 'STATE', 'GRANTED', 'LAST USED'],
+            ...all.map((g) => [
+              g.id,
+              g.user,
+              g.app,
+              g.scopes.join(','),
+              g.state,
+              g.createdAt,
+              g.lastUsedAt ?? 'never',
+            ]),
           ]),
         );
       }),

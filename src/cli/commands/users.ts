@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../api/oauth/password-rules.ts';
 import { iso } from '../../api/serialize.ts';
-import { jsonOption, withStore } from '../context.ts';
+import { jsonOption, requireUser, withStore } from '../context.ts';
 import { emit, table } from '../output.ts';
+import { readPassword } from '../password-input.ts';
 import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 // /me serves these as the spec's "e-mail address" and "URL of the user's image": a client may mail the one and
@@ -59,6 +61,27 @@ export function usersCommand(program: Command): void {
             () => `created user ${login}`,
           );
         }),
+    );
+  users
+    .command('passwd <login>')
+    .description('set the password the user signs in with (asked on the terminal without echo)')
+    .option('--stdin', 'read the password from standard input instead (for scripts)')
+    .option(...jsonOption)
+    .action(async (login: string, opts: { stdin?: boolean; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const user = await requireUser(store, login);
+        const password = await readPassword(Boolean(opts.stdin));
+        const length = [...password].length;
+        if (length < MIN_PASSWORD_LENGTH || length > MAX_PASSWORD_LENGTH) {
+          throw new CliError(
+            `the password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters, got ${length}: nothing changed`,
+          );
+        }
+        // Loaded here: scrypt is for this command only.
+        const { hashPassword } = await import('../../api/oauth/passwords.ts');
+        await store.setPasswordHash(user.id, await hashPassword(password));
+        emit(Boolean(opts.json), { login, passwordSet: true }, () => `set the password of ${login}`);
+      }),
     );
   users
     .command('list')

@@ -1,0 +1,156 @@
+// The OAuth 2.0 authorization server inside the API server (docs/oauth.md): oidc-provider's endpoints, the
+// pages that sign users in and ask their consent, /account, and the metadata documents. It lives outside
+// /api/v1, which stays GET and HEAD only. The provider is made on the first request that needs it: with
+// PORT=0 the issuer (the listening address) is known only once the server listens.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type Provider from 'oidc-provider';
+import type { Store } from '../../store/index.ts';
+import { SCOPES } from '../auth.ts';
+import { accountRoutes } from './account.ts';
+import { Browsers } from './browser.ts';
+import { STYLESHEET, STYLESHEET_PATH } from './html.ts';
+import { interactionRoutes } from './interactions.ts';
+import { formBodies, PAGE_HEADERS, type PagesContext, PROVIDER_CSP } from './pages.ts';
+import { createProvider, derivedKey, OAUTH_ROUTES } from './provider.ts';
+import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
+import { DEFAULT_SIGN_IN_LIMITS, type SignInLimits, SignInThrottle } from './throttle.ts';
+
+export { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
+
+export interface OAuthOptions {
+  store: Store;
+  secret: string;
+  /** The issuer: the server's public base URL, an origin without a trailing slash. */
+  issuer: () => string;
+  settings?: OAuthSettings;
+  /** Shares the sign-in throttle's counters between instances. */
+  redis?: Redis | null;
+  redisPrefix?: string;
+  signInLimits?: SignInLimits;
+}
+
+export const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
+export const PROTECTED_RESOURCE_METADATA = '/.well-known/oauth-protected-resource';
+
+/** The provider's endpoints and the methods they answer; Fastify hands these requests to it untouched. */
+const PROVIDER_ENDPOINTS: [('GET' | 'POST' | 'OPTIONS')[], string][] = [
+  [['GET'], OAUTH_ROUTES.authorization],
+  [['GET'], `${OAUTH_ROUTES.authorization}/:uid`],
+  [['POST', 'OPTIONS'], OAUTH_ROUTES.token],
+  [['POST', 'OPTIONS'], OAUTH_ROUTES.revocation],
+  [['POST', 'OPTIONS'], OAUTH_ROUTES.device_authorization],
+  [['GET', 'POST'], OAUTH_ROUTES.code_verification],
+  [['GET'], `${OAUTH_ROUTES.code_verification}/:uid`],
+  [['GET', 'OPTIONS'], OAUTH_ROUTES.jwks],
+  [['GET', 'OPTIONS'], AUTHORIZATION_SERVER_METADATA],
+];
+
+/** How often records past their expiry (codes, sessions, used refresh tokens) are deleted. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
+
+export interface OAuthServer {
+  /** The URL of the protected-resource metadata (RFC 9728), which the API's 401 challenges name. */
+  resourceMetadataUrl(): string;
+}
+
+export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthServer {
+  const { store } = options;
+  let provider: Provider | undefined;
+  type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  let callback: Handler | undefined;
+  let browsers: Browsers | undefined;
+  const browsersOf = () => {
+    browsers ??= new Browsers(
+      store,
+      options.issuer().startsWith('https:'),
+      derivedKey(options.secret, 'page csrf'),
+    );
+    return browsers;
+  };
+  const providerOf = () => {
+    provider ??= createProvider({
+      store,
+      issuer: options.issuer(),
+      secret: options.secret,
+      settings: options.settings ?? DEFAULT_OAUTH_SETTINGS,
+      browsers: browsersOf(),
+      log: app.log,
+    });
+    return provider;
+  };
+  const throttle = new SignInThrottle(
+    options.redis ?? null,
+    options.redisPrefix ?? 'chessport:',
+    options.signInLimits ?? DEFAULT_SIGN_IN_LIMITS,
+  );
+
+  app.register(async (scope) => {
+    // The provider reads the bodies itself.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    for (const [method, url] of PROVIDER_ENDPOINTS) {
+      scope.route({
+        method,
+        url,
+        handler: async (request, reply) => {
+          // Addressed to the issuer, from the client address Fastify found (TRUST_PROXY): the provider's
+          // URLs are the issuer's whatever Host the request came with, and its cookies are Secure over https.
+          const issuer = new URL(options.issuer());
+          const headers = request.raw.headers;
+          headers.host = issuer.host;
+          delete headers['x-forwarded-host'];
+          headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
+          headers['x-forwarded-for'] = request.ip;
+          reply.hijack();
+          for (const [name, value] of Object.entries(PAGE_HEADERS)) reply.raw.setHeader(name, value);
+          reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
+          callback ??= providerOf().callback() as Handler;
+          await callback(request.raw, reply.raw);
+        },
+      });
+    }
+  });
+
+  app.register(async (scope) => {
+    formBodies(scope);
+    const context: PagesContext = {
+      store,
+      get browsers() {
+        return browsersOf();
+      },
+      throttle,
+    };
+    interactionRoutes(scope, context, providerOf);
+    accountRoutes(scope, context);
+  });
+
+  app.get(STYLESHEET_PATH, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(STYLESHEET),
+  );
+
+  app.get(PROTECTED_RESOURCE_METADATA, async (_request, reply) => {
+    const issuer = options.issuer();
+    return reply
+      .headers({ 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=3600' })
+      .send({
+        resource: issuer,
+        authorization_servers: [issuer],
+        scopes_supported: SCOPES,
+        bearer_methods_supported: ['header'],
+        resource_name: 'chessport API',
+        resource_documentation: `${issuer}/docs`,
+      });
+  });
+
+  const sweeper = setInterval(() => {
+    store.deleteExpiredOAuthRecords().catch((error: unknown) => {
+      app.log.warn({ err: error }, 'oauth: could not delete expired records');
+    });
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  app.addHook('onClose', async () => clearInterval(sweeper));
+
+  return { resourceMetadataUrl: () => `${options.issuer()}${PROTECTED_RESOURCE_METADATA}` };
+}

@@ -1,0 +1,666 @@
+// The OAuth authorization server against a real server on a real store, set up through the CLI: the code
+// flow with PKCE through the server's own pages, tokens that the API takes as any other, refresh with
+// rotation, revocation, and each refusal a hostile client or page might try.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import * as oauth from 'oauth4webapi';
+import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import {
+  action,
+  addClient,
+  addUserWithPassword,
+  authorize,
+  authorizeUrl,
+  type Client,
+  FormBrowser,
+  field,
+  freePort,
+  PASSWORD,
+  pkce,
+  tokenRequest,
+} from '../helpers/oauth.ts';
+import { executeOnStore, storeText } from '../helpers/stores.ts';
+import { ALICE_PGN } from '../helpers/world.ts';
+
+const WEB_REDIRECT = 'https://app.example.org/callback';
+const NATIVE_REDIRECT = 'http://127.0.0.1/callback';
+
+describe('OAuth: the authorization code flow with PKCE', () => {
+  let env: Env;
+  let server: Server;
+  let base: string;
+  let web: Client;
+  let native: Client;
+
+  before(async () => {
+    env = tempEnv();
+    await addUserWithPassword(env, 'ann');
+    await cliJson(env, ['import', ALICE_PGN, '--user', 'ann', '--database', 'main']);
+    await addUserWithPassword(env, 'bob');
+    await addUserWithPassword(env, 'tess'); // the throttle's: failed sign-ins of her own
+    web = await addClient(env, 'Web <App>', ['--redirect-uri', WEB_REDIRECT]);
+    native = await addClient(env, 'Native', ['--redirect-uri', NATIVE_REDIRECT, '--public']);
+    server = await startServer(env);
+    base = server.base;
+  });
+  after(async () => {
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  const webAuth = () => ({ clientId: web.clientId, clientSecret: web.clientSecret ?? '' });
+
+  async function codeFor(scope = 'user.read games.read', browser = new FormBrowser()) {
+    const challenge = pkce();
+    const state = 'state-123';
+    const back = await authorize(browser, base, {
+      clientId: web.clientId,
+      redirectUri: WEB_REDIRECT,
+      scope,
+      state,
+      pkce: challenge,
+    });
+    assert.equal(`${back.origin}${back.pathname}`, WEB_REDIRECT);
+    assert.equal(back.searchParams.get('state'), state);
+    const code = back.searchParams.get('code');
+    assert.ok(code, `no code in ${back}`);
+    return { browser, code, verifier: challenge.verifier };
+  }
+
+  test('a code, exchanged with its verifier, gives tokens the API takes; refresh rotates', async () => {
+    const { code, verifier } = await codeFor();
+    const exchanged = await tokenRequest(
+      base,
+      { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: verifier },
+      webAuth(),
+    );
+    assert.equal(exchanged.status, 200, JSON.stringify(exchanged.json));
+    assert.equal(exchanged.json.token_type, 'Bearer');
+    assert.equal(exchanged.json.expires_in, 3600);
+    assert.equal(exchanged.json.scope, 'user.read games.read');
+    const access = String(exchanged.json.access_token);
+    const refresh = String(exchanged.json.refresh_token);
+    const me = await http<{ data: { name: string } }>(base, '/api/v1/me', { token: access });
+    assert.equal(me.status, 200);
+    assert.equal(me.json.data.name, 'ann Example');
+    const games = await http<{ data: unknown[] }>(base, '/api/v1/games', { token: access });
+    assert.equal(games.status, 200);
+    assert.ok(games.json.data.length > 0);
+    // Not granted: databases.read.
+    assert.equal((await http(base, '/api/v1/databases', { token: access })).status, 403);
+    // A refresh token is no access token.
+    assert.equal((await http(base, '/api/v1/me', { token: refresh })).status, 401);
+
+    const refreshed = await tokenRequest(
+      base,
+      { grant_type: 'refresh_token', refresh_token: refresh },
+      webAuth(),
+    );
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
+    assert.notEqual(refreshed.json.refresh_token, refresh);
+    assert.equal(
+      (await http(base, '/api/v1/me', { token: String(refreshed.json.access_token) })).status,
+      200,
+    );
+  });
+
+  const exchange = (code: string, verifier: string, auth = webAuth()) =>
+    tokenRequest(
+      base,
+      { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: verifier },
+      auth,
+    );
+
+  async function tokens(scope?: string) {
+    const { code, verifier, browser } = await codeFor(scope);
+    const answer = await exchange(code, verifier);
+    assert.equal(answer.status, 200, JSON.stringify(answer.json));
+    return { access: String(answer.json.access_token), refresh: String(answer.json.refresh_token), browser };
+  }
+
+  const refreshWith = (refresh: string, extra: Record<string, string> = {}) =>
+    tokenRequest(base, { grant_type: 'refresh_token', refresh_token: refresh, ...extra }, webAuth());
+
+  test('a redirect URI that is not registered gets an error page, and no redirect', async () => {
+    for (const redirectUri of [
+      'https://evil.example/callback',
+      `${WEB_REDIRECT}/`,
+      `${WEB_REDIRECT}?next=1`,
+      'https://APP.example.org/callback#x',
+    ]) {
+      const browser = new FormBrowser();
+      const url = authorizeUrl(base, {
+        clientId: web.clientId,
+        redirectUri,
+        scope: 'games.read',
+        pkce: pkce(),
+      });
+      const page = await browser.request(url);
+      assert.equal(page.status, 400, redirectUri);
+      assert.equal(page.headers.get('location'), null, redirectUri);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(page.text, /redirect_uri/);
+      assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+    }
+  });
+
+  test('PKCE is required, S256 only; a wrong or missing verifier gets no tokens', async () => {
+    const browser = new FormBrowser();
+    const withoutPkce: Record<string, string>[] = [
+      {},
+      { code_challenge: pkce().challenge, code_challenge_method: 'plain' },
+    ];
+    for (const extra of withoutPkce) {
+      const url = authorizeUrl(base, {
+        clientId: web.clientId,
+        redirectUri: WEB_REDIRECT,
+        scope: 'games.read',
+        state: 's1',
+        extra,
+      });
+      const page = await browser.request(url);
+      const location = new URL(page.headers.get('location') ?? '');
+      assert.equal(location.searchParams.get('error'), 'invalid_request', JSON.stringify(extra));
+      assert.equal(location.searchParams.get('code'), null);
+      assert.equal(location.searchParams.get('state'), 's1');
+    }
+    const { code, verifier } = await codeFor();
+    for (const wrong of [pkce().verifier, undefined]) {
+      const params: Record<string, string> = {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: WEB_REDIRECT,
+      };
+      if (wrong) params.code_verifier = wrong;
+      const answer = await tokenRequest(base, params, webAuth());
+      assert.equal(answer.status, 400);
+      assert.equal(answer.json.error, 'invalid_grant');
+      assert.equal(answer.json.access_token, undefined);
+    }
+    // A wrong guess does not use the code up for its owner.
+    assert.equal((await exchange(code, verifier)).status, 200);
+  });
+
+  test('a code used twice: the second fails, and the tokens of the first are revoked', async () => {
+    const { code, verifier } = await codeFor();
+    const first = await exchange(code, verifier);
+    assert.equal(first.status, 200);
+    const access = String(first.json.access_token);
+    assert.equal((await http(base, '/api/v1/me', { token: access })).status, 200);
+    const second = await exchange(code, verifier);
+    assert.equal(second.status, 400);
+    assert.equal(second.json.error, 'invalid_grant');
+    assert.equal((await http(base, '/api/v1/me', { token: access })).status, 401);
+    const refreshed = await refreshWith(String(first.json.refresh_token));
+    assert.equal(refreshed.json.error, 'invalid_grant');
+  });
+
+  test('an expired code is refused', async () => {
+    const { code, verifier } = await codeFor();
+    // As if its minute had passed.
+    await executeOnStore(
+      env.databaseUrl,
+      "update oauth_records set expires_at = 1 where model = 'AuthorizationCode'",
+    );
+    const answer = await exchange(code, verifier);
+    assert.equal(answer.status, 400);
+    assert.equal(answer.json.error, 'invalid_grant');
+  });
+
+  test('a rotated refresh token used again revokes the grant', async () => {
+    const { access, refresh } = await tokens();
+    const rotated = await refreshWith(refresh);
+    assert.equal(rotated.status, 200);
+    const newAccess = String(rotated.json.access_token);
+    const newRefresh = String(rotated.json.refresh_token);
+    const replay = await refreshWith(refresh);
+    assert.equal(replay.status, 400);
+    assert.equal(replay.json.error, 'invalid_grant');
+    for (const token of [access, newAccess]) {
+      assert.equal((await http(base, '/api/v1/me', { token })).status, 401);
+    }
+    assert.equal((await refreshWith(newRefresh)).json.error, 'invalid_grant');
+  });
+
+  test('a refresh asking for more scopes than were granted is refused', async () => {
+    const { refresh } = await tokens('games.read');
+    const wider = await refreshWith(refresh, { scope: 'games.read databases.read' });
+    assert.equal(wider.status, 400);
+    assert.equal(wider.json.error, 'invalid_scope');
+    const same = await refreshWith(refresh, { scope: 'games.read' });
+    assert.equal(same.status, 200);
+    assert.equal(same.json.scope, 'games.read');
+  });
+
+  test('a confidential client with a wrong secret, or none, gets nothing', async () => {
+    const { code, verifier } = await codeFor();
+    const wrong = await exchange(code, verifier, { clientId: web.clientId, clientSecret: 'cps_wrong' });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.json.error, 'invalid_client');
+    const none = await tokenRequest(base, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: WEB_REDIRECT,
+      code_verifier: verifier,
+      client_id: web.clientId,
+    });
+    assert.equal(none.status, 401);
+    assert.equal(none.json.error, 'invalid_client');
+    assert.equal((await exchange(code, verifier)).status, 200, 'the right secret still works');
+  });
+
+  test('deny: the app gets access_denied with its state, and no code', async () => {
+    const back = await authorize(
+      new FormBrowser(),
+      base,
+      { clientId: web.clientId, redirectUri: WEB_REDIRECT, scope: 'games.read', state: 'st', pkce: pkce() },
+      'bob',
+      'deny',
+    );
+    assert.equal(back.searchParams.get('error'), 'access_denied');
+    assert.equal(back.searchParams.get('state'), 'st');
+    assert.equal(back.searchParams.get('code'), null);
+  });
+
+  test('the openid scope is refused: chessport issues no ID tokens', async () => {
+    for (const scope of ['openid games.read', 'openid']) {
+      const page = await new FormBrowser().request(
+        authorizeUrl(base, { clientId: web.clientId, redirectUri: WEB_REDIRECT, scope, pkce: pkce() }),
+      );
+      const location = new URL(page.headers.get('location') ?? '');
+      assert.equal(location.searchParams.get('code'), null, scope);
+      assert.equal(location.searchParams.get('error'), 'invalid_scope', scope);
+    }
+  });
+
+  test("a form without its CSRF token, or with another browser's, changes nothing", async () => {
+    const browser = new FormBrowser();
+    // A scope ann has not granted: the consent page comes.
+    const { page } = await browser.follow(
+      authorizeUrl(base, {
+        clientId: web.clientId,
+        redirectUri: WEB_REDIRECT,
+        scope: 'databases.read',
+        pkce: pkce(),
+      }),
+      base,
+    );
+    const login = new URL(action(page.text, '/login'), base).href;
+    const other = new FormBrowser();
+    const otherPage = await other.request(`${base}/account/signin`);
+    for (const csrf of [undefined, field(otherPage.text, 'csrf'), 'x']) {
+      const form: Record<string, string> = { login: 'ann', password: PASSWORD };
+      if (csrf !== undefined) form.csrf = csrf;
+      const refused = await browser.request(login, { form });
+      assert.equal(refused.status, 403);
+      assert.match(refused.text, /expired or did not come from this site/);
+      assert.equal(browser.cookie('chessport_session'), undefined, 'not signed in');
+    }
+    // Signed in properly, the consent form without its token gives the app nothing.
+    const { page: consent } = await browser.follow(login, base, {
+      form: { csrf: field(page.text, 'csrf'), login: 'ann', password: PASSWORD },
+    });
+    assert.match(consent.text, /name="decision"/);
+    const decide = new URL(action(consent.text, '/consent'), base).href;
+    const forged = await browser.request(decide, { form: { decision: 'allow' } });
+    assert.equal(forged.status, 403);
+    assert.equal(forged.headers.get('location'), null);
+    // /account's forms too.
+    const revoke = await browser.request(`${base}/account/revoke`, { form: { grant: 'x' } });
+    assert.equal(revoke.status, 403);
+  });
+
+  test('the consent page names the app (escaped) and each scope in plain words', async () => {
+    const browser = new FormBrowser();
+    const { page } = await browser.follow(
+      authorizeUrl(base, {
+        clientId: web.clientId,
+        redirectUri: WEB_REDIRECT,
+        scope: 'user.read databases.read games.read',
+        pkce: pkce(),
+      }),
+      base,
+    );
+    const { page: consent } = await browser.follow(new URL(action(page.text, '/login'), base).href, base, {
+      form: { csrf: field(page.text, 'csrf'), login: 'bob', password: PASSWORD },
+    });
+    assert.match(consent.text, /<strong>Web &lt;App&gt;<\/strong> asks for access/);
+    assert.ok(!consent.text.includes('<App>'));
+    for (const words of [
+      /name, e-mail address and picture/,
+      /list of your game databases/,
+      /Read all your games/,
+    ]) {
+      assert.match(consent.text, words);
+    }
+    assert.match(consent.text, /<html lang="en">/);
+    assert.match(consent.text, /<button type="submit" name="decision" value="allow">Allow<\/button>/);
+    assert.match(consent.text, /<button type="submit" name="decision" value="deny">Deny<\/button>/);
+    const csp = consent.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.doesNotMatch(csp, /script-src|unsafe-inline/);
+    assert.equal(consent.headers.get('cache-control'), 'no-store');
+    for (const cookie of consent.headers.getSetCookie()) {
+      assert.match(cookie, /HttpOnly/i);
+      assert.match(cookie, /SameSite=Lax/i);
+    }
+  });
+
+  test('sign-in is throttled after repeated failures; an unknown login reads as a wrong password', async () => {
+    const browser = new FormBrowser();
+    const signIn = async (login: string, password: string) => {
+      const form = await browser.request(`${base}/account/signin`);
+      return browser.request(`${base}/account/signin`, {
+        form: { csrf: field(form.text, 'csrf'), login, password },
+      });
+    };
+    const wrong = await signIn('tess', 'not the password');
+    const unknown = await signIn('nobody-here', 'not the password');
+    assert.equal(wrong.status, 401);
+    assert.equal(unknown.status, 401);
+    const message = (page: { text: string }) => /role="alert">([^<]*)</.exec(page.text)?.[1];
+    assert.equal(message(wrong), 'The login or the password is wrong.');
+    assert.equal(message(unknown), message(wrong));
+    for (let i = 1; i < 10; i++) assert.equal((await signIn('tess', `wrong ${i}`)).status, 401);
+    const throttled = await signIn('tess', PASSWORD);
+    assert.equal(throttled.status, 429);
+    assert.match(throttled.text, /Too many failed sign-ins/);
+    assert.ok(Number(throttled.headers.get('retry-after')) > 0);
+    assert.equal(browser.cookie('chessport_session'), undefined);
+    // Another account is not held up by tess's.
+    const bob = await signIn('bob', PASSWORD);
+    assert.equal(bob.status, 303);
+  });
+
+  test('a public native client: PKCE without a secret, any loopback port, consent every time', async () => {
+    const browser = new FormBrowser();
+    const redirectUri = 'http://127.0.0.1:49152/callback';
+    const challenge = pkce();
+    const back = await authorize(browser, base, {
+      clientId: native.clientId,
+      redirectUri,
+      scope: 'games.read',
+      pkce: challenge,
+    });
+    assert.equal(`${back.origin}${back.pathname}`, redirectUri);
+    const answer = await tokenRequest(base, {
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code') ?? '',
+      redirect_uri: redirectUri,
+      code_verifier: challenge.verifier,
+      client_id: native.clientId,
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.json));
+    // Signed in already, the consent page comes again.
+    const { page } = await browser.follow(
+      authorizeUrl(base, { clientId: native.clientId, redirectUri, scope: 'games.read', pkce: pkce() }),
+      base,
+    );
+    assert.match(page.text, /name="decision"/);
+    // Another path on the loopback host is not registered.
+    const other = await new FormBrowser().request(
+      authorizeUrl(base, {
+        clientId: native.clientId,
+        redirectUri: 'http://127.0.0.1:49152/other',
+        scope: 'games.read',
+        pkce: pkce(),
+      }),
+    );
+    assert.equal(other.status, 400);
+    assert.equal(other.headers.get('location'), null);
+  });
+
+  test('revocation (RFC 7009) of a refresh token revokes the grant', async () => {
+    const { access, refresh } = await tokens();
+    const revoked = await tokenRequest(
+      base,
+      { token: refresh, token_type_hint: 'refresh_token' },
+      webAuth(),
+      '/oauth/revoke',
+    );
+    assert.equal(revoked.status, 200);
+    assert.equal((await http(base, '/api/v1/me', { token: access })).status, 401);
+    assert.equal((await refreshWith(refresh)).json.error, 'invalid_grant');
+  });
+
+  test('/account lists the connected app and revokes it: access and refresh tokens at once', async () => {
+    const { access, refresh, browser } = await tokens();
+    const page = await browser.request(`${base}/account`);
+    assert.equal(page.status, 200);
+    // The section of this app (ann has connected others in the tests before).
+    const account = { text: page.text.slice(page.text.indexOf('>Web &lt;App&gt;</h3>')) };
+    assert.ok(account.text.length < page.text.length, 'the app is listed');
+    assert.match(account.text, /Read all your games/);
+    // Another user's grant id is no grant of ann's.
+    const bobBrowser = new FormBrowser();
+    const form = await bobBrowser.request(`${base}/account/signin`);
+    await bobBrowser.request(`${base}/account/signin`, {
+      form: { csrf: field(form.text, 'csrf'), login: 'bob', password: PASSWORD },
+    });
+    const bobAccount = await bobBrowser.request(`${base}/account`);
+    await bobBrowser.request(`${base}/account/revoke`, {
+      form: { csrf: field(bobAccount.text, 'csrf'), grant: field(account.text, 'grant') },
+    });
+    assert.equal((await http(base, '/api/v1/me', { token: access })).status, 200);
+
+    const done = await browser.request(`${base}/account/revoke`, {
+      form: { csrf: field(account.text, 'csrf'), grant: field(account.text, 'grant') },
+    });
+    assert.equal(done.status, 303);
+    assert.equal((await http(base, '/api/v1/me', { token: access })).status, 401);
+    assert.equal((await refreshWith(refresh)).json.error, 'invalid_grant');
+    const after = await browser.request(`${base}/account?done=revoked`);
+    assert.match(after.text, /The app’s access is revoked/);
+    assert.ok(!after.text.includes('Web &lt;App&gt;'), 'the app is no longer listed');
+  });
+
+  test('tokens list and tokens grants show the grants; tokens revoke takes a grant id', async () => {
+    const { access } = await tokens();
+    const grants = await cliJson<
+      { id: string; user: string; app: string; state: string; lastUsedAt: string | null }[]
+    >(env, ['tokens', 'grants', '--user', 'ann']);
+    const active = grants.filter((g) => g.state === 'active' && g.app === 'Web <App>');
+    assert.equal(active.length, 1);
+    assert.ok(active[0]?.lastUsedAt);
+    const listed = await cliJson<{ grant: string | null; state: string }[]>(env, ['tokens', 'list']);
+    assert.ok(listed.some((t) => t.grant === active[0]?.id && t.state === 'active'));
+    const revoked = await cli(env, ['tokens', 'revoke', active[0]?.id ?? '']);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal((await http(base, '/api/v1/me', { token: access })).status, 401);
+  });
+
+  test('nothing secret is kept in the clear: no code, token, client secret or password', async () => {
+    const { code, verifier } = await codeFor();
+    const answer = await exchange(code, verifier);
+    const text = await storeText(env.databaseUrl);
+    for (const secret of [
+      code,
+      String(answer.json.access_token),
+      String(answer.json.refresh_token),
+      web.clientSecret ?? '',
+      PASSWORD,
+    ]) {
+      assert.ok(!text.includes(secret), `${secret.slice(0, 6)}... is stored as it is`);
+    }
+  });
+});
+
+describe('OAuth: two instances on one store', () => {
+  let env: Env;
+  let one: Server;
+  let two: Server;
+  let web: Client;
+
+  before(async () => {
+    env = tempEnv();
+    await addUserWithPassword(env, 'ann');
+    web = await addClient(env, 'Web', ['--redirect-uri', WEB_REDIRECT]);
+    // Behind one address, as behind a load balancer: both are the same issuer.
+    const port = await freePort();
+    const publicUrl = { PUBLIC_URL: `http://127.0.0.1:${port}` };
+    one = await startServer(env, publicUrl, port);
+    two = await startServer(env, publicUrl);
+  });
+  after(async () => {
+    await one?.stop();
+    await two?.stop();
+    env?.cleanup();
+  });
+
+  test('a code issued by one is exchanged at the other; refresh and replay detection span both', async () => {
+    const auth = { clientId: web.clientId, clientSecret: web.clientSecret ?? '' };
+    const challenge = pkce();
+    const back = await authorize(new FormBrowser(), one.base, {
+      clientId: web.clientId,
+      redirectUri: WEB_REDIRECT,
+      scope: 'user.read',
+      pkce: challenge,
+    });
+    const code = back.searchParams.get('code') ?? '';
+    const exchanged = await tokenRequest(
+      two.base,
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: WEB_REDIRECT,
+        code_verifier: challenge.verifier,
+      },
+      auth,
+    );
+    assert.equal(exchanged.status, 200, JSON.stringify(exchanged.json));
+    const access = String(exchanged.json.access_token);
+    for (const server of [one, two])
+      assert.equal((await http(server.base, '/api/v1/me', { token: access })).status, 200);
+    const refresh = String(exchanged.json.refresh_token);
+    const rotated = await tokenRequest(
+      one.base,
+      { grant_type: 'refresh_token', refresh_token: refresh },
+      auth,
+    );
+    assert.equal(rotated.status, 200);
+    const replay = await tokenRequest(
+      two.base,
+      { grant_type: 'refresh_token', refresh_token: refresh },
+      auth,
+    );
+    assert.equal(replay.json.error, 'invalid_grant');
+    assert.equal(
+      (await http(one.base, '/api/v1/me', { token: String(rotated.json.access_token) })).status,
+      401,
+    );
+  });
+});
+
+describe('OAuth: metadata', () => {
+  let env: Env;
+  let server: Server;
+  let behindProxy: Server;
+
+  before(async () => {
+    env = tempEnv();
+    server = await startServer(env);
+    behindProxy = await startServer(env, { PUBLIC_URL: 'https://chess.example.org' });
+  });
+  after(async () => {
+    await server?.stop();
+    await behindProxy?.stop();
+    env?.cleanup();
+  });
+
+  test('an independent client library reads the server metadata (RFC 8414)', async () => {
+    const issuer = new URL(server.base);
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true }),
+    );
+    assert.equal(as.issuer, server.base);
+    assert.equal(as.authorization_endpoint, `${server.base}/oauth/authorize`);
+    assert.equal(as.token_endpoint, `${server.base}/oauth/token`);
+    assert.equal(as.revocation_endpoint, `${server.base}/oauth/revoke`);
+    assert.equal(as.device_authorization_endpoint, `${server.base}/oauth/device/auth`);
+    assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
+    assert.deepEqual(as.response_types_supported, ['code']);
+    for (const grant of [
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ]) {
+      assert.ok(as.grant_types_supported?.includes(grant), grant);
+    }
+    for (const scope of ['user.read', 'databases.read', 'games.read']) {
+      assert.ok(as.scopes_supported?.includes(scope), scope);
+    }
+  });
+
+  test('401s name the protected-resource metadata (RFC 9728), which names the authorization server', async () => {
+    const answer = await http(server.base, '/api/v1/me');
+    const metadataUrl = `${server.base}/.well-known/oauth-protected-resource`;
+    assert.equal(
+      answer.headers.get('www-authenticate'),
+      `Bearer realm="chessport", resource_metadata="${metadataUrl}"`,
+    );
+    const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
+    assert.deepEqual(metadata.resource, server.base);
+    assert.deepEqual(metadata.authorization_servers, [server.base]);
+    assert.deepEqual(metadata.scopes_supported, ['user.read', 'databases.read', 'games.read']);
+    assert.deepEqual(metadata.bearer_methods_supported, ['header']);
+  });
+
+  test('with PUBLIC_URL the issuer, every endpoint and the challenges are its; cookies are Secure', async () => {
+    const public_ = 'https://chess.example.org';
+    const discovered = (await (
+      await fetch(`${behindProxy.base}/.well-known/oauth-authorization-server`, {
+        headers: { host: 'evil.example' },
+      })
+    ).json()) as Record<string, string>;
+    assert.equal(discovered.issuer, public_);
+    assert.equal(discovered.token_endpoint, `${public_}/oauth/token`);
+    assert.equal(discovered.authorization_endpoint, `${public_}/oauth/authorize`);
+    const answer = await http(behindProxy.base, '/api/v1/me', { token: 'cp_nope' });
+    assert.match(
+      answer.headers.get('www-authenticate') ?? '',
+      /, resource_metadata="https:\/\/chess\.example\.org\/\.well-known\/oauth-protected-resource"$/,
+    );
+    const page = await fetch(`${behindProxy.base}/account/signin`);
+    const cookies = page.headers.getSetCookie();
+    assert.ok(cookies.length > 0);
+    for (const cookie of cookies) assert.match(cookie, /^__Host-[^;]*;.*Secure/, cookie);
+  });
+});
+
+describe('OAuth: the sign-in throttle shared through Redis', {
+  skip: process.env.TEST_REDIS_URL ? false : 'set TEST_REDIS_URL to run',
+}, () => {
+  let env: Env;
+  let one: Server;
+  let two: Server;
+
+  before(async () => {
+    env = tempEnv();
+    await addUserWithPassword(env, 'ann');
+    const shared = { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `chessport-test-${randomUUID()}:` };
+    one = await startServer(env, shared);
+    two = await startServer(env, shared);
+  });
+  after(async () => {
+    await one?.stop();
+    await two?.stop();
+    env?.cleanup();
+  });
+
+  test('failures on one instance count on the other', async () => {
+    const signIn = async (base: string, password: string) => {
+      const browser = new FormBrowser();
+      const form = await browser.request(`${base}/account/signin`);
+      return browser.request(`${base}/account/signin`, {
+        form: { csrf: field(form.text, 'csrf'), login: 'ann', password },
+      });
+    };
+    for (let i = 0; i < 10; i++) {
+      assert.equal((await signIn(i % 2 === 0 ? one.base : two.base, `wrong ${i}`)).status, 401);
+    }
+    for (const server of [one, two]) assert.equal((await signIn(server.base, PASSWORD)).status, 429);
+  });
+});

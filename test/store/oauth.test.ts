@@ -1,0 +1,122 @@
+// The store's OAuth parts on both dialects: apps as clients, password hashes, grants and what revoking one
+// revokes, access tokens under a grant, and the authorization server's records (kept by the SHA-256 of their
+// ids, used once, gone when expired).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { hashToken, type Store } from '../../src/store/index.ts';
+import type { User } from '../../src/store/types.ts';
+import { DIALECTS, openTestStore, type TestStore } from '../helpers/dialects.ts';
+import { storeText } from '../helpers/stores.ts';
+
+for (const { dialect, skip } of DIALECTS) {
+  describe(`OAuth in the store on ${dialect}`, { skip }, () => {
+    let t: TestStore;
+    let store: Store;
+    let ann: User;
+
+    before(async () => {
+      t = await openTestStore(dialect);
+      store = t.store;
+      ann = await store.addUser({ login: 'ann' });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    const record = (grantId: string | null, expiresAt: number | null = null) => ({
+      payload: JSON.stringify({ grantId }),
+      grantId,
+      uid: null,
+      userCode: null,
+      expiresAt,
+    });
+
+    test('apps: a client with its redirect URIs, type and device flow; the secret only as its hash', async () => {
+      const plain = await store.addApp({ name: 'plain' });
+      assert.equal(plain.oauth, null);
+      const client = {
+        type: 'confidential' as const,
+        redirectUris: ['https://a.example/cb'],
+        deviceFlow: false,
+      };
+      const web = await store.addApp({ name: 'web', oauth: client, clientSecretHash: hashToken('s3cret') });
+      assert.deepEqual((await store.findApp('web'))?.oauth, client);
+      assert.equal((await store.findAppById(web.id))?.secretHash, hashToken('s3cret'));
+      await store.setAppClient(web.id, { ...client, redirectUris: ['https://b.example/cb'] });
+      assert.deepEqual((await store.findApp('web'))?.oauth?.redirectUris, ['https://b.example/cb']);
+      assert.equal((await store.findAppById(web.id))?.secretHash, hashToken('s3cret'), 'the secret stays');
+      await store.setAppClient(plain.id, { type: 'public', redirectUris: [], deviceFlow: true });
+      assert.deepEqual((await store.findApp('plain'))?.oauth, {
+        type: 'public',
+        redirectUris: [],
+        deviceFlow: true,
+      });
+      assert.equal((await store.findAppById(plain.id))?.secretHash, null);
+    });
+
+    test('password hashes: set, found with the user, removed', async () => {
+      assert.equal((await store.findPasswordHash('ann'))?.hash, null);
+      await store.setPasswordHash(ann.id, '$scrypt$x');
+      const found = await store.findPasswordHash('ann');
+      assert.equal(found?.hash, '$scrypt$x');
+      assert.deepEqual(found?.user, ann);
+      assert.equal(await store.findPasswordHash('nobody'), undefined);
+      await store.setPasswordHash(ann.id, null);
+    });
+
+    test('a grant, its tokens and records: revoking it revokes them all at once', async () => {
+      const app = await store.addApp({ name: 'granted' });
+      const grant = { id: 'g1', userId: ann.id, appId: app.id, scopes: ['games.read'], payload: '{}' };
+      assert.equal(await store.saveGrant(grant), true);
+      assert.deepEqual((await store.activeGrant(app.id, ann.id))?.scopes, ['games.read']);
+      assert.equal(await store.saveGrant({ ...grant, scopes: ['games.read', 'user.read'] }), true);
+      assert.deepEqual((await store.findGrant('g1'))?.grant.scopes, ['games.read', 'user.read']);
+      const token = { userId: ann.id, appId: app.id, scopes: ['games.read'], expiresAt: null, grantId: 'g1' };
+      assert.equal(await store.addGrantToken({ ...token, token: 'at-1', createdAt: 1 }), true);
+      assert.equal((await store.findTokenByHash(hashToken('at-1')))?.grantId, 'g1');
+      assert.ok((await store.findGrant('g1'))?.grant.lastUsedAt, 'a token issued is a use');
+      await store.saveOAuthRecord('RefreshToken', 'rt-1', record('g1'));
+
+      const revoked = await store.revokeGrant('g1', 'someone else');
+      assert.equal(revoked, undefined, 'only its user, or the operator, revokes it');
+      const done = await store.revokeGrant('g1', ann.id);
+      assert.ok(done?.revokedAt);
+      assert.ok((await store.findTokenByHash(hashToken('at-1')))?.revokedAt);
+      assert.equal(await store.findOAuthRecord('RefreshToken', 'id', 'rt-1'), undefined);
+      assert.equal(await store.findGrant('g1'), undefined);
+      assert.equal(await store.activeGrant(app.id, ann.id), undefined);
+      // A revoked grant takes no more tokens, and a late save does not bring it back.
+      assert.equal(await store.addGrantToken({ ...token, token: 'at-2', createdAt: 2 }), false);
+      assert.equal(await store.findTokenByHash(hashToken('at-2')), undefined);
+      assert.equal(await store.saveGrant(grant), false);
+      assert.equal((await store.listGrants(ann.id)).find((g) => g.id === 'g1')?.revokedAt, done?.revokedAt);
+    });
+
+    test('records: found by id, uid or user code; consumed exactly once; never past their expiry', async () => {
+      await store.saveOAuthRecord('Session', 'session-id', { ...record(null), uid: 'uid-1' });
+      assert.ok(await store.findOAuthRecord('Session', 'uid', 'uid-1'));
+      await store.saveOAuthRecord('DeviceCode', 'device-code', { ...record(null), userCode: 'ABCDEFGH' });
+      assert.ok(await store.findOAuthRecord('DeviceCode', 'user_code', 'ABCDEFGH'));
+      assert.equal(await store.findOAuthRecord('Session', 'id', 'device-code'), undefined, 'by model');
+
+      await store.saveOAuthRecord('AuthorizationCode', 'code-1', record(null));
+      const other = await t.reopen();
+      const raced = await Promise.all([
+        store.consumeOAuthRecord('AuthorizationCode', 'code-1'),
+        other.consumeOAuthRecord('AuthorizationCode', 'code-1'),
+      ]);
+      assert.deepEqual(raced.sort(), [false, true]);
+      assert.ok((await store.findOAuthRecord('AuthorizationCode', 'id', 'code-1'))?.consumedAt);
+      // Saved again (the provider updates a record), it stays consumed.
+      await store.saveOAuthRecord('AuthorizationCode', 'code-1', record(null));
+      assert.ok((await store.findOAuthRecord('AuthorizationCode', 'id', 'code-1'))?.consumedAt);
+
+      await store.saveOAuthRecord('AuthorizationCode', 'old', record(null, Date.now() - 1));
+      assert.equal(await store.findOAuthRecord('AuthorizationCode', 'id', 'old'), undefined);
+      assert.ok((await store.deleteExpiredOAuthRecords()) >= 1);
+
+      const text = await storeText(t.url);
+      for (const id of ['session-id', 'device-code', 'code-1', 'ABCDEFGH']) assert.ok(!text.includes(id), id);
+    });
+  });
+}
