@@ -2,7 +2,7 @@
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
 import { resolve } from 'node:path';
-import { buildApp, listeningUrl } from '../api/app.ts';
+import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import type { Store } from '../store/index.ts';
@@ -38,6 +38,7 @@ export async function runServer(
     warn: (details: object, message: string) => app.log.warn(details, message),
   };
   const redis = settings.redisUrl ? connectRedis(settings.redisUrl, redisLog) : null;
+  const oauthOn = server.publicUrl !== null || isLoopbackHost(settings.host);
   const app = buildApp({
     store,
     secret,
@@ -53,7 +54,10 @@ export async function runServer(
       redis,
       redisPrefix: server.redisPrefix,
     },
-    oauth: { publicUrl: server.publicUrl, settings: server.oauth },
+    // Without PUBLIC_URL the OAuth issuer is the listening address, plain http: on a loopback host only.
+    // Elsewhere the API serves CLI tokens as ever, and OAuth stays off until PUBLIC_URL names the https
+    // address clients reach (docs/oauth.md).
+    ...(oauthOn && { oauth: { publicUrl: server.publicUrl, settings: server.oauth } }),
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   let closing = false;
@@ -105,12 +109,10 @@ export async function runServer(
     const message = `cannot listen on ${settings.host} port ${settings.port}: ${listenFailure(error)}`;
     throw new CliError(message, { cause: error });
   }
-  // Without PUBLIC_URL the OAuth issuer is the listening address: plain http, so a loopback one only.
-  if (server.publicUrl === null && !isLoopbackHost(new URL(listeningUrl(app)).hostname)) {
-    await app.close();
-    if (redis) redis.disconnect();
-    throw new CliError(
-      `set PUBLIC_URL to the https address clients reach this server at: listening on ${settings.host}, which is not a loopback address, the server would hand out OAuth codes and tokens over plain http (docs/oauth.md)`,
+  if (!oauthOn) {
+    app.log.warn(
+      { host: settings.host },
+      'OAuth is off: set PUBLIC_URL to the https address clients reach this server at (on a host that is not loopback, the server would hand out OAuth codes and tokens over plain http); the API serves operator-issued tokens',
     );
   }
   return address;

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { BIN, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { BIN, cli, cliJson, type Env, http, startServer, tempEnv } from '../helpers/harness.ts';
 import { cliWithInput } from '../helpers/oauth.ts';
 import { storeText } from '../helpers/stores.ts';
 
@@ -196,12 +196,23 @@ describe('serve: the issuer', () => {
     assert.match(ttl.stderr, /OAUTH_ACCESS_TOKEN_TTL must be from 60s to 1d, got "30d"/);
   });
 
-  test('listening on an address that is not loopback needs PUBLIC_URL', { timeout: 20_000 }, async () => {
-    const result = await serve({}, ['--host', '0.0.0.0']);
-    assert.equal(result.code, 1);
+  test('on an address that is not loopback, without PUBLIC_URL, the API serves and OAuth is off, saying so', async () => {
+    const server = await startServer(env, { HOST: '0.0.0.0' });
+    try {
+      const base = server.base.replace('0.0.0.0', '127.0.0.1');
+      assert.equal((await http(base, '/healthz')).status, 200);
+      // No issuer to hand out: neither the metadata nor the endpoints exist, and a 401 names no metadata.
+      assert.equal((await http(base, '/.well-known/oauth-authorization-server')).status, 404);
+      assert.equal((await http(base, '/oauth/authorize')).status, 404);
+      const refused = await http(base, '/api/v1/me');
+      assert.equal(refused.status, 401);
+      assert.doesNotMatch(refused.headers.get('www-authenticate') ?? '', /resource_metadata/);
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
     assert.match(
-      result.stderr,
-      /^chessport: set PUBLIC_URL to the https address clients reach this server at/,
+      server.log(),
+      /OAuth is off: set PUBLIC_URL to the https address clients reach this server at/,
     );
   });
 });

@@ -130,6 +130,8 @@ export async function issueToken(
 export interface Server {
   base: string;
   process: ChildProcess;
+  /** Everything the server has printed so far, stdout and stderr. */
+  log(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -157,6 +159,7 @@ export async function startServer(env: Env, extraEnv: NodeJS.ProcessEnv = {}, po
   return {
     base,
     process: child,
+    log: () => output,
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       return exited;
