@@ -10,6 +10,8 @@ import { changesQuery, schemas } from '../schemas.ts';
 import { changeJson, expandedChangeJson } from '../serialize.ts';
 import { parseZonedTimestamp } from '../timestamp.ts';
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 interface ChangesQuery {
   cursor?: string;
   since?: string;
@@ -36,7 +38,7 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       'an older backup.',
     query: changesQuery,
     ok: { description: 'One page of changes.', schema: schemas.changes },
-    handler: async (request, _reply, token) => {
+    handler: async (request, reply, token) => {
       const { cursor, since, limit, expand } = request.query as ChangesQuery;
       // Cursors are bound to the reader as the API knows it: this user through this app's pairwise id.
       const reader = pairwiseId(secret, token.appSector, token.userId);
@@ -90,11 +92,17 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         );
       }
       const position = rows.slice(0, limit).at(-1)?.seq ?? after;
-      return {
+      const body = {
         data: data(limit),
         nextCursor: encodeCursor(secret, reader, position),
         hasMore: rows.length > limit,
       };
+      // The route's compiled serialiser would check every game against GameDetail (Ajv, formats included)
+      // to pick a branch of the nullable game's anyOf; the objects are built field by field
+      // (serialize.ts), so JSON.stringify gives the same bytes in about half the time
+      // (docs/performance.md).
+      if (expand) return reply.type(JSON_TYPE).send(JSON.stringify(body));
+      return body;
     },
   });
 }
