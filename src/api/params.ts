@@ -55,12 +55,16 @@ export function checkRawQuery(request: FastifyRequest, schema: QuerySchema): voi
   }
 }
 
-/** RFC 8288 Link header for offset paging: rel="next" while more items exist, rel="prev" after the first page. */
+/**
+ * RFC 8288 Link header for offset paging: rel="next" and rel="last" (the page holding the last of `total`
+ * items) while more items exist, rel="prev" after the first page.
+ */
 export function pageLinks(
   request: FastifyRequest,
   limit: number,
   offset: number,
   hasMore: boolean,
+  total: number,
 ): string | undefined {
   // Root-relative also for a request in absolute-form (`GET http://host/api/v1/games`, RFC 9112 3.2.2), whose
   // URL names a scheme and host that the client chose.
@@ -73,7 +77,12 @@ export function pageLinks(
     return `<${path}?${params}>; rel="${rel}"`;
   };
   const links: string[] = [];
-  if (hasMore) links.push(link(offset + limit, 'next'));
+  if (hasMore) {
+    links.push(link(offset + limit, 'next'));
+    // Counted apart from the page: a write in between can leave it at or before this page.
+    const last = Math.floor(Math.max(0, total - 1) / limit) * limit;
+    if (last > offset) links.push(link(last, 'last'));
+  }
   if (offset > 0) links.push(link(Math.max(0, offset - limit), 'prev'));
   return links.length ? links.join(', ') : undefined;
 }

@@ -58,6 +58,8 @@ export interface ReadRoute {
   params?: Record<string, { type: 'string'; description: string }>;
   /** The 200 JSON answer. */
   ok: ReadAnswers['ok'];
+  /** The list says its total in X-Total-Count. */
+  total?: boolean;
   handler: (request: FastifyRequest, reply: FastifyReply, token: TokenInfo) => Promise<unknown>;
 }
 
@@ -77,6 +79,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     response: readResponses({
       ok: route.ok,
       paged: route.query?.offset !== undefined,
+      total: route.total ?? false,
       pgn: route.query?.format !== undefined,
       notFound: route.params !== undefined,
     }),

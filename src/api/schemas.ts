@@ -82,7 +82,7 @@ export const databaseSchema = {
   $id: 'Database',
   type: 'object',
   description: 'A collection of games owned by the user.',
-  required: ['id', 'name', 'slug', 'private', 'maxGames', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'slug', 'private', 'maxGames', 'gameCount', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'Database UUID.' },
     name: { type: 'string', description: 'Database name.' },
@@ -93,6 +93,13 @@ export const databaseSchema = {
     },
     private: { type: 'boolean', description: 'Whether the database is private.' },
     maxGames: nullable('integer', 'Maximum number of games the database takes; null when unlimited.'),
+    gameCount: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'Number of games in the database now (deleted ones not counted): the total its list of games ' +
+        'gives in X-Total-Count.',
+    },
     createdAt: timestamp('Creation time.'),
     updatedAt: timestamp('Time of the last change to the database or its games.'),
   },

@@ -15,6 +15,11 @@ export function databaseJson(db: Database) {
   };
 }
 
+/** A database as /databases lists it: with the number of its live games. */
+export function listedDatabaseJson(db: Database) {
+  return { ...databaseJson(db), gameCount: db.gameCount };
+}
+
 export function gameSummaryJson(game: GameSummary) {
   return {
     id: game.id,

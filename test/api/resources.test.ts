@@ -96,6 +96,7 @@ describe('GET /databases', () => {
     for (const db of res.json.data) {
       assert.deepEqual(Object.keys(db).sort(), [
         'createdAt',
+        'gameCount',
         'id',
         'maxGames',
         'name',
@@ -193,7 +194,8 @@ describe('game lists', () => {
     const page = await get('/games?limit=2&offset=2');
     assert.equal(
       page.headers.get('link'),
-      '</api/v1/games?limit=2&offset=4>; rel="next", </api/v1/games?limit=2&offset=0>; rel="prev"',
+      '</api/v1/games?limit=2&offset=4>; rel="next", </api/v1/games?limit=2&offset=6>; rel="last", ' +
+        '</api/v1/games?limit=2&offset=0>; rel="prev"',
     );
     const last = await get<{ data: unknown[] }>('/games?limit=5&offset=5');
     assert.equal(last.json.data.length, 2);
@@ -317,7 +319,8 @@ describe('game lists', () => {
       assert.equal(res.text, one.text);
       assert.equal(
         res.headers.get('link'),
-        '</api/v1/games?limit=1&offset=2>; rel="next", </api/v1/games?limit=1&offset=0>; rel="prev"',
+        '</api/v1/games?limit=1&offset=2>; rel="next", </api/v1/games?limit=1&offset=6>; rel="last", ' +
+          '</api/v1/games?limit=1&offset=0>; rel="prev"',
       );
     }
   });
@@ -542,10 +545,18 @@ describe('empty lists and page sizes', () => {
       const link = (query: string, rel: string) => `</api/v1${path}?${query}>; rel="${rel}"`;
       const first = await page('');
       assert.equal(first.json.data.length, 50, path);
-      assert.equal(first.headers.get('link'), link('limit=50&offset=50', 'next'), path);
+      assert.equal(
+        first.headers.get('link'),
+        `${link('limit=50&offset=50', 'next')}, ${link('limit=50&offset=200', 'last')}`,
+        path,
+      );
       const max = await page('?limit=200');
       assert.equal(max.json.data.length, 200, path);
-      assert.equal(max.headers.get('link'), link('limit=200&offset=200', 'next'), path);
+      assert.equal(
+        max.headers.get('link'),
+        `${link('limit=200&offset=200', 'next')}, ${link('limit=200&offset=200', 'last')}`,
+        path,
+      );
       assert.deepEqual(
         max.json.data.slice(0, 50).map((g) => g.id),
         first.json.data.map((g) => g.id),
@@ -655,6 +666,7 @@ describe('field order', () => {
       'slug',
       'private',
       'maxGames',
+      'gameCount',
       'createdAt',
       'updatedAt',
     ]);

@@ -133,10 +133,15 @@ const SHARED_RESPONSES: Record<string, string> = {
   503: 'Unavailable',
 };
 
-/** The components/responses name of an answer: a list page's 304 carries Link, the others' do not. */
+/**
+ * The components/responses name of an answer: a list page's 304 carries Link and X-Total-Count, an unpaged
+ * list's X-Total-Count, the others' neither.
+ */
 function sharedName(status: string, response: Json): string | undefined {
   const name = SHARED_RESPONSES[status];
-  if (status === '304' && (response.headers as Json | undefined)?.Link) return `${name}Page`;
+  const headers = response.headers as Json | undefined;
+  if (status === '304' && headers?.Link) return `${name}Page`;
+  if (status === '304' && headers?.['X-Total-Count']) return `${name}List`;
   return name;
 }
 

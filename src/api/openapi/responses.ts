@@ -55,8 +55,14 @@ export const HEADERS = {
   Vary: header('string', 'authorization, accept-encoding and, where PGN can be negotiated, accept.'),
   Link: header(
     'string',
-    'RFC 8288 paging links with root-relative targets: rel="next" while more items exist, rel="prev" ' +
-      'after the first page, e.g. `</api/v1/games?limit=50&offset=50>; rel="next"`.',
+    'RFC 8288 paging links with root-relative targets: rel="next" and rel="last" (the page with the last ' +
+      'item) while more items exist, rel="prev" after the first page, e.g. ' +
+      '`</api/v1/games?limit=50&offset=50>; rel="next", </api/v1/games?limit=50&offset=950>; rel="last"`.',
+  ),
+  'X-Total-Count': header(
+    'integer',
+    'Number of items in the whole list (every page), counted when the answer was made; on JSON answers.',
+    { minimum: 0 },
   ),
   'Content-Disposition': header('string', 'On PGN answers: `attachment; filename="<slug>.pgn"`.'),
   'WWW-Authenticate': header(
@@ -112,6 +118,8 @@ export interface ReadAnswers {
   ok: { description: string; schema: object };
   /** Offset paging with a Link header. */
   paged: boolean;
+  /** A list that says its total (X-Total-Count). */
+  total: boolean;
   /** PGN can be asked for (format=pgn or Accept). */
   pgn: boolean;
   /** The path names a resource that may not exist. */
@@ -121,7 +129,15 @@ export interface ReadAnswers {
 export function readResponses(answers: ReadAnswers): Record<string, object> {
   const okHeaders: HeaderName[] = [...COUNTED, 'ETag', ...CACHING];
   if (answers.paged) okHeaders.push('Link');
+  if (answers.total) okHeaders.push('X-Total-Count');
   if (answers.pgn) okHeaders.push('Content-Disposition');
+  // Only on some answers: Link when there is another page, Content-Disposition on PGN, X-Total-Count on
+  // JSON where PGN can be asked for.
+  const sometimes: HeaderName[] = [
+    'Link',
+    'Content-Disposition',
+    ...(answers.pgn ? ['X-Total-Count' as const] : []),
+  ];
   const content: Record<string, { schema: object }> = { 'application/json': { schema: answers.ok.schema } };
   if (answers.pgn) {
     content[`${PGN_MEDIA_TYPE}`] = {
@@ -138,16 +154,22 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
       description: answers.ok.description,
       headers: headers(
         okHeaders,
-        okHeaders.filter((name) => name !== 'Link' && name !== 'Content-Disposition'),
+        okHeaders.filter((name) => !sometimes.includes(name)),
       ),
       content,
     },
     304: {
       description:
         'Not Modified: If-None-Match named the current ETag (any content coding of it, or *). No body.',
-      // A list page's 304 carries its Link header too, as its 200 would.
+      // A list's 304 carries its Link and X-Total-Count too, as its 200 would.
       headers: headers(
-        [...COUNTED, 'ETag', ...CACHING, ...(answers.paged ? (['Link'] as const) : [])],
+        [
+          ...COUNTED,
+          'ETag',
+          ...CACHING,
+          ...(answers.paged ? (['Link'] as const) : []),
+          ...(answers.total ? (['X-Total-Count'] as const) : []),
+        ],
         [...COUNTED, 'ETag', ...CACHING],
       ),
       type: 'null',

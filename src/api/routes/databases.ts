@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
 import { formatParam, pageQuery, schemas } from '../schemas.ts';
-import { databaseJson } from '../serialize.ts';
+import { listedDatabaseJson } from '../serialize.ts';
 import { sendPage } from './paging.ts';
 
 export function databaseRoutes(app: FastifyInstance, context: ApiContext): void {
@@ -19,9 +19,12 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     summary: 'Databases owned by the user.',
     description: 'Every database of the user, in creation order, in one answer (not paged).',
     ok: { description: 'The databases.', schema: schemas.databases },
-    handler: async (_request, _reply, token) => ({
-      data: (await store.listDatabases(token.userId)).map(databaseJson),
-    }),
+    total: true,
+    handler: async (_request, reply, token) => {
+      const databases = await store.listDatabases(token.userId);
+      reply.header('x-total-count', String(databases.length));
+      return { data: databases.map(listedDatabaseJson) };
+    },
   });
 
   readRoute(app, context, {
@@ -37,6 +40,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     params: { id: { type: 'string', description: 'Database UUID (letters in either case) or slug.' } },
     query: { ...pageQuery(50, 200), format: formatParam },
     ok: { description: 'One page of the database’s games, or its PGN file.', schema: schemas.gameList },
+    total: true,
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
       const database = await store.findDatabase(token.userId, id);
@@ -63,8 +67,14 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         );
         return pgnHeaders(reply, database.slug).send(body);
       }
-      return sendPage(request, reply, context, database.ownerId, `database ${database.id}`, (page) =>
-        store.listDatabaseGames(database.id, page),
+      return sendPage(
+        request,
+        reply,
+        context,
+        database.ownerId,
+        `database ${database.id}`,
+        (page) => store.listDatabaseGames(database.id, page),
+        () => store.databaseGameTotal(database.id),
       );
     },
   });

@@ -21,8 +21,17 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
       'follow the Link header for the next page.',
     query: pageQuery(50, 200),
     ok: { description: 'One page of games.', schema: schemas.gameList },
+    total: true,
     handler: async (request, reply, token) =>
-      sendPage(request, reply, context, token.userId, 'games', (page) => store.listGames(token.userId, page)),
+      sendPage(
+        request,
+        reply,
+        context,
+        token.userId,
+        'games',
+        (page) => store.listGames(token.userId, page),
+        () => store.gameTotal(token.userId),
+      ),
   });
 
   readRoute(app, context, {
