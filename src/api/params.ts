@@ -1,12 +1,14 @@
 // Strict query parameters (docs/design.md 13): plain decimal integers in range, no unknown names, never clamped.
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
+import { zonedTimestampRule } from './timestamp.ts';
 
 interface PropertySchema {
   type?: string | readonly string[];
   minimum?: number;
   maximum?: number;
   enum?: readonly string[];
+  format?: string;
 }
 
 export interface QuerySchema {
@@ -19,6 +21,7 @@ export interface QuerySchema {
 export function describeParam(name: string, schema: PropertySchema | undefined): string {
   if (!schema) return `unknown parameter "${name}"`;
   if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
+  if (schema.format === 'date-time') return zonedTimestampRule(name);
   if (schema.type === 'integer') {
     if (schema.maximum !== undefined)
       return `${name} must be an integer from ${schema.minimum ?? 0} to ${schema.maximum}`;

@@ -16,8 +16,10 @@ const timestamp = (description: string) =>
 
 const RESULTS = ['1-0', '0-1', '1/2-1/2', '*'] as const;
 
+// Named ErrorBody, not Error: a schema named Error becomes a type that shadows JavaScript's Error in generated
+// TypeScript clients.
 export const errorSchema = {
-  $id: 'Error',
+  $id: 'ErrorBody',
   type: 'object',
   description: 'The one error shape of the API: every answer other than 2xx and 304 carries it, always JSON.',
   required: ['error', 'error_description'],
@@ -143,7 +145,11 @@ export const gameDetailSchema = {
     ...gameSummaryProperties,
     fen: {
       type: 'string',
-      description: 'FEN of the position after the last move of the main line.',
+      description:
+        'FEN of the position after the last move of the main line. The en passant square is written only ' +
+        'when an en passant capture is legal in that position (else -, also right after a two-square pawn ' +
+        'move); castling rights as KQkq for the outermost rooks and as a rook’s file letter otherwise ' +
+        '(X-FEN, Chess960); the halfmove clock counts on past 150.',
       examples: ['rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'],
     },
     moves: {
@@ -288,6 +294,7 @@ export const changesQuery = {
   },
   since: {
     type: 'string',
+    format: 'date-time',
     description:
       'First run only: start at the changes made at or after this time, RFC 3339 with a zone ' +
       '(2026-11-21T06:13:00.000Z, or +02:00 written %2B02:00). Without cursor and since the feed starts ' +

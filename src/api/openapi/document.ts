@@ -62,7 +62,7 @@ every game, so \`limit\`/\`offset\` with it are 400.
 
 ## Errors
 
-Always JSON \`{error, error_description}\` (schema Error), never a stack trace: 400 \`invalid_request\`,
+Always JSON \`{error, error_description}\` (schema ErrorBody), never a stack trace: 400 \`invalid_request\`,
 401 \`invalid_token\`, 403 \`insufficient_scope\`, 404 \`not_found\`, 405 \`method_not_allowed\`,
 429 \`rate_limited\`, 500 \`server_error\`, 503 \`unavailable\`. Authentication is checked before anything
 about the user, the resource or the parameters. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge,
@@ -76,12 +76,13 @@ to the requests before it on the connection. An \`Expect\` other than \`100-cont
 
 ## Methods
 
-Every operation here also answers \`HEAD\` (the same headers, no body). Every other method (POST, PUT,
+Every path answers GET, \`HEAD\` (the same status and headers, no body) and \`OPTIONS\` (204 with
+\`Allow: GET, HEAD, OPTIONS\`, without a token), each an operation here. Every other method (POST, PUT,
 PATCH, DELETE, QUERY, TRACE, PROPFIND, ...) on an API path is 405 \`method_not_allowed\` with
 \`Allow: GET, HEAD\`, before authentication and before any body is read; so is CONNECT, on any target, and
-then the connection closes. OPTIONS answers 204 with \`Allow: GET, HEAD, OPTIONS\`; CORS preflights are
-answered before authentication (any origin, no credentials). OpenAPI 3.1 describes operations only: these
-answers, with their headers, are in the \`x-other-methods\` extension at the root of this document.
+then the connection closes. CORS preflights are answered before authentication (any origin, no
+credentials). Those two answers have no operation (one that never succeeds would give generated clients
+methods that always fail): they are in the \`x-other-methods\` extension at the root of this document.
 Unknown paths are 404 \`not_found\`, with any method and without a token.
 
 ## Rate limits and caching
@@ -123,6 +124,7 @@ type Json = { [key: string]: unknown };
 
 /** Names of the answers that are the same on every operation, in components/responses. */
 const SHARED_RESPONSES: Record<string, string> = {
+  204: 'Allowed',
   304: 'NotModified',
   400: 'BadRequest',
   401: 'Unauthorized',
@@ -131,6 +133,7 @@ const SHARED_RESPONSES: Record<string, string> = {
   429: 'TooManyRequests',
   500: 'ServerError',
   503: 'Unavailable',
+  '4XX': 'RefusedRequest',
 };
 
 /**
@@ -154,10 +157,35 @@ function responsesOf(document: Json): Record<string, Json>[] {
 
 /** The last touches @fastify/swagger cannot make from route schemas (see the steps), and extensions. */
 export function finishDocument(document: Json, extensions: Record<`x-${string}`, unknown> = {}): Json {
+  describeHead(document);
   liftRequiredHeaders(document);
   shareHeaders(document);
   shareResponses(document);
   return Object.assign(document, extensions);
+}
+
+/**
+ * @fastify/swagger gives a HEAD route the GET route's schema and operationId with `-head`: here the operation
+ * is named in the GET one's style, says what it is, and its 200 has no body (the answers with an error body
+ * are shared with GET's and name the body GET would carry).
+ */
+function describeHead(document: Json): void {
+  for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, Json>>)) {
+    const { get, head } = item;
+    if (!get || !head) continue;
+    const responses = { ...(head.responses as Record<string, Json>) };
+    const { content: _, ...ok } = responses['200'] ?? {};
+    item.head = {
+      ...head,
+      operationId: `${String(get.operationId)}Head`,
+      summary: `${String(get.summary).replace(/\.$/, '')}: the headers only (HEAD).`,
+      description:
+        'The status and headers GET answers, without the body (RFC 9110 9.3.2): to revalidate an ETag, or ' +
+        'read the rate limit or a list’s X-Total-Count, without the transfer. Counted by the rate limit as ' +
+        'GET is.',
+      responses: { ...responses, 200: ok },
+    };
+  }
 }
 
 /**

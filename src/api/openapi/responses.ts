@@ -10,6 +10,7 @@ interface HeaderSchema {
   type: 'string' | 'integer';
   description: string;
   minimum?: number;
+  const?: string;
   required?: true;
 }
 
@@ -52,7 +53,11 @@ export const HEADERS = {
     'private, no-cache: never for shared caches; a client may keep a 200 but revalidates it ' +
       '(If-None-Match) before reuse.',
   ),
-  Vary: header('string', 'authorization, accept-encoding and, where PGN can be negotiated, accept.'),
+  Vary: header(
+    'string',
+    'The request headers the answer depends on: authorization, accept-encoding and, where PGN can be ' +
+      'negotiated, accept; Origin where the CORS handling adds it (every origin gets the same answer).',
+  ),
   Link: header(
     'string',
     'RFC 8288 paging links with root-relative targets: rel="next" and rel="last" (the page with the last ' +
@@ -105,7 +110,7 @@ const errorEntry = (
   headers: headers(names, mandatory),
   content: {
     'application/json': {
-      schema: { $ref: 'Error#' },
+      schema: { $ref: 'ErrorBody#' },
       example: { error: code, error_description: example },
     },
   },
@@ -120,8 +125,8 @@ export interface ReadAnswers {
   paged: boolean;
   /** A list that says its total (X-Total-Count). */
   total: boolean;
-  /** PGN can be asked for (format=pgn or Accept). */
-  pgn: boolean;
+  /** What the PGN answer holds, when PGN can be asked for (format=pgn or Accept). */
+  pgn: string | undefined;
   /** The path names a resource that may not exist. */
   notFound: boolean;
 }
@@ -139,16 +144,7 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
     ...(answers.pgn ? ['X-Total-Count' as const] : []),
   ];
   const content: Record<string, { schema: object }> = { 'application/json': { schema: answers.ok.schema } };
-  if (answers.pgn) {
-    content[`${PGN_MEDIA_TYPE}`] = {
-      schema: {
-        type: 'string',
-        description:
-          'PGN text in export format (charset=utf-8); games separated by one blank line, an empty ' +
-          'database gives an empty file.',
-      },
-    };
-  }
+  if (answers.pgn) content[`${PGN_MEDIA_TYPE}`] = { schema: { type: 'string', description: answers.pgn } };
   return {
     200: {
       description: answers.ok.description,
@@ -228,6 +224,32 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
       // The token is looked up in the store before the request is counted: no rate-limit headers then.
       [...COUNTED, ...CACHING, 'Retry-After'],
       ['X-Request-Id', ...CACHING, 'Retry-After'],
+    ),
+  };
+}
+
+/**
+ * The answers of a path's OPTIONS operation: 204 with Allow, and the refusals that come before any operation
+ * (the request is not valid HTTP, too slow, its head too large, or it expects what the server cannot meet).
+ */
+export function optionsResponses(allow: string): Record<string, object> {
+  return {
+    204: {
+      description: 'No Content, naming the methods in Allow.',
+      headers: {
+        Allow: required(header('string', 'The methods the path answers.', { const: allow })),
+        'X-Request-Id': required(HEADERS['X-Request-Id']),
+        Vary: HEADERS.Vary,
+      },
+      type: 'null',
+    },
+    '4XX': errorEntry(
+      'invalid_request, before any operation, on any path and with any method: 400 for a request that is ' +
+        'not valid HTTP, 408 for one not received within the request timeout, 417 for an Expect other ' +
+        'than 100-continue, 431 for headers too large. After a 400, 408 or 431 the connection closes.',
+      'invalid_request',
+      'The Expect header asks for what the server cannot do: only 100-continue is understood.',
+      ['X-Request-Id'],
     ),
   };
 }

@@ -8,7 +8,7 @@ import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { changesQuery, schemas } from '../schemas.ts';
 import { changeJson, expandedChangeJson } from '../serialize.ts';
-import { parseZonedTimestamp } from '../timestamp.ts';
+import { parseZonedTimestamp, zonedTimestampRule } from '../timestamp.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -60,13 +60,8 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         after = position;
       } else if (since !== undefined) {
         const sinceMs = parseZonedTimestamp(since);
-        if (sinceMs === undefined) {
-          throw new ApiError(
-            'invalid_request',
-            'since must be an ISO 8601 date and time with a zone, like 2026-11-21T06:13:00.000Z or ' +
-              '2026-11-21T08:13:00+02:00 (write + as %2B in a URL)',
-          );
-        }
+        // Checked by the schema's format already (app.ts): a second look costs nothing.
+        if (sinceMs === undefined) throw new ApiError('invalid_request', zonedTimestampRule('since'));
         after = await store.changePositionAt(token.userId, sinceMs);
       }
       // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also

@@ -40,6 +40,9 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     params: { id: { type: 'string', description: 'Database UUID (letters in either case) or slug.' } },
     query: { ...pageQuery(50, 200), format: formatParam },
     ok: { description: 'One page of the database’s games, or its PGN file.', schema: schemas.gameList },
+    pgn:
+      'Every game of the database in PGN export format (charset=utf-8), in import order, separated by one ' +
+      'blank line; an empty database gives an empty file.',
     total: true,
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
