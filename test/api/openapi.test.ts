@@ -7,7 +7,7 @@
 // here show that check has teeth.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -161,6 +161,14 @@ describe('serving', () => {
       assert.equal(again.status, 304);
       assert.equal(again.body.length, 0);
     }
+  });
+
+  test('docs/openapi.json, the committed contract, is the document served', () => {
+    const committed = readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8');
+    assert.ok(
+      committed === `${JSON.stringify(document, null, 2)}\n`,
+      'docs/openapi.json differs from the document the server serves: run `npm run openapi` and commit it',
+    );
   });
 
   test('OpenAPI 3.1 with title, version, GPL-3.0-or-later licence, a server and described tags', () => {
