@@ -22,6 +22,7 @@ export function describeParam(name: string, schema: PropertySchema | undefined):
   if (!schema) return `unknown parameter "${name}"`;
   if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
   if (schema.format === 'date-time') return zonedTimestampRule(name);
+  if (schema.type === 'boolean') return `${name} must be true or false`;
   if (schema.type === 'integer') {
     if (schema.maximum !== undefined)
       return `${name} must be an integer from ${schema.minimum ?? 0} to ${schema.maximum}`;

@@ -285,6 +285,14 @@ export const formatParam = {
     'prefers application/x-chess-pgn or application/vnd.chess-pgn. Any other value is 400.',
 } as const;
 
+export const gameIdsParam = {
+  type: 'boolean',
+  description:
+    'PGN export only: true writes each game’s id in a tag, [ChessportGameId "<uuid>"], right after the ' +
+    'Seven Tag Roster, so that the file can be joined to the feed and the JSON answers. true or false; ' +
+    'anything else, or the parameter without a PGN answer, is 400.',
+} as const;
+
 export const changesQuery = {
   cursor: {
     type: 'string',

@@ -353,7 +353,20 @@ export class Store implements StoreContext {
    * The PGN of every live game of a database in import order, read in batches of at most `batchSize`
    * games and, unless a single game is larger, `batchBytes` bytes (ts).
    */
-  databasePgn(databaseId: string, batchSize = 1000, batchBytes = EXPORT_BATCH_BYTES): AsyncGenerator<string> {
+  async *databasePgn(
+    databaseId: string,
+    batchSize = 1000,
+    batchBytes = EXPORT_BATCH_BYTES,
+  ): AsyncGenerator<string> {
+    for await (const game of databasePgn(this.db, databaseId, batchSize, batchBytes)) yield game.pgn;
+  }
+
+  /** databasePgn with each game's id. */
+  databaseGamesPgn(
+    databaseId: string,
+    batchSize = 1000,
+    batchBytes = EXPORT_BATCH_BYTES,
+  ): AsyncGenerator<{ id: string; pgn: string }> {
     return databasePgn(this.db, databaseId, batchSize, batchBytes);
   }
 

@@ -81,8 +81,17 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
     const database = await store.findDatabase(request.token.userId, id);
     if (!database) return; // the handler answers 404
     const version = await store.databaseVersion(database.id);
+    // With the games' ids it is another representation (and without them the tag it always had).
+    const { gameIds } = request.query as { gameIds?: boolean };
     request.representationTag = digest(
-      ['pgn-export/3', database.id, database.slug, String(database.updatedAt), String(version)],
+      [
+        'pgn-export/3',
+        database.id,
+        database.slug,
+        String(database.updatedAt),
+        String(version),
+        ...(gameIds ? ['game ids'] : []),
+      ],
       createHmac('sha256', secret).update('chessport etag\0'),
     );
   });
