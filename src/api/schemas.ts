@@ -182,7 +182,8 @@ export const changeItemSchema = {
   type: 'object',
   description:
     'One changed game in its latest state. A deleted game is a tombstone (deleted: true) that keeps its ' +
-    'last names and result; fetch the others with GET /api/v1/games/{id}.',
+    'last names and result; fetch the others with GET /api/v1/games/{id}, or ask for them with the page ' +
+    '(expand=game).',
   required: ['id', 'databaseId', 'updatedAt', 'deleted', 'white', 'black', 'result'],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'Game UUID.' },

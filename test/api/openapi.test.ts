@@ -203,6 +203,10 @@ describe('serving', () => {
       '405',
       'HEAD',
       'since',
+      'expand=game',
+      'X-Total-Count',
+      'rel="last"',
+      'ChessportGameId',
     ]) {
       assert.ok(text.includes(topic), `info.description mentions ${topic}`);
     }

@@ -32,7 +32,9 @@ Follow \`GET /api/v1/changes\`: the first run without \`cursor\` backfills every
 \`since\`); follow \`nextCursor\` until \`hasMore\` is false, and store the cursor only after the page's data
 is safely written. Every write to a game (import, update, move, delete) moves it to the end of the feed,
 once, in its latest state. Deleted games stay as tombstones (\`deleted: true\`, with their last names and
-result) and are 404 everywhere else. Fetch changed games with \`GET /api/v1/games/{id}\` (JSON or PGN).
+result) and are 404 everywhere else. Fetch changed games with \`GET /api/v1/games/{id}\` (JSON or PGN), or
+ask for them with the page: \`expand=game\` gives every item its game's detail (\`null\` for a deleted
+game), up to 500 in one request.
 The cursor comes on every page, also an empty one, so it stays usable; cursors do not expire. They are
 encrypted and authenticated, reveal nothing, and are bound to the user as one app sees them: another user's
 or app's cursor, one from another server secret, or an altered one is 400 (after a server secret rotation,
@@ -48,8 +50,9 @@ restart with \`since\`).
 ## Paging and parameters
 
 Lists are in import order, oldest first, stable under new imports, so offset paging never shows a game
-twice. Follow the \`Link\` header (RFC 8288, root-relative targets): \`rel="next"\` while more pages exist,
-\`rel="prev"\` after the first page. Parameters are strict: \`limit\` and \`offset\` must be plain decimal
+twice. Follow the \`Link\` header (RFC 8288, root-relative targets): \`rel="next"\` and \`rel="last"\`
+while more pages exist, \`rel="prev"\` after the first page. \`X-Total-Count\` gives the length of the
+whole list (\`/databases\` too), and each database its \`gameCount\`. Parameters are strict: \`limit\` and \`offset\` must be plain decimal
 integers in range, and an unknown, repeated or empty parameter is 400 \`invalid_request\` naming it; nothing
 is clamped or ignored.
 
@@ -58,7 +61,8 @@ is clamped or ignored.
 \`format=pgn\`, or an \`Accept\` header whose most preferred type is \`application/x-chess-pgn\` or
 \`application/vnd.chess-pgn\`, gives \`application/x-chess-pgn; charset=utf-8\` with
 \`Content-Disposition: attachment; filename="<slug>.pgn"\`. A database's export is streamed and always holds
-every game, so \`limit\`/\`offset\` with it are 400.
+every game, so \`limit\`/\`offset\` with it are 400; \`gameIds=true\` writes each game's id in a
+\`[ChessportGameId "<uuid>"]\` tag after the Seven Tag Roster.
 
 ## Errors
 
@@ -91,7 +95,9 @@ Per app and user (all tokens of one app and user share one budget), and per clie
 without a valid token. Every counted answer carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`,
 \`X-RateLimit-Reset\` and the IETF draft's \`RateLimit-Policy\` and \`RateLimit\`; 429 and 503 add
 \`Retry-After\` (seconds). Every 200 carries a strong \`ETag\` and \`Cache-Control: private, no-cache\`;
-\`If-None-Match\` gives 304, on the feed and the PGN export too. Answers are compressed (gzip, br) when asked.
+\`If-None-Match\` gives 304, on the feed and the PGN export too, and a 304 does not spend the rate limit:
+it is counted when it comes in and given back, and its \`X-RateLimit-Remaining\` shows it unspent.
+Answers are compressed (gzip, br) when asked.
 `.trim();
 
 const SCHEME_DESCRIPTION = `
