@@ -66,16 +66,9 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       }
       // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
       // with its games' details.
-      let rows: GameChange[];
-      let data: (page: number) => unknown[];
-      if (expand) {
-        const expanded = await store.listExpandedChanges(token.userId, after, limit + 1);
-        rows = expanded;
-        data = (n) => expanded.slice(0, n).map(expandedChangeJson);
-      } else {
-        rows = await store.listChanges(token.userId, after, limit + 1);
-        data = (n) => rows.slice(0, n).map(changeJson);
-      }
+      const { rows, data } = expand
+        ? items(await store.listExpandedChanges(token.userId, after, limit + 1), limit, expandedChangeJson)
+        : items(await store.listChanges(token.userId, after, limit + 1), limit, changeJson);
       // A cursor past every change the store has made was issued before the store was restored from a
       // backup: the writes after the restore take the positions it has passed, and its reader would never
       // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
@@ -88,7 +81,7 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       }
       const position = rows.slice(0, limit).at(-1)?.seq ?? after;
       const body = {
-        data: data(limit),
+        data,
         nextCursor: encodeCursor(secret, reader, position),
         hasMore: rows.length > limit,
       };
@@ -100,4 +93,9 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       return body;
     },
   });
+}
+
+/** The rows read (one beyond the page) and the page's items as JSON. */
+function items<T extends GameChange>(rows: T[], limit: number, json: (row: T) => unknown) {
+  return { rows, data: rows.slice(0, limit).map(json) };
 }
