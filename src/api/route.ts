@@ -1,7 +1,8 @@
 // One place that turns a read endpoint into routes: GET (and HEAD) with auth, rate limit, scope and strict
 // parameters, 405 for every other method (docs/design.md 16) and an OPTIONS answer naming what is allowed (a CORS
 // preflight is answered earlier, by the CORS plugin). The GET route's schema is also its operation in the
-// OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer.
+// OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer; the HEAD route,
+// which Fastify adds with the same schema, and the OPTIONS route are operations there too.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TokenInfo } from '../store/index.ts';
 import { authenticate, requireScope, type Scope } from './auth.ts';
