@@ -6,9 +6,11 @@
 //   TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/postgres, in a database the bench makes and drops)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { schemas, sharedSchemas } from '../src/api/schemas.ts';
@@ -152,22 +154,37 @@ async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
       await new Promise((r) => setTimeout(r, 50));
     }
 
-    /** One request, timed until its body is read (as sent: compressed bytes stay compressed). */
+    /** One request, timed until its body is read and decoded; `bytes` as they came over the wire. */
     const timed = async (query: string, coding = 'identity') => {
       const start = performance.now();
-      const response = await fetch(`${base}/changes?${query}`, {
-        headers: { ...auth, 'accept-encoding': coding },
+      const { status, encoding, wire } = await new Promise<{
+        status: number;
+        encoding: string;
+        wire: Buffer;
+      }>((resolve, reject) => {
+        get(`${base}/changes?${query}`, { headers: { ...auth, 'accept-encoding': coding } }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              encoding: String(response.headers['content-encoding'] ?? ''),
+              wire: Buffer.concat(chunks),
+            }),
+          );
+          response.on('error', reject);
+        }).on('error', reject);
       });
-      const bytes = Number(response.headers.get('content-length') ?? 0);
-      const text = await response.text();
+      const text = (encoding === 'gzip' ? gunzipSync(wire) : wire).toString();
       const ms = performance.now() - start;
-      if (!response.ok) throw new Error(`${query}: ${response.status} ${text}`);
+      const bytes = wire.length;
+      if (status !== 200) throw new Error(`${query}: ${status} ${text}`);
       const body = JSON.parse(text) as {
         data: { updatedAt: string }[];
         nextCursor: string;
         hasMore: boolean;
       };
-      return { ms, body, bytes: bytes || Buffer.byteLength(text) };
+      return { ms, body, bytes };
     };
 
     /** Follows the whole feed from the start and returns the latency of every page. */
