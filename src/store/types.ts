@@ -63,6 +63,8 @@ export interface Database {
   slug: string;
   private: boolean;
   maxGames: number | null;
+  /** Its live games, when it was read. */
+  gameCount: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -125,6 +127,11 @@ export interface GameChange {
   white: Player;
   black: Player;
   result: string;
+}
+
+/** A feed item with its game's detail: null for a deleted game (GET /changes?expand=game). */
+export interface ExpandedChange extends GameChange {
+  game: GameDetail | null;
 }
 
 export interface Page {

@@ -22,9 +22,12 @@ async function getData<T>(
   return { data: res.json.data, link: res.headers.get('link') };
 }
 
-/** Every database and every game's detail, as the API gives them to this token. */
+/**
+ * Every database and every game's detail, as the API gives them to this token. A database's gameCount is
+ * checked against its games here and left out: a mirror keeps no count of its own (its games give it).
+ */
 export async function serverData(base: string, token: string): Promise<DataSet> {
-  const databases = (await getData<Database[]>(base, '/databases', token)).data;
+  const listed = (await getData<(Database & { gameCount: number })[]>(base, '/databases', token)).data;
   const ids: string[] = [];
   let path: string | null = '/games?limit=200';
   while (path) {
@@ -41,6 +44,11 @@ export async function serverData(base: string, token: string): Promise<DataSet> 
     }
   };
   await Promise.all(Array.from({ length: 6 }, worker));
+  const databases = listed.map(({ gameCount, ...database }) => {
+    const counted = [...games.values()].filter((game) => game.databaseId === database.id).length;
+    assert.equal(gameCount, counted, `gameCount of database ${database.slug}`);
+    return database;
+  });
   return { databases, games };
 }
 

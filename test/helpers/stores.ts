@@ -157,11 +157,12 @@ export async function executeOnStore(databaseUrl: string, text: string): Promise
 }
 
 /**
- * Undoes migration 0009 (OAuth) on a test store, as executeOnStore undoes others: a test that runs an earlier
- * migration again, by deleting the records of the migrations from it on, has the later ones run again too.
+ * What each migration after 0006 changed in the schema, as the statements that take it back. Keep it whole:
+ * a migration test rewinds a store to before the migration it tests, and every later one runs again.
  */
-export async function undoOAuthMigration(databaseUrl: string): Promise<void> {
-  for (const statement of [
+const UNDO: Record<string, string[]> = {
+  '0007_database_games_seq': ['alter table databases drop column games_seq'],
+  '0009_oauth': [
     'drop table oauth_records',
     'drop table grants',
     'drop index tokens_grant',
@@ -171,8 +172,19 @@ export async function undoOAuthMigration(databaseUrl: string): Promise<void> {
     'alter table apps drop column redirect_uris',
     'alter table apps drop column device_flow',
     'alter table apps drop column client_secret_hash',
-  ]) {
-    await executeOnStore(databaseUrl, statement);
+  ],
+  '0011_database_game_count': ['alter table databases drop column game_count'],
+};
+
+/**
+ * The store as it was before the migration `from` (a name prefix such as '0006'): the later migrations are
+ * undone, newest first, and forgotten, so the store runs them again when it is next opened.
+ */
+export async function rewindStore(databaseUrl: string, from: string): Promise<void> {
+  await executeOnStore(databaseUrl, `delete from kysely_migration where name >= '${from}'`);
+  for (const name of Object.keys(UNDO).sort().reverse()) {
+    if (name < from) continue;
+    for (const statement of UNDO[name] ?? []) await executeOnStore(databaseUrl, statement);
   }
 }
 

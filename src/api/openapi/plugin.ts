@@ -4,8 +4,8 @@
 // x-other-methods extension (methods.ts).
 //
 // The document needs no token and is not rate limited: it is the same for everyone, held in memory, and
-// touches no store. It is compressed once, when first asked for, at the highest levels (41 KB of JSON: br
-// 7.2 KB in about 25 ms of the thread pool, gzip 8.7 KB), and each request gets the coding it accepts.
+// touches no store. It is compressed once, when first asked for, at the highest levels (sizes and time in
+// docs/performance.md), and each request gets the coding it accepts.
 // @fastify/compress, which registers after this route is added, leaves it alone (it would compress on every
 // request, at the lower levels live answers need). One weak ETag names every coding: the same document.
 import { createHash } from 'node:crypto';
@@ -26,6 +26,9 @@ export function openapiGenerator(app: FastifyInstance): void {
   app.register(fastifySwagger, {
     openapi: openapiBase,
     hideUntagged: true,
+    // HEAD as an operation of its own in each path item (OpenAPI 3.1 allows it), so that mock servers and
+    // generated clients know it; finishDocument names it and drops the body it cannot have.
+    exposeHeadRoutes: true,
     // Shared schemas keep their $id as their name in components/schemas (Player, GameDetail, ...).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (documents) =>

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DIALECTS, openTestStore, record } from '../../helpers/dialects.ts';
-import { executeOnStore, queryStore, undoOAuthMigration } from '../../helpers/stores.ts';
+import { queryStore, rewindStore } from '../../helpers/stores.ts';
 
 const exported = (result: string, comment = '') =>
   `[Event "?"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "?"]\n[White "?"]\n[Black "?"]\n[Result "${result}"]\n\n` +
@@ -28,11 +28,8 @@ for (const { dialect, skip } of DIALECTS) {
           'select event, result, seq, updated_at from games order by pk',
         );
         const lastSeq = Math.max(...before.map((g) => Number(g.seq)));
-        // The store as it was before 0006 (and so before 0007 and 0009, undone too): they run again when the
-        // store is next opened.
-        await executeOnStore(t.url, "delete from kysely_migration where name >= '0006'");
-        await executeOnStore(t.url, 'alter table databases drop column games_seq');
-        await undoOAuthMigration(t.url);
+        // The store as it was before 0006: it and every later migration run again when the store is next opened.
+        await rewindStore(t.url, '0006');
         const reopened = await t.reopen();
         const after = await queryStore<{ event: string; result: string; seq: number; updated_at: number }>(
           t.url,

@@ -57,6 +57,15 @@ async function olderStore(dialect: 'sqlite' | 'postgres', url: string, last: str
   }
 }
 
+/** Every migration after 0005, in order: what a store made by a 0005-era version takes on upgrade. */
+const AFTER_0005 = [
+  '0006_export_result',
+  '0007_database_games_seq',
+  '0008_escape_lines_and_halfmove_clock',
+  '0009_oauth',
+  '0011_database_game_count',
+];
+
 for (const { dialect, skip } of DIALECTS) {
   describe(`migrations on ${dialect}`, { skip }, () => {
     test(`${INSTANCES} processes opening one fresh store at once all start; each migration runs once`, async () => {
@@ -82,10 +91,7 @@ for (const { dialect, skip } of DIALECTS) {
             '0003_dedup_prefix_index',
             '0004_dedup_key_column',
             '0005_sqlite_game_keys',
-            '0006_export_result',
-            '0007_database_games_seq',
-            '0008_escape_lines_and_halfmove_clock',
-            '0009_oauth',
+            ...AFTER_0005,
           ],
         );
       } finally {
@@ -114,7 +120,7 @@ for (const { dialect, skip } of DIALECTS) {
         );
         assert.equal(
           first.stderr,
-          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock, 0009_oauth)\n`,
+          `chessport: upgraded the store ${cliUrl} to this version (migrations ${AFTER_0005.join(', ')})\n`,
         );
         const again = await run(process.execPath, [BIN, 'users', 'list', '--json'], { env, cwd: dir });
         assert.equal(again.stderr, '', 'an up-to-date store opens without a word');
@@ -139,15 +145,10 @@ for (const { dialect, skip } of DIALECTS) {
         const upgraded = await serveLog();
         assert.deepEqual(upgraded, {
           ...upgraded,
-          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock, 0009_oauth',
+          msg: `upgraded the store: applied migrations ${AFTER_0005.join(', ')}`,
           store,
           dialect,
-          migrations: [
-            '0006_export_result',
-            '0007_database_games_seq',
-            '0008_escape_lines_and_halfmove_clock',
-            '0009_oauth',
-          ],
+          migrations: AFTER_0005,
           secretFrom: 'store',
           redis: null,
         });
