@@ -10,7 +10,7 @@ import {
   type GameDetail,
   type RetryEvent,
   type RetryPolicy,
-} from '../client/index.ts';
+} from '../../packages/client/src/index.ts';
 import { mapConcurrent } from './concurrent.ts';
 import { authFailure, cursorRejected, SyncError } from './errors.ts';
 import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';

@@ -2,7 +2,7 @@
 // and the feed cursor. A page's games and the cursor after it are written in one transaction, so the
 // cursor never runs ahead of the data: a crash at any point repeats at most one page on the next run.
 import Sqlite from 'better-sqlite3';
-import type { Database, GameDetail, Player } from '../client/index.ts';
+import type { Database, GameDetail, Player } from '../../packages/client/src/index.ts';
 import { createPrivately } from './private-files.ts';
 
 const SCHEMA_VERSION = 1;

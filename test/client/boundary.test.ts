@@ -1,4 +1,4 @@
-// docs/design.md "Architecture": src/client imports nothing outside itself, not even a Node.js built-in, as it
+// docs/design.md "Architecture": the client (packages/client/src) imports nothing outside itself, not even a Node.js built-in, as it
 // runs on global fetch alone; dependency-cruiser checks every import statically (.dependency-cruiser.cjs),
 // and this file checks what loading the client resolves. The client shares the contract's types
 // (src/client/types.ts), checked here against the server's serialisers at compile time.
@@ -8,13 +8,13 @@ import { builtinModules, stripTypeScriptTypes } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import type * as Client from '../../packages/client/src/types.ts';
 import type { ApiError, ErrorCode as ServerErrorCode } from '../../src/api/errors.ts';
 import type { changeJson, databaseJson, gameDetailJson, gameSummaryJson } from '../../src/api/serialize.ts';
-import type * as Client from '../../src/client/types.ts';
 import { ROOT } from '../helpers/harness.ts';
 import { modulesResolvedBy } from '../helpers/resolved-modules.ts';
 
-const CLIENT = join(ROOT, 'src/client');
+const CLIENT = join(ROOT, 'packages/client/src');
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { recursive: true, encoding: 'utf8' })
@@ -61,7 +61,7 @@ test('the scanner sees runtime imports and ignores type-only ones', () => {
   ]);
 });
 
-test('no file of src/client loads code from outside src/client; only `import type` leaves the folder', () => {
+test('no file of packages/client/src loads code from outside it; only `import type` leaves the folder', () => {
   const files = sourceFiles(CLIENT);
   assert.ok(files.length >= 5);
   const offences: string[] = [];
@@ -70,7 +70,7 @@ test('no file of src/client loads code from outside src/client; only `import typ
       const where = `${relative(ROOT, file)} imports ${specifier}`;
       if (specifier.startsWith('.')) {
         const target = resolve(dirname(file), specifier);
-        if (!target.startsWith(CLIENT + sep)) offences.push(`${where} (outside src/client)`);
+        if (!target.startsWith(CLIENT + sep)) offences.push(`${where} (outside packages/client/src)`);
       } else if (isBuiltin(specifier)) {
         offences.push(`${where} (the client runs on global fetch alone, not Node.js APIs)`);
       } else {

@@ -10,7 +10,7 @@ import {
   ChessportNetworkError,
   type RetryEvent,
   type RetryOptions,
-} from '../../src/client/index.ts';
+} from '../../packages/client/src/index.ts';
 
 /** What the call threw; it must throw. */
 async function thrown(promise: Promise<unknown>): Promise<unknown> {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
-import type { Database, GameDetail } from '../../src/client/types.ts';
+import type { Database, GameDetail } from '../../packages/client/src/types.ts';
 import { http } from './harness.ts';
 
 export interface DataSet {

@@ -2,7 +2,7 @@
 // alone); this file turns options into a run, prints the summary and maps failures to exit codes.
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ChessportError, ChessportNetworkError } from '../../client/index.ts';
+import { ChessportError, ChessportNetworkError } from '../../../packages/client/src/index.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../sync/engine.ts';
 import { jsonOption } from '../context.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
