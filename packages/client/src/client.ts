@@ -178,12 +178,13 @@ export class ChessportClient {
     if (!Array.isArray(data)) throw unexpected(response, 'a list page without a data array');
     const next = linkTarget(response.headers.get('link'), 'next', url);
     if (next === null) return { data, next: null };
-    const target = this.#http.underApi(next);
+    if (next.url === null) throw unexpected(response, `a Link rel="next" to ${next.target}, which is no URL`);
+    const target = this.#http.underApi(next.url);
     // A server (or proxy) that names a page elsewhere answered wrongly: the token is not sent there.
     if (target === null)
       throw unexpected(
         response,
-        `a Link rel="next" to ${next}: refusing to send the token outside ${this.apiBase}`,
+        `a Link rel="next" to ${next.url}: refusing to send the token outside ${this.apiBase}`,
       );
     return { data, next: target };
   }
