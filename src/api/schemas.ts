@@ -183,6 +183,12 @@ export const changeItemSchema = {
     white: { $ref: 'Player#' },
     black: { $ref: 'Player#' },
     result: { type: 'string', enum: RESULTS, description: 'Result in PGN notation.' },
+    game: {
+      description:
+        'Only with expand=game, and then on every item: the game as GET /api/v1/games/{id} gives it ' +
+        '(its data), from the same snapshot as the item; null for a deleted game.',
+      anyOf: [{ type: 'null' }, { $ref: 'GameDetail#' }],
+    },
   },
 } as const;
 
@@ -282,4 +288,11 @@ export const changesQuery = {
     examples: ['2026-11-21T06:13:00.000Z'],
   },
   limit: { ...pageQuery(100, 500).limit, description: 'Changes per page, 1 to 500, plain decimal digits.' },
+  expand: {
+    type: 'string',
+    enum: ['game'],
+    description:
+      'game: every item carries game, the game’s detail as GET /api/v1/games/{id} gives it (null for a ' +
+      'deleted game), so that a page of up to 500 changes is one request. Any other value is 400.',
+  },
 } as const;

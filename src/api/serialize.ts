@@ -1,5 +1,5 @@
 // Domain records to the API's JSON shapes (spec "Resources and their fields", docs/design.md 1-11).
-import type { Database, GameChange, GameDetail, GameSummary } from '../store/index.ts';
+import type { Database, ExpandedChange, GameChange, GameDetail, GameSummary } from '../store/index.ts';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -51,4 +51,9 @@ export function changeJson(change: GameChange) {
     black: change.black,
     result: change.result,
   };
+}
+
+/** A feed item of GET /changes?expand=game: the item and its game as GET /games/{id} gives it, or null. */
+export function expandedChangeJson(change: ExpandedChange) {
+  return { ...changeJson(change), game: change.game && gameDetailJson(change.game) };
 }

@@ -21,7 +21,16 @@ import { changePositionAt } from './feed.ts';
 import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
 import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
-import { changeColumns, summaryColumns, toChange, toDetail, toSummary, toTokenInfo } from './rows.ts';
+import {
+  changeColumns,
+  expandedChangeColumns,
+  summaryColumns,
+  toChange,
+  toDetail,
+  toExpandedChange,
+  toSummary,
+  toTokenInfo,
+} from './rows.ts';
 import type { DB } from './schema.ts';
 import { BackgroundCheckpoints } from './sqlite/checkpoints.ts';
 import { sqliteHandleOf } from './sqlite/handle.ts';
@@ -32,6 +41,7 @@ import type {
   BulkWrites,
   Database,
   Dialect,
+  ExpandedChange,
   GameChange,
   GameDetail,
   GameRecord,
@@ -348,6 +358,15 @@ export class Store implements StoreContext {
     return rows.map(toChange);
   }
 
+  /**
+   * listChanges with each live game's detail, as getGame gives it, read by the same statement: one query
+   * for the page, and every item and its detail from one snapshot.
+   */
+  async listExpandedChanges(ownerId: string, afterSeq: number, limit: number): Promise<ExpandedChange[]> {
+    const rows = await this.hot.expandedChanges(ownerId, afterSeq, limit);
+    return rows.map(toExpandedChange);
+  }
+
   /** The feed position just before the owner's first change at or after a time (feed.ts). */
   async changePositionAt(ownerId: string, sinceMs: number): Promise<number> {
     return changePositionAt(this.db, this.dialect, ownerId, sinceMs);
@@ -437,6 +456,15 @@ function hotQueries(db: Kysely<DB>, run: RunQuery) {
       db
         .selectFrom('games')
         .select(changeColumns)
+        .where('owner_id', '=', ownerId)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .limit(limit),
+    ),
+    expandedChanges: prepared(run, 3, (ownerId: string, afterSeq: number, limit: number) =>
+      db
+        .selectFrom('games')
+        .select(expandedChangeColumns)
         .where('owner_id', '=', ownerId)
         .where('seq', '>', afterSeq)
         .orderBy('seq')

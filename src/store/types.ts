@@ -100,6 +100,11 @@ export interface GameChange {
   result: string;
 }
 
+/** A feed item with its game's detail: null for a deleted game (GET /changes?expand=game). */
+export interface ExpandedChange extends GameChange {
+  game: GameDetail | null;
+}
+
 export interface Page {
   limit: number;
   offset: number;

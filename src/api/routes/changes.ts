@@ -1,18 +1,20 @@
 // GET /changes: the feed of the user's changed games, oldest change first (docs/design.md 18-22).
 import type { FastifyInstance } from 'fastify';
+import type { GameChange } from '../../store/index.ts';
 import type { ApiContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { ApiError } from '../errors.ts';
 import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { changesQuery, schemas } from '../schemas.ts';
-import { changeJson } from '../serialize.ts';
+import { changeJson, expandedChangeJson } from '../serialize.ts';
 import { parseZonedTimestamp } from '../timestamp.ts';
 
 interface ChangesQuery {
   cursor?: string;
   since?: string;
   limit: number;
+  expand?: 'game';
 }
 
 export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
@@ -28,13 +30,14 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       'The user’s games changed after the cursor (or at or after since; from the beginning without ' +
       'either), in change order, each once in its latest state; deleted games as tombstones. Follow ' +
       'nextCursor until hasMore is false; then poll with the last nextCursor. The feed signals changes: ' +
-      'fetch a changed game with GET /api/v1/games/{id}. 400 for cursor together with since, an invalid ' +
+      'fetch a changed game with GET /api/v1/games/{id}, or ask for every page’s games with it ' +
+      '(expand=game). 400 for cursor together with since, an invalid ' +
       'since, a malformed, altered or foreign cursor, and a cursor from before the store was restored from ' +
       'an older backup.',
     query: changesQuery,
     ok: { description: 'One page of changes.', schema: schemas.changes },
     handler: async (request, _reply, token) => {
-      const { cursor, since, limit } = request.query as ChangesQuery;
+      const { cursor, since, limit, expand } = request.query as ChangesQuery;
       // Cursors are bound to the reader as the API knows it: this user through this app's pairwise id.
       const reader = pairwiseId(secret, token.appSector, token.userId);
       let after = 0;
@@ -64,8 +67,18 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         }
         after = await store.changePositionAt(token.userId, sinceMs);
       }
-      // One row beyond the page tells whether more exist; the page is one statement, one snapshot.
-      const rows = await store.listChanges(token.userId, after, limit + 1);
+      // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
+      // with its games' details.
+      let rows: GameChange[];
+      let data: (page: number) => unknown[];
+      if (expand) {
+        const expanded = await store.listExpandedChanges(token.userId, after, limit + 1);
+        rows = expanded;
+        data = (n) => expanded.slice(0, n).map(expandedChangeJson);
+      } else {
+        rows = await store.listChanges(token.userId, after, limit + 1);
+        data = (n) => rows.slice(0, n).map(changeJson);
+      }
       // A cursor past every change the store has made was issued before the store was restored from a
       // backup: the writes after the restore take the positions it has passed, and its reader would never
       // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
@@ -76,10 +89,9 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
             'the start, without cursor',
         );
       }
-      const page = rows.slice(0, limit);
-      const position = page.at(-1)?.seq ?? after;
+      const position = rows.slice(0, limit).at(-1)?.seq ?? after;
       return {
-        data: page.map(changeJson),
+        data: data(limit),
         nextCursor: encodeCursor(secret, reader, position),
         hasMore: rows.length > limit,
       };
