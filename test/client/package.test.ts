@@ -54,6 +54,8 @@ const games = [];
 for await (const game of api.allGames({ limit: 2 })) games.push(game.id);
 const changes = [];
 for await (const page of api.feed({ limit: 2 })) changes.push(...page.data.map((change) => change.id));
+const expanded = [];
+for await (const page of api.feed({ limit: 2, expand: 'game' })) expanded.push(...page.data.map((change) => change.game));
 let refused;
 try {
   await api.game('00000000-0000-4000-8000-000000000000');
@@ -72,7 +74,7 @@ try {
 console.log(JSON.stringify({
   exports: Object.keys(exported).sort(),
   resolved: import.meta.resolve('@chessport/client'),
-  me, databases, games, changes, refused, unreachable,
+  me, databases, games, changes, expanded, refused, unreachable,
 }));
 `;
 
@@ -87,13 +89,26 @@ import {
   ChessportClient,
   ChessportError,
   ChessportNetworkError,
+  type ExpandedChange,
   type GameDetail,
   type User,
 } from '@chessport/client';
 
 const [baseUrl = '', token = ''] = process.argv.slice(2);
-const settings: { maxRetries?: number; fetch?: typeof fetch; signal?: AbortSignal; cursor?: string } = {};
-const api = new ChessportClient({ baseUrl, token, retry: { maxRetries: settings.maxRetries }, fetch: settings.fetch });
+const settings: {
+  maxRetries?: number;
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+  cursor?: string;
+  userAgent?: string;
+} = {};
+const api = new ChessportClient({
+  baseUrl,
+  token,
+  retry: { maxRetries: settings.maxRetries },
+  fetch: settings.fetch,
+  userAgent: settings.userAgent,
+});
 const { signal } = settings;
 const me: User = await api.me({ signal });
 const pages: ChangesPage[] = [];
@@ -101,6 +116,9 @@ for await (const page of api.feed({ cursor: settings.cursor, limit: 3 }, { signa
 const first = pages[0]?.data[0];
 const game: GameDetail | undefined = first && (await api.game(first.id));
 const white: string | null | undefined = game?.white.name;
+const withGames: ChangesPage<ExpandedChange>[] = [];
+for await (const page of api.feed({ cursor: settings.cursor, limit: 3, expand: 'game' })) withGames.push(page);
+const expanded: GameDetail | null | undefined = withGames[0]?.data[0]?.game;
 let failed: { url: string; attempts: number; timedOut: boolean; truncated: boolean; cause?: unknown } | undefined;
 try {
   await api.databases();
@@ -109,7 +127,9 @@ try {
   else if (error instanceof ChessportError) throw error;
 }
 ${broken ? 'const wrong: number = game?.pgn;' : ''}
-console.log(JSON.stringify({ me: me.id, pages: pages.length, white, failed: failed !== undefined }));
+console.log(
+  JSON.stringify({ me: me.id, pages: pages.length, white, expanded: expanded?.pgn === game?.pgn, failed: failed !== undefined }),
+);
 `;
 
 describe('@chessport/client from its npm package', () => {
@@ -197,6 +217,8 @@ describe('@chessport/client from its npm package', () => {
     const listed = ((await raw('/games?limit=200')) as { id: string }[]).map((g) => g.id);
     assert.deepEqual(result.games, listed);
     assert.deepEqual(result.changes, listed, 'the feed, in change order: the import order here');
+    const details = await Promise.all(listed.map((id) => raw(`/games/${id}`)));
+    assert.deepEqual(result.expanded, details, "feed({ expand: 'game' }): each change with its game");
     assert.deepEqual(result.refused, { status: 404, error: 'not_found' });
     assert.deepEqual(result.unreachable, {
       name: 'ChessportNetworkError',
@@ -262,7 +284,13 @@ describe('@chessport/client from its npm package', () => {
     await run(process.execPath, [tscPath(), '-p', app], { cwd: app });
     const { stdout } = await run(process.execPath, ['main.ts', server.base, token], { cwd: app });
     const me = (await http<{ data: { id: string } }>(`${server.base}/api/v1`, '/me', { token })).json.data;
-    assert.deepEqual(JSON.parse(stdout), { me: me.id, pages: 2, white: 'Carol White 1', failed: false });
+    assert.deepEqual(JSON.parse(stdout), {
+      me: me.id,
+      pages: 2,
+      white: 'Carol White 1',
+      expanded: true,
+      failed: false,
+    });
   });
 });
 
