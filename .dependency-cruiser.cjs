@@ -68,8 +68,17 @@ module.exports = {
         'The project uses the client as a package user does: through packages/client/src/index.ts alone ' +
         '(the tests may read its types module too).',
       severity: 'error',
-      from: { path: '^(src|bin|scripts|bench|examples)/' },
+      from: { path: '^(src|bin|scripts|bench)/' },
       to: { path: '^packages/client/', pathNot: '^packages/client/src/index[.]ts$' },
+    },
+    {
+      name: 'examples-as-integrators',
+      comment:
+        'examples/ shows an integration: it imports the package @chessport/client by name, as an app that ' +
+        'installed it does, and nothing of the project by path.',
+      severity: 'error',
+      from: { path: '^examples/' },
+      to: { path: '^(src|bin|scripts|bench|test|packages)/' },
     },
     {
       name: 'only-cli-and-sync-use-the-client',

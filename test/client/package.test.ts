@@ -13,11 +13,11 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
+import { CLIENT_PACKAGE, installClient, packClient } from '../helpers/client-package.ts';
 import { cliJson, type Env, http, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 
 const run = promisify(execFile);
-const PACKAGE = join(ROOT, 'packages/client');
 
 /** The address of a port nothing listens on. */
 async function closedPort(): Promise<string> {
@@ -157,14 +157,9 @@ describe('@chessport/client from its npm package', () => {
   });
 
   test('npm pack builds dist/ and ships it, JavaScript and declarations, and nothing else', async () => {
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
-      cwd: PACKAGE,
-      maxBuffer: 16 << 20,
-    });
-    const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-    assert.ok(packed);
-    tarball = join(dir, packed.filename);
-    const files = packed.files.map((file) => file.path);
+    const packed = await packClient(dir);
+    tarball = packed.tarball;
+    const { files } = packed;
     for (const name of ['index', 'client', 'errors', 'link', 'transport', 'types']) {
       assert.ok(files.includes(`dist/${name}.js`), `dist/${name}.js`);
       assert.ok(files.includes(`dist/${name}.d.ts`), `dist/${name}.d.ts`);
@@ -174,7 +169,7 @@ describe('@chessport/client from its npm package', () => {
       ['README.md', 'package.json'],
       'no sources, tests or build files',
     );
-    const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as Record<
+    const manifest = JSON.parse(readFileSync(join(CLIENT_PACKAGE, 'package.json'), 'utf8')) as Record<
       string,
       unknown
     >;
@@ -185,11 +180,7 @@ describe('@chessport/client from its npm package', () => {
 
   test('npm install puts the client and nothing else into a fresh project', async () => {
     assert.ok(tarball, 'packed');
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-    const installed = await run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund'], {
-      cwd: app,
-    });
-    assert.doesNotMatch(`${installed.stdout}${installed.stderr}`, /ERR|warn/i);
+    assert.doesNotMatch(await installClient(app, tarball), /ERR|warn/i);
     const modules = join(app, 'node_modules');
     assert.deepEqual(
       readdirSync(modules).filter((name) => name !== '.package-lock.json'),
