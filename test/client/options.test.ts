@@ -175,26 +175,42 @@ describe('arguments', () => {
   });
 });
 
-describe('userAgent', () => {
-  /** The User-Agent of each request a real HTTP server received, each answered as /me. */
-  async function agentsSeen(options: { userAgent?: string | undefined }): Promise<(string | undefined)[]> {
-    const seen: (string | undefined)[] = [];
-    const server = createHttpServer((req, res) => {
-      seen.push(req.headers['user-agent']);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"data":{"id":"u","name":null,"email":null,"image":null}}');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
-      const client = new ChessportClient({ baseUrl: `http://127.0.0.1:${port}`, token: 'cp_x', ...options });
-      await client.me();
-      await client.databases();
-      return seen;
-    } finally {
-      server.close();
-    }
+/** The value of one header field in each request a real HTTP server received, each answered as /me. */
+async function headerSeen(
+  name: string,
+  options: { userAgent?: string | undefined; compression?: boolean | undefined },
+): Promise<(string | string[] | undefined)[]> {
+  const seen: (string | string[] | undefined)[] = [];
+  const server = createHttpServer((req, res) => {
+    seen.push(req.headers[name]);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"data":{"id":"u","name":null,"email":null,"image":null}}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const client = new ChessportClient({ baseUrl: `http://127.0.0.1:${port}`, token: 'cp_x', ...options });
+    await client.me();
+    await client.databases();
+    return seen;
+  } finally {
+    server.close();
   }
+}
+
+describe('compression', () => {
+  test('by default fetch negotiates gzip; compression: false asks for answers as they are', async () => {
+    assert.deepEqual(await headerSeen('accept-encoding', {}), ['gzip, deflate', 'gzip, deflate']);
+    assert.deepEqual(await headerSeen('accept-encoding', { compression: undefined }), [
+      'gzip, deflate',
+      'gzip, deflate',
+    ]);
+    assert.deepEqual(await headerSeen('accept-encoding', { compression: false }), ['identity', 'identity']);
+  });
+});
+
+describe('userAgent', () => {
+  const agentsSeen = (options: { userAgent?: string | undefined }) => headerSeen('user-agent', options);
 
   test('by default every request says chessport-client and the package version', async () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/client/package.json'), 'utf8'));
