@@ -17,6 +17,7 @@ import {
 import { mapConcurrent } from './concurrent.ts';
 import { authFailure, cursorRejected, SyncError } from './errors.ts';
 import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';
+import { isLoopback } from './loopback.ts';
 import { Mirror } from './mirror.ts';
 import { checkReader, checkServer } from './owner.ts';
 import { writePgnFiles } from './pgn-files.ts';
@@ -57,6 +58,11 @@ export interface SyncOptions {
   fetch?: typeof fetch;
   /** The User-Agent of every request (the client's default: chessport-client/<version>). */
   userAgent?: string;
+  /**
+   * Whether to ask for compressed answers. Default: yes, unless the server is on this machine (a loopback
+   * address or localhost), where compressing costs CPU on both sides and saves nothing.
+   */
+  compression?: boolean;
 }
 
 export interface SyncProgress {
@@ -127,6 +133,7 @@ async function run(
     token: options.token,
     ...(options.fetch && { fetch: options.fetch }),
     ...(options.userAgent !== undefined && { userAgent: options.userAgent }),
+    compression: options.compression ?? !isLoopback(options.baseUrl),
     // A sync waits out any rate limit (docs/design.md 25); it never fails because of one.
     retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRateLimitWaitMs: 3_600_000, ...options.retry },
     onRetry: (event) => {
@@ -184,17 +191,25 @@ async function run(
   const limit = options.pageSize ?? 500;
   // Until the server refuses it (an older one): then every game of the run comes from its detail endpoint.
   let expand: 'game' | undefined = 'game';
-  let query: ChangesQuery = saved !== undefined ? { cursor: saved } : { since: options.since };
-  for (;;) {
-    const page = await readPage({ ...query, limit }, progress.pages === 0);
-    const applied = await applyPage(page.data, page.nextCursor);
-    progress.pages++;
-    progress.changes += page.data.length;
-    progress.gamesUpserted += applied.upserted;
-    progress.gamesDeleted += applied.deleted;
-    options.onPage?.({ ...progress });
-    if (!page.hasMore) break;
-    query = { cursor: page.nextCursor };
+  const start: ChangesQuery = saved !== undefined ? { cursor: saved } : { since: options.since };
+  // One page is read ahead: the server builds the next page while this one is written. A page's cursor is
+  // still stored only with the page's own data.
+  let ahead = readAhead({ ...start, limit }, true);
+  try {
+    for (;;) {
+      const page = await ahead.page;
+      if (page.hasMore) ahead = readAhead({ cursor: page.nextCursor, limit }, false);
+      const applied = await applyPage(page.data, page.nextCursor);
+      progress.pages++;
+      progress.changes += page.data.length;
+      progress.gamesUpserted += applied.upserted;
+      progress.gamesDeleted += applied.deleted;
+      options.onPage?.({ ...progress });
+      if (!page.hasMore) break;
+    }
+  } finally {
+    // A read still running when the run fails is stopped and awaited, so that none outlives the run.
+    await ahead.stop();
   }
   // Databases deleted meanwhile leave the mirror; their games left it through their tombstones.
   mirror.putDatabases(await call(() => api.databases({ signal })), true);
@@ -210,11 +225,32 @@ async function run(
     detailRequests,
   };
 
+  /** A feed page being read, and how to stop the read: its failure is the run's only once it is awaited. */
+  function readAhead(feed: ChangesQuery, first: boolean) {
+    const stop = new AbortController();
+    const page = readPage(feed, first, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal);
+    const settled = page.then(
+      () => undefined,
+      () => undefined,
+    );
+    return {
+      page,
+      stop: async () => {
+        stop.abort(new Error('the sync stopped'));
+        await settled;
+      },
+    };
+  }
+
   /** One feed page, with its games while the server takes expand. */
-  async function readPage(feed: ChangesQuery, first: boolean): Promise<ChangesPage<ItemOfPage>> {
+  async function readPage(
+    feed: ChangesQuery,
+    first: boolean,
+    each: AbortSignal,
+  ): Promise<ChangesPage<ItemOfPage>> {
     for (;;) {
       try {
-        return await call(() => api.changes({ ...feed, expand }, { signal }));
+        return await call(() => api.changes({ ...feed, expand }, { signal: each }));
       } catch (error) {
         if (expand !== undefined && expandRefused(error)) {
           expand = undefined;

@@ -75,6 +75,7 @@ interface GameRow {
 export class Mirror {
   readonly file: string;
   readonly #db: Sqlite.Database;
+  #prepared: { upsertGame: Sqlite.Statement; deleteGame: Sqlite.Statement } | undefined;
 
   constructor(file: string) {
     this.file = file;
@@ -141,39 +142,46 @@ export class Mirror {
 
   /** One feed page: its games and deletions, and the cursor after it, all or nothing. */
   applyPage(page: PageWrite): void {
-    const upsert = this.#db.prepare(
-      `insert into games (id, database_id, slug, event, date, result, eco, white, black, fen, moves, pgn,
-         metadata, updated_at)
-       values (@id, @databaseId, @slug, @event, @date, @result, @eco, @white, @black, @fen, @moves, @pgn,
-         @metadata, @updatedAt)
-       on conflict (id) do update set database_id = excluded.database_id, slug = excluded.slug,
-         event = excluded.event, date = excluded.date, result = excluded.result, eco = excluded.eco,
-         white = excluded.white, black = excluded.black, fen = excluded.fen, moves = excluded.moves,
-         pgn = excluded.pgn, metadata = excluded.metadata, updated_at = excluded.updated_at`,
-    );
-    const remove = this.#db.prepare('delete from games where id = ?');
+    const { upsertGame, deleteGame } = this.#statements();
     this.#db.transaction(() => {
       for (const game of page.upserts) {
-        upsert.run({
-          id: game.id,
-          databaseId: game.databaseId,
-          slug: game.slug,
-          event: game.event,
-          date: game.date,
-          result: game.result,
-          eco: game.eco,
-          fen: game.fen,
-          moves: game.moves,
-          pgn: game.pgn,
-          updatedAt: game.updatedAt,
-          white: JSON.stringify(game.white),
-          black: JSON.stringify(game.black),
-          metadata: JSON.stringify(game.metadata),
-        });
+        upsertGame.run(
+          game.id,
+          game.databaseId,
+          game.slug,
+          game.event,
+          game.date,
+          game.result,
+          game.eco,
+          JSON.stringify(game.white),
+          JSON.stringify(game.black),
+          game.fen,
+          game.moves,
+          game.pgn,
+          JSON.stringify(game.metadata),
+          game.updatedAt,
+        );
       }
-      for (const id of page.deletes) remove.run(id);
+      for (const id of page.deletes) deleteGame.run(id);
       this.setState('cursor', page.cursor);
     })();
+  }
+
+  /** The page's statements, prepared once per mirror: a sync writes hundreds of pages. */
+  #statements() {
+    this.#prepared ??= {
+      upsertGame: this.#db.prepare(
+        `insert into games (id, database_id, slug, event, date, result, eco, white, black, fen, moves, pgn,
+           metadata, updated_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         on conflict (id) do update set database_id = excluded.database_id, slug = excluded.slug,
+           event = excluded.event, date = excluded.date, result = excluded.result, eco = excluded.eco,
+           white = excluded.white, black = excluded.black, fen = excluded.fen, moves = excluded.moves,
+           pgn = excluded.pgn, metadata = excluded.metadata, updated_at = excluded.updated_at`,
+      ),
+      deleteGame: this.#db.prepare('delete from games where id = ?'),
+    };
+    return this.#prepared;
   }
 
   /**

@@ -1,13 +1,15 @@
 // An HTTP proxy in front of a server that records every request it passes (method and path with query), for
 // tests that count what a client sent; `intercept` may answer a request itself instead, as an older server,
 // a gateway or a faulty proxy would.
-import { createServer, type IncomingMessage, request } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordingProxy {
   base: string;
   /** `GET /api/v1/...` for each request, in the order they came. */
   requests: string[];
+  /** The header fields of each request, in the same order. */
+  headers: IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
@@ -19,8 +21,10 @@ export type Intercept = (
 export async function recordingProxy(upstream: string, intercept?: Intercept): Promise<RecordingProxy> {
   const target = new URL(upstream);
   const requests: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const proxy = createServer(async (req, res) => {
     requests.push(`${req.method} ${req.url}`);
+    headers.push(req.headers);
     const own = await intercept?.(req);
     if (own) {
       res.writeHead(own.status, { 'content-type': own.type }).end(own.body);
@@ -39,6 +43,7 @@ export async function recordingProxy(upstream: string, intercept?: Intercept): P
   return {
     base: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     requests,
+    headers,
     close: async () => {
       proxy.closeAllConnections();
       await new Promise((resolve) => proxy.close(resolve));

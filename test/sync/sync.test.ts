@@ -3,9 +3,11 @@
 // a 429 storm, 401/403 and a rotated server secret with their exit codes. owner.test.ts: whose a mirror is.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Sqlite from 'better-sqlite3';
+import packageJson from '../../package.json' with { type: 'json' };
 import type { SyncSummary } from '../../src/sync/engine.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
@@ -474,6 +476,7 @@ describe('one request per feed page, each with its games', () => {
   /** The requests of one sync through the proxy, by kind. */
   async function syncThroughProxy(out: string, extra: string[] = []) {
     proxy.requests.length = 0;
+    proxy.headers.length = 0;
     const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, ...extra];
     const summary = await cliJson<SyncSummary>(env, args);
     const kinds = { me: 0, databases: 0, pages: 0, details: 0, other: 0 };
@@ -499,6 +502,23 @@ describe('one request per feed page, each with its games', () => {
     );
     assert.deepEqual([summary.pages, summary.gamesUpserted, summary.detailRequests], [3, 1300, 0]);
     assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'after the backfill');
+  });
+
+  test('its requests name the sync; a server on this machine is asked for uncompressed answers unless told', async () => {
+    const agents = (headers: IncomingHttpHeaders[]) => new Set(headers.map((h) => h['user-agent']));
+    const encodings = (headers: IncomingHttpHeaders[]) => new Set(headers.map((h) => h['accept-encoding']));
+    await syncThroughProxy(join(env.dir, 'auto'));
+    assert.deepEqual(agents(proxy.headers), new Set([`chessport-sync/${packageJson.version}`]));
+    assert.deepEqual(encodings(proxy.headers), new Set(['identity']), 'the proxy listens on 127.0.0.1');
+    const compressed = await syncThroughProxy(join(env.dir, 'compressed'), ['--compression', 'on']);
+    assert.deepEqual(encodings(proxy.headers), new Set(['gzip, deflate']));
+    assertSameData(mirrorData(join(env.dir, 'compressed')), mirrorData(join(env.dir, 'auto')), 'compressed');
+    assert.equal(compressed.summary.mirrorGames, 1300);
+    await syncThroughProxy(join(env.dir, 'plain'), ['--compression', 'off']);
+    assert.deepEqual(encodings(proxy.headers), new Set(['identity']));
+    const wrong = await cli(env, syncArgs(server, token, join(env.dir, 'x'), ['--compression', 'yes']));
+    assert.equal(wrong.code, 1);
+    assert.equal(wrong.stderr, 'chessport: --compression must be auto, on or off\n');
   });
 
   test('an item that comes without its game (a proxy dropped it) is read from its detail, that one only', async () => {

@@ -47,6 +47,7 @@ interface SyncCliOptions {
   full?: boolean;
   switchReader?: boolean;
   since?: string;
+  compression: string;
   json?: boolean;
 }
 
@@ -81,6 +82,11 @@ export function syncCommand(program: Command): void {
     .option('--full', 'start over: empty the mirror and read the whole feed again (same reader only)')
     .option('--switch-reader', 'with --full: let a mirror made for another reader become this token’s')
     .option('--since <time>', 'first run only: start at changes from this time (ISO 8601 with a zone)')
+    .option(
+      '--compression <when>',
+      'ask for compressed answers: auto (unless the server is on this machine), on, off',
+      'auto',
+    )
     .option(...jsonOption)
     .addHelpText('after', EXIT_HELP)
     .action(async (opts: SyncCliOptions) => {
@@ -96,6 +102,9 @@ export function syncCommand(program: Command): void {
       if (statSync(opts.out, { throwIfNoEntry: false })?.isDirectory() === false)
         throw new CliError(`--out ${opts.out} is not a folder: name the folder of the mirror`);
       checkBaseUrl(opts.baseUrl);
+      if (!['auto', 'on', 'off'].includes(opts.compression))
+        throw new CliError('--compression must be auto, on or off');
+      const compression = opts.compression === 'auto' ? undefined : opts.compression === 'on';
 
       const controller = new AbortController();
       const interrupt = () => controller.abort(new Error('interrupted'));
@@ -115,6 +124,7 @@ export function syncCommand(program: Command): void {
           switchReader: Boolean(opts.switchReader),
           ...(opts.since !== undefined && { since: opts.since }),
           userAgent: `chessport-sync/${packageJson.version}`,
+          ...(compression !== undefined && { compression }),
           signal: controller.signal,
           onPage: (p) => {
             last = p;
