@@ -15,6 +15,11 @@ export function databaseJson(db: Database) {
   };
 }
 
+/** A database as /databases lists it: with the number of its live games. */
+export function listedDatabaseJson(db: Database) {
+  return { ...databaseJson(db), gameCount: db.gameCount };
+}
+
 export function gameSummaryJson(game: GameSummary) {
   return {
     id: game.id,
@@ -29,14 +34,15 @@ export function gameSummaryJson(game: GameSummary) {
   };
 }
 
-export function gameDetailJson(game: GameDetail) {
+/** `updatedAt`: the game's time as written already (a feed item's, of the same row). */
+export function gameDetailJson(game: GameDetail, updatedAt = iso(game.updatedAt)) {
   return {
     ...gameSummaryJson(game),
     fen: game.fen,
     moves: game.moves,
     pgn: game.pgn,
     metadata: game.metadata,
-    updatedAt: iso(game.updatedAt),
+    updatedAt,
   };
 }
 
@@ -55,5 +61,6 @@ export function changeJson(change: GameChange) {
 
 /** A feed item of GET /changes?expand=game: the item and its game as GET /games/{id} gives it, or null. */
 export function expandedChangeJson(change: ExpandedChange) {
-  return { ...changeJson(change), game: change.game && gameDetailJson(change.game) };
+  const item = changeJson(change);
+  return { ...item, game: change.game && gameDetailJson(change.game, item.updatedAt) };
 }

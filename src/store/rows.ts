@@ -68,6 +68,7 @@ export function toDatabase(row: Selectable<DB['databases']>): Database {
     slug: row.slug,
     private: row.private === 1,
     maxGames: row.max_games === null ? null : Number(row.max_games),
+    gameCount: Number(row.game_count),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -319,6 +319,18 @@ export class Store implements StoreContext {
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
+  /** The owner's live games across all databases: the sum of the databases' kept counts (migration 0011). */
+  async gameTotal(ownerId: string): Promise<number> {
+    const [row] = await this.hot.gameTotal(ownerId);
+    return Number(row?.total ?? 0);
+  }
+
+  /** A database's live games, as its row keeps the count (migration 0011); 0 for a deleted one. */
+  async databaseGameTotal(databaseId: string): Promise<number> {
+    const [row] = await this.hot.databaseGameTotal(databaseId);
+    return Number(row?.total ?? 0);
+  }
+
   /**
    * A number that changes whenever any of the owner's games changes: the highest change sequence among
    * the owner's rows. Every write to a game (import, update, move, delete, a database's deletion) gives
@@ -341,7 +353,20 @@ export class Store implements StoreContext {
    * The PGN of every live game of a database in import order, read in batches of at most `batchSize`
    * games and, unless a single game is larger, `batchBytes` bytes (ts).
    */
-  databasePgn(databaseId: string, batchSize = 1000, batchBytes = EXPORT_BATCH_BYTES): AsyncGenerator<string> {
+  async *databasePgn(
+    databaseId: string,
+    batchSize = 1000,
+    batchBytes = EXPORT_BATCH_BYTES,
+  ): AsyncGenerator<string> {
+    for await (const game of databasePgn(this.db, databaseId, batchSize, batchBytes)) yield game.pgn;
+  }
+
+  /** databasePgn with each game's id. */
+  databaseGamesPgn(
+    databaseId: string,
+    batchSize = 1000,
+    batchBytes = EXPORT_BATCH_BYTES,
+  ): AsyncGenerator<{ id: string; pgn: string }> {
     return databasePgn(this.db, databaseId, batchSize, batchBytes);
   }
 
@@ -443,6 +468,21 @@ function hotQueries(db: Kysely<DB>, run: RunQuery) {
         .selectFrom('games')
         .select((eb) => eb.fn.max('seq').as('version'))
         .where('owner_id', '=', ownerId),
+    ),
+    // The owner's few databases, on the databases_owner_slug index.
+    gameTotal: prepared(run, 1, (ownerId: string) =>
+      db
+        .selectFrom('databases')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('game_count'), eb.lit(0)).as('total'))
+        .where('owner_id', '=', ownerId)
+        .where('deleted_at', 'is', null),
+    ),
+    databaseGameTotal: prepared(run, 1, (databaseId: string) =>
+      db
+        .selectFrom('databases')
+        .select('game_count as total')
+        .where('id', '=', databaseId)
+        .where('deleted_at', 'is', null),
     ),
     game: prepared(run, 2, (ownerId: string, id: string) =>
       db

@@ -36,6 +36,8 @@ export interface Database {
   slug: string;
   private: boolean;
   maxGames: number | null;
+  /** Its live games, when it was read. */
+  gameCount: number;
   createdAt: number;
   updatedAt: number;
 }

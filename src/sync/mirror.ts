@@ -55,6 +55,12 @@ export interface PageWrite {
 /** A game as the mirror holds it: the API's game detail. */
 export type MirroredGame = GameDetail;
 
+/**
+ * A database as the mirror holds it: the API's, without gameCount, which the server counts and the mirror's
+ * games give (`select count(*) from games where database_id = ?`).
+ */
+export type MirroredDatabase = Omit<Database, 'gameCount'>;
+
 interface GameRow {
   id: string;
   database_id: string;
@@ -125,7 +131,7 @@ export class Mirror {
   }
 
   /** Replaces the databases with the server's list; with `prune`, those no longer listed are removed. */
-  putDatabases(databases: Database[], prune: boolean): void {
+  putDatabases(databases: MirroredDatabase[], prune: boolean): void {
     const upsert = this.#db.prepare(
       `insert into databases (id, name, slug, private, max_games, created_at, updated_at)
        values (@id, @name, @slug, @private, @maxGames, @createdAt, @updatedAt)
@@ -219,13 +225,13 @@ export class Mirror {
     return { games, databases };
   }
 
-  databases(): Database[] {
+  databases(): MirroredDatabase[] {
     const rows = this.#db
       .prepare(
         `select id, name, slug, private, max_games as maxGames, created_at as createdAt, updated_at as updatedAt
          from databases order by created_at, id`,
       )
-      .all() as (Omit<Database, 'private'> & { private: number })[];
+      .all() as (Omit<MirroredDatabase, 'private'> & { private: number })[];
     return rows.map((row) => ({ ...row, private: row.private === 1 }));
   }
 

@@ -14,10 +14,10 @@ import type { ApiError, ErrorCode as ServerErrorCode } from '../../src/api/error
 import type { schemas, userSchema } from '../../src/api/schemas.ts';
 import type {
   changeJson,
-  databaseJson,
   expandedChangeJson,
   gameDetailJson,
   gameSummaryJson,
+  listedDatabaseJson,
 } from '../../src/api/serialize.ts';
 import { ROOT } from '../helpers/harness.ts';
 import { modulesResolvedBy } from '../helpers/resolved-modules.ts';
@@ -144,7 +144,8 @@ type Page = Client.ChangesPage;
 type ExpandedPage = Client.ChangesPage<Client.ExpandedChange>;
 
 const contract: {
-  database: Conforms<Client.Database, ReturnType<typeof databaseJson>>;
+  /** GET /databases's items. */
+  database: Conforms<Client.Database, ReturnType<typeof listedDatabaseJson>>;
   summary: Conforms<Client.GameSummary, ReturnType<typeof gameSummaryJson>>;
   detail: Conforms<Client.GameDetail, ReturnType<typeof gameDetailJson>>;
   change: Conforms<Client.Change, ReturnType<typeof changeJson>>;

@@ -54,6 +54,8 @@ export interface Database {
   private: boolean;
   /** The most games it takes; null when unlimited. */
   maxGames: number | null;
+  /** Its live games: the total its game list gives. */
+  gameCount: number;
   /** ISO 8601, UTC, milliseconds. */
   createdAt: string;
   /** The last change to the database or its games; ISO 8601, UTC, milliseconds. */

@@ -8,7 +8,9 @@ import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { changesQuery, schemas } from '../schemas.ts';
 import { changeJson, expandedChangeJson } from '../serialize.ts';
-import { parseZonedTimestamp } from '../timestamp.ts';
+import { parseZonedTimestamp, zonedTimestampRule } from '../timestamp.ts';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 interface ChangesQuery {
   cursor?: string;
@@ -36,7 +38,7 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       'an older backup.',
     query: changesQuery,
     ok: { description: 'One page of changes.', schema: schemas.changes },
-    handler: async (request, _reply, token) => {
+    handler: async (request, reply, token) => {
       const { cursor, since, limit, expand } = request.query as ChangesQuery;
       // Cursors are bound to the reader as the API knows it: this user through this app's pairwise id.
       const reader = pairwiseId(secret, token.appSector, token.userId);
@@ -58,27 +60,15 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         after = position;
       } else if (since !== undefined) {
         const sinceMs = parseZonedTimestamp(since);
-        if (sinceMs === undefined) {
-          throw new ApiError(
-            'invalid_request',
-            'since must be an ISO 8601 date and time with a zone, like 2026-11-21T06:13:00.000Z or ' +
-              '2026-11-21T08:13:00+02:00 (write + as %2B in a URL)',
-          );
-        }
+        // Checked by the schema's format already (app.ts): a second look costs nothing.
+        if (sinceMs === undefined) throw new ApiError('invalid_request', zonedTimestampRule('since'));
         after = await store.changePositionAt(token.userId, sinceMs);
       }
       // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
       // with its games' details.
-      let rows: GameChange[];
-      let data: (page: number) => unknown[];
-      if (expand) {
-        const expanded = await store.listExpandedChanges(token.userId, after, limit + 1);
-        rows = expanded;
-        data = (n) => expanded.slice(0, n).map(expandedChangeJson);
-      } else {
-        rows = await store.listChanges(token.userId, after, limit + 1);
-        data = (n) => rows.slice(0, n).map(changeJson);
-      }
+      const { rows, data } = expand
+        ? items(await store.listExpandedChanges(token.userId, after, limit + 1), limit, expandedChangeJson)
+        : items(await store.listChanges(token.userId, after, limit + 1), limit, changeJson);
       // A cursor past every change the store has made was issued before the store was restored from a
       // backup: the writes after the restore take the positions it has passed, and its reader would never
       // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
@@ -90,11 +80,22 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         );
       }
       const position = rows.slice(0, limit).at(-1)?.seq ?? after;
-      return {
-        data: data(limit),
+      const body = {
+        data,
         nextCursor: encodeCursor(secret, reader, position),
         hasMore: rows.length > limit,
       };
+      // The route's compiled serialiser would check every game against GameDetail (Ajv, formats included)
+      // to pick a branch of the nullable game's anyOf; the objects are built field by field
+      // (serialize.ts), so JSON.stringify gives the same bytes in about half the time
+      // (docs/performance.md).
+      if (expand) return reply.type(JSON_TYPE).send(JSON.stringify(body));
+      return body;
     },
   });
+}
+
+/** The rows read (one beyond the page) and the page's items as JSON. */
+function items<T extends GameChange>(rows: T[], limit: number, json: (row: T) => unknown) {
+  return { rows, data: rows.slice(0, limit).map(json) };
 }
