@@ -2,10 +2,12 @@
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
 import { resolve } from 'node:path';
+import packageJson from '../../package.json' with { type: 'json' };
 import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
-import type { Store } from '../store/index.ts';
+import { openStore, type Store } from '../store/index.ts';
+import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';
 import { CliError, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
@@ -56,6 +58,7 @@ export async function runServer(
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   let closing = false;
+  let webhooks: { worker: DeliveryWorker; store: Store } | undefined;
   const shutdown = async (signal: string) => {
     if (closing) {
       app.log.warn({ signal }, 'second signal: exiting without waiting');
@@ -72,7 +75,8 @@ export async function runServer(
     const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);
     let code = 0;
     try {
-      await app.close();
+      // The webhook attempts under way finish too (each within its 10 s).
+      await Promise.all([app.close(), webhooks?.worker.stop()]);
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');
       code = 1;
@@ -82,6 +86,7 @@ export async function runServer(
     // The requests cut at the deadline are logged as their answers close, just after the server does.
     await answersClosed(app, 1000);
     if (redis) await redis.quit().catch(() => undefined);
+    await webhooks?.store.close().catch(() => undefined);
     await store.close();
     app.log.info('stopped');
     process.exit(code);
@@ -96,13 +101,47 @@ export async function runServer(
     if (!ready) app.log.warn({ redis: redisAddress(settings.redisUrl) }, 'starting without redis');
   }
   if (closing) return stopped;
+  let address: string;
   try {
-    return await app.listen({ host: settings.host, port: settings.port });
+    address = await app.listen({ host: settings.host, port: settings.port });
   } catch (error) {
     if (closing) return stopped; // closed while it started listening
     const message = `cannot listen on ${settings.host} port ${settings.port}: ${listenFailure(error)}`;
     throw new CliError(message, { cause: error });
   }
+  webhooks = await startWebhooks(store, settings, server, secret, app.log);
+  // A signal during the start of the worker finds it not yet there to stop: stopped here.
+  if (closing) await webhooks.worker.stop();
+  return address;
+}
+
+/**
+ * The webhook delivery worker (docs/webhooks.md), on a connection of its own. On SQLite that connection never
+ * waits for the write lock (busy_timeout 0; the worker tries again shortly): better-sqlite3 waits
+ * synchronously, and a wait for an import's batch would stall every request of the server meanwhile.
+ */
+async function startWebhooks(
+  store: Store,
+  settings: Settings,
+  server: ServerSettings,
+  secret: string,
+  log: WorkerLog,
+): Promise<{ worker: DeliveryWorker; store: Store }> {
+  const own = await openStore(settings.databaseUrl, {
+    migrate: false,
+    poolMax: 2,
+    ...(store.dialect === 'sqlite' && { lockTimeoutMs: 0 }),
+  });
+  own.dropSilentConnections(server.pgAnswerTimeoutMs);
+  const worker = new DeliveryWorker({
+    store: own,
+    secret,
+    settings: server.webhooks,
+    log,
+    userAgent: `chessport/${packageJson.version} (webhooks)`,
+  });
+  worker.start();
+  return { worker, store: own };
 }
 
 /** Which store this instance serves and how it found it, without the password: the first line of its log. */

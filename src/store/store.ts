@@ -1,7 +1,8 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect. The Store
 // opens and closes, runs the write transactions (write) and the reads of every API request (compiled once);
 // the rest it hands to a module per resource: accounts.ts (secret, users, apps), tokens.ts, databases.ts,
-// games.ts (export), feed.ts, game-writes.ts.
+// games.ts (export), feed.ts, game-writes.ts, and the webhooks' webhook-endpoints.ts, webhook-outbox.ts,
+// webhook-deliveries.ts and hearing.ts.
 import { type Kysely, sql } from 'kysely';
 import { addApp, addUser, findApp, findUser, listApps, listUsers, serverSecret } from './accounts.ts';
 import { beginChanges, type Changes, lastSeq } from './change-allocation.ts';
@@ -20,6 +21,7 @@ import { databaseVersion } from './etags.ts';
 import { changePositionAt } from './feed.ts';
 import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
 import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
+import { appsHearing } from './hearing.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { changeColumns, summaryColumns, toChange, toDetail, toSummary, toTokenInfo } from './rows.ts';
 import type { DB } from './schema.ts';
@@ -27,9 +29,12 @@ import { BackgroundCheckpoints } from './sqlite/checkpoints.ts';
 import { sqliteHandleOf } from './sqlite/handle.ts';
 import { storable } from './storable.ts';
 import { issueToken, listTokens, revokeToken, tokenQuery } from './tokens.ts';
+import { writeTransaction } from './transactions.ts';
 import type {
   App,
   BulkWrites,
+  ClaimedDelivery,
+  CoalescingRule,
   Database,
   Dialect,
   GameChange,
@@ -40,7 +45,33 @@ import type {
   Page,
   TokenInfo,
   User,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookQueue,
+  WebhookTarget,
 } from './types.ts';
+import {
+  claimDeliveries,
+  findDelivery,
+  listDeliveries,
+  pruneDeliveries,
+  recordDelivered,
+  recordDropped,
+  recordFailure,
+  releaseDelivery,
+  retryDelivery,
+  webhookQueue,
+} from './webhook-deliveries.ts';
+import {
+  addWebhookEndpoint,
+  findWebhookEndpoint,
+  listWebhookEndpoints,
+  removeWebhookEndpoint,
+  rotateWebhookSecret,
+  setWebhookEndpointDisabled,
+  webhookTargets,
+} from './webhook-endpoints.ts';
+import { fanOutSignals, signalling } from './webhook-outbox.ts';
 
 export class Store implements StoreContext {
   /** The connection, for the store's own modules: everything else asks the Store's methods. */
@@ -143,13 +174,16 @@ export class Store implements StoreContext {
    * with seq and `since` can start the feed at "the first seq whose updated_at >= since".
    *
    * change-allocation.ts takes the seqs and the change time, for this and for the migrations that write
-   * changes.
+   * changes. A transaction that takes any also records its owner's webhook signal (webhook-outbox.ts).
    */
   async write<T>(ownerId: string, fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>): Promise<T> {
+    // The owner's webhook signal is recorded in the same transaction (webhook-outbox.ts): a write that
+    // commits has its signal, one that rolls back has none.
+    const run = (trx: Kysely<DB>) => signalling(trx, ownerId, beginChanges(trx, this.dialect, ownerId), fn);
     if (this.dialect === 'postgres') {
       return this.db
         .transaction()
-        .execute(async (trx) => fn(trx, await beginChanges(trx, 'postgres', ownerId)))
+        .execute(run)
         .catch((error: unknown) => {
           // SQLSTATE 22021: text holding U+0000, which PostgreSQL cannot store (SQLite can).
           if ((error as { code?: unknown }).code === '22021') {
@@ -158,19 +192,7 @@ export class Store implements StoreContext {
           throw error;
         });
     }
-    return this.db.connection().execute(async (conn) => {
-      await sql`begin immediate`.execute(conn);
-      try {
-        const result = await fn(conn, await beginChanges(conn, 'sqlite', ownerId));
-        await sql`commit`.execute(conn);
-        return result;
-      } catch (error) {
-        // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll the transaction back
-        // itself; a ROLLBACK then fails with "no transaction is active", which must not hide the cause.
-        await sql`rollback`.execute(conn).catch(() => undefined);
-        throw error;
-      }
-    });
+    return writeTransaction(this.db, 'sqlite', run);
   }
 
   /** The highest change sequence value taken so far (on PostgreSQL possibly not committed yet). */
@@ -395,6 +417,121 @@ export class Store implements StoreContext {
    */
   async deleteDatabase(database: Database): Promise<{ tombstoned: number; deletedAt: number } | undefined> {
     return deleteDatabase(this, database);
+  }
+  // ---- webhooks (webhook-endpoints.ts, webhook-outbox.ts, webhook-deliveries.ts, hearing.ts) -----------
+
+  /** The apps that may hear of each of these users now (hearing.ts), as (user, app) pairs. */
+  async appsHearing(
+    userIds: readonly string[],
+    now = Date.now(),
+  ): Promise<{ userId: string; appId: string }[]> {
+    return appsHearing(this.db, userIds, now);
+  }
+
+  /** Adds an endpoint to an app; returns it with its signing secret (`whsec_...`), which nothing shows again. */
+  async addWebhookEndpoint(input: {
+    appId: string;
+    url: string;
+  }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    return addWebhookEndpoint(this.db, input);
+  }
+
+  /** Every endpoint, or one app's, oldest first. */
+  async listWebhookEndpoints(appId?: string): Promise<WebhookEndpoint[]> {
+    return listWebhookEndpoints(this.db, appId);
+  }
+
+  async findWebhookEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
+    return findWebhookEndpoint(this.db, id);
+  }
+
+  /** The endpoints with every secret that signs for them now, the newest first. */
+  async webhookTargets(ids: readonly string[]): Promise<WebhookTarget[]> {
+    return webhookTargets(this.db, ids);
+  }
+
+  /** Removes an endpoint and its deliveries. Undefined when there is no such endpoint. */
+  async removeWebhookEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
+    return removeWebhookEndpoint(this.db, id);
+  }
+
+  /** A new secret for the endpoint; the current one signs beside it for keepMs more. */
+  async rotateWebhookSecret(
+    id: string,
+    keepMs: number,
+  ): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
+    return rotateWebhookSecret(this.db, id, keepMs);
+  }
+
+  /** Disables an endpoint, saying why, or (null) enables it. Undefined when there is no such endpoint. */
+  async setWebhookEndpointDisabled(
+    id: string,
+    disabled: { at: number; reason: string } | null,
+  ): Promise<WebhookEndpoint | undefined> {
+    return setWebhookEndpointDisabled(this.db, id, disabled);
+  }
+
+  /** Fans out up to `limit` outbox signals into deliveries (webhook-outbox.ts); returns how many. */
+  async fanOutWebhookSignals(options: { limit: number; now: number; rule: CoalescingRule }): Promise<number> {
+    return fanOutSignals(this, options);
+  }
+
+  /** Leases due deliveries for an attempt (webhook-deliveries.ts). */
+  async claimWebhookDeliveries(options: {
+    limit: number;
+    now: number;
+    leaseMs: number;
+  }): Promise<ClaimedDelivery[]> {
+    return claimDeliveries(this, options);
+  }
+
+  async recordWebhookDelivered(
+    claimed: ClaimedDelivery,
+    outcome: { status: number; now: number; rule: CoalescingRule },
+  ): Promise<void> {
+    return recordDelivered(this, claimed, outcome);
+  }
+
+  async recordWebhookFailure(
+    claimed: ClaimedDelivery,
+    outcome: { status: number | null; error: string; now: number; retryAt: number | null },
+  ): Promise<{ failingSince: number } | undefined> {
+    return recordFailure(this, claimed, outcome);
+  }
+
+  async recordWebhookDropped(claimed: ClaimedDelivery, now: number): Promise<void> {
+    return recordDropped(this, claimed, now);
+  }
+
+  async releaseWebhookDelivery(claimed: ClaimedDelivery): Promise<void> {
+    return releaseDelivery(this, claimed);
+  }
+
+  /** The latest deliveries, newest first (of one endpoint; `failed`: whose last attempt failed). */
+  async listWebhookDeliveries(options: {
+    endpointId?: string;
+    failed?: boolean;
+    limit: number;
+  }): Promise<WebhookDelivery[]> {
+    return listDeliveries(this.db, options);
+  }
+
+  async findWebhookDelivery(id: string): Promise<WebhookDelivery | undefined> {
+    return findDelivery(this.db, id);
+  }
+
+  /** Sends a delivery again at once (webhook-deliveries.ts). Undefined when there is no such delivery. */
+  async retryWebhookDelivery(id: string): Promise<WebhookDelivery | undefined> {
+    return retryDelivery(this, id, Date.now());
+  }
+
+  async webhookQueue(): Promise<WebhookQueue> {
+    return webhookQueue(this.db);
+  }
+
+  /** Removes finished deliveries created before a time; returns how many. */
+  async pruneWebhookDeliveries(before: number): Promise<number> {
+    return pruneDeliveries(this.db, before);
   }
 }
 
