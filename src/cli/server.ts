@@ -109,11 +109,15 @@ export async function runServer(
     const message = `cannot listen on ${settings.host} port ${settings.port}: ${listenFailure(error)}`;
     throw new CliError(message, { cause: error });
   }
+  if (closing) return stopped; // stopping: no worker to start
   webhooks = await startWebhooks(store, settings, server, secret, app.log);
-  // A signal during the start of the worker finds it not yet there to stop: stopped here.
+  // A signal during the start of the worker found it not yet there to stop: stopped here.
   if (closing) await webhooks.worker.stop();
   return address;
 }
+
+/** PostgreSQL: the connections the webhook worker holds, beside the server's PG_POOL_MAX. */
+const WORKER_POOL_MAX = 4;
 
 /**
  * The webhook delivery worker (docs/webhooks.md), on a connection of its own. On SQLite that connection never
@@ -129,9 +133,12 @@ async function startWebhooks(
 ): Promise<{ worker: DeliveryWorker; store: Store }> {
   const own = await openStore(settings.databaseUrl, {
     migrate: false,
-    poolMax: 2,
+    poolMax: WORKER_POOL_MAX,
     ...(store.dialect === 'sqlite' && { lockTimeoutMs: 0 }),
   });
+  // PostgreSQL: the connection opened for the checks is setting its lock timeout; once a query has come
+  // back, the next setting is not sent while another statement runs on it.
+  await own.ping();
   own.dropSilentConnections(server.pgAnswerTimeoutMs);
   const worker = new DeliveryWorker({
     store: own,

@@ -472,7 +472,12 @@ export class Store implements StoreContext {
   }
 
   /** Fans out up to `limit` outbox signals into deliveries (webhook-outbox.ts); returns how many. */
-  async fanOutWebhookSignals(options: { limit: number; now: number; rule: CoalescingRule }): Promise<number> {
+  async fanOutWebhookSignals(options: {
+    limit: number;
+    now: number;
+    rule: CoalescingRule;
+    lookbackMs: number;
+  }): Promise<number> {
     return fanOutSignals(this, options);
   }
 
@@ -487,7 +492,7 @@ export class Store implements StoreContext {
 
   async recordWebhookDelivered(
     claimed: ClaimedDelivery,
-    outcome: { status: number; now: number; rule: CoalescingRule },
+    outcome: { status: number; now: number; rule: CoalescingRule; endpointFailing: boolean },
   ): Promise<void> {
     return recordDelivered(this, claimed, outcome);
   }

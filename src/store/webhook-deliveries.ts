@@ -2,7 +2,7 @@
 // operator lists and retries. Every instance may run the worker on one store: a lease (leased_until) lets one
 // instance at a time attempt a delivery, and a killed instance's lease runs out so that another sends it
 // again (at least once).
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Executor } from './context.ts';
 import { StoreError } from './errors.ts';
 import type { DB } from './schema.ts';
@@ -73,60 +73,68 @@ export async function claimDeliveries(
 }
 
 /**
- * Records an attempt that the endpoint answered 2xx: the delivery is done, and the endpoint is no longer
- * failing. Changes that joined it during the attempt were not in it: they become a delivery of their own,
- * due when the rule says. Nothing happens when the lease is no longer this attempt's.
+ * Records an attempt that the endpoint answered 2xx: the delivery is done, and the endpoint, when it was
+ * failing, no longer is. Changes that joined it during the attempt were not in it: they become a delivery of
+ * their own, due when the rule says. Nothing happens to a delivery whose lease is no longer this attempt's.
  */
 export async function recordDelivered(
   store: StoreParts,
   claimed: ClaimedDelivery,
-  outcome: { status: number; now: number; rule: CoalescingRule },
+  outcome: { status: number; now: number; rule: CoalescingRule; endpointFailing: boolean },
 ): Promise<void> {
   const { status, now, rule } = outcome;
-  await writeTransaction(store.db, store.dialect, async (trx) => {
-    const row = await trx
-      .selectFrom('webhook_deliveries')
-      .select(['version', 'changes', 'last_change_at', 'spacing_ms'])
+  const delivered = {
+    status: 'delivered' as const,
+    message_id: claimed.messageId,
+    changes: claimed.changes,
+    last_change_at: claimed.lastChangeAt,
+    finished_at: now,
+    last_attempt_at: now,
+    last_status: status,
+    last_error: null,
+    leased_until: null,
+  };
+  const mine = (query: UpdateQueryBuilder<DB, 'webhook_deliveries', 'webhook_deliveries', UpdateResult>) =>
+    query
       .where('id', '=', claimed.id)
       .where('leased_until', '=', claimed.lease)
-      .where('status', '=', 'pending')
-      .$call((query) => (store.dialect === 'postgres' ? query.forUpdate() : query))
-      .executeTakeFirst();
-    if (!row) return;
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: 'delivered',
-        message_id: claimed.messageId,
-        changes: claimed.changes,
-        last_change_at: claimed.lastChangeAt,
-        finished_at: now,
-        last_attempt_at: now,
-        last_status: status,
-        last_error: null,
-        leased_until: null,
-      })
-      .where('id', '=', claimed.id)
-      .execute();
-    await trx
+      .where('status', '=', 'pending');
+  // The usual case, in one statement: nothing joined the delivery during the attempt.
+  const done = await mine(store.db.updateTable('webhook_deliveries').set(delivered))
+    .where('version', '=', claimed.version)
+    .executeTakeFirst();
+  if (Number(done.numUpdatedRows) === 0) {
+    await writeTransaction(store.db, store.dialect, async (trx) => {
+      const row = await trx
+        .selectFrom('webhook_deliveries')
+        .select(['changes', 'last_change_at', 'spacing_ms'])
+        .where('id', '=', claimed.id)
+        .where('leased_until', '=', claimed.lease)
+        .where('status', '=', 'pending')
+        .$call((query) => (store.dialect === 'postgres' ? query.forUpdate() : query))
+        .executeTakeFirst();
+      if (!row) return;
+      await mine(trx.updateTable('webhook_deliveries').set(delivered)).execute();
+      const previous = { sentAt: now, spacingMs: Number(row.spacing_ms), changes: claimed.changes };
+      const { dueAt, spacingMs } = rule(previous, now);
+      await insertPending(trx, {
+        endpointId: claimed.endpointId,
+        userId: claimed.userId,
+        changes: Math.max(1, Number(row.changes) - claimed.changes),
+        at: Number(row.last_change_at),
+        dueAt,
+        spacingMs,
+        now,
+      });
+    });
+  }
+  if (outcome.endpointFailing) {
+    await store.db
       .updateTable('webhook_endpoints')
       .set({ failing_since: null })
       .where('id', '=', claimed.endpointId)
-      .where('failing_since', 'is not', null)
       .execute();
-    if (Number(row.version) === claimed.version) return;
-    const previous = { sentAt: now, spacingMs: Number(row.spacing_ms), changes: claimed.changes };
-    const { dueAt, spacingMs } = rule(previous, now);
-    await insertPending(trx, {
-      endpointId: claimed.endpointId,
-      userId: claimed.userId,
-      changes: Math.max(1, Number(row.changes) - claimed.changes),
-      at: Number(row.last_change_at),
-      dueAt,
-      spacingMs,
-      now,
-    });
-  });
+  }
 }
 
 /**

@@ -46,11 +46,12 @@ export async function signalling<T>(
 /**
  * Fans out up to `limit` signals, oldest first, in one write transaction, and removes them: returns how many.
  * On PostgreSQL a signal that another instance is fanning out, or that a writer is upserting, is skipped
- * (FOR UPDATE SKIP LOCKED): the next round takes it.
+ * (FOR UPDATE SKIP LOCKED): the next round takes it. A delivery finished more than `lookbackMs` ago is no
+ * longer the previous one the rule is given (it can no longer delay the next).
  */
 export async function fanOutSignals(
   store: { db: Kysely<DB>; dialect: Dialect },
-  options: { limit: number; now: number; rule: CoalescingRule },
+  options: { limit: number; now: number; rule: CoalescingRule; lookbackMs: number },
 ): Promise<number> {
   const { limit, now, rule } = options;
   // Looked at first without the write lock, which on SQLite every process's writers share.
@@ -75,12 +76,20 @@ export async function fanOutSignals(
             .where('disabled_at', 'is', null)
             .orderBy('id')
             .execute();
-    for (const row of rows) {
+    const targets = rows.flatMap((row) => {
       const apps = new Set(hearing.filter((pair) => pair.userId === row.user_id).map((pair) => pair.appId));
-      for (const endpoint of endpoints) {
-        if (!apps.has(endpoint.app_id)) continue;
-        const signal = { changes: Number(row.changes), at: Number(row.last_at) };
-        await joinOrAdd(trx, endpoint.id, row.user_id, signal, now, rule);
+      const signal = { changes: Number(row.changes), at: Number(row.last_at) };
+      return endpoints
+        .filter((endpoint) => apps.has(endpoint.app_id))
+        .map((endpoint) => ({ endpointId: endpoint.id, userId: row.user_id, signal }));
+    });
+    if (targets.length > 0) {
+      const known = await knownDeliveries(trx, targets, now - options.lookbackMs);
+      for (const { endpointId, userId, signal } of targets) {
+        const key = `${endpointId} ${userId}`;
+        if (known.pending.has(key) && (await join(trx, endpointId, userId, signal))) continue;
+        const { dueAt, spacingMs } = rule(known.previous.get(key), now);
+        await insertPending(trx, { endpointId, userId, ...signal, dueAt, spacingMs, now });
       }
     }
     await trx.deleteFrom('webhook_signals').where('user_id', 'in', userIds).execute();
@@ -89,26 +98,55 @@ export async function fanOutSignals(
 }
 
 /**
- * The signal joins the pending delivery of the endpoint and user; without one, a new delivery is due when the
- * rule says, given the previous one. A delivery that has been attempted takes a new message id as changes
- * join it: a receiver that took the earlier attempt (its answer lost) may deduplicate by webhook-id.
+ * For these endpoints and users, in one query: which have a pending delivery, and the latest delivery of each
+ * that is no longer pending, among those created since `since`.
  */
-async function joinOrAdd(
+async function knownDeliveries(
+  trx: Executor,
+  targets: { endpointId: string; userId: string }[],
+  since: number,
+): Promise<{ pending: Set<string>; previous: Map<string, PreviousDelivery> }> {
+  const rows = await trx
+    .selectFrom('webhook_deliveries')
+    .select(['endpoint_id', 'user_id', 'status', 'last_attempt_at', 'spacing_ms', 'changes'])
+    .where('endpoint_id', 'in', [...new Set(targets.map((t) => t.endpointId))])
+    .where('user_id', 'in', [...new Set(targets.map((t) => t.userId))])
+    .where((eb) => eb.or([eb('status', '=', 'pending'), eb('created_at', '>=', since)]))
+    .orderBy('created_at')
+    .execute();
+  const pending = new Set<string>();
+  const previous = new Map<string, PreviousDelivery>();
+  for (const row of rows) {
+    const key = `${row.endpoint_id} ${row.user_id}`;
+    if (row.status === 'pending') pending.add(key);
+    else {
+      previous.set(key, {
+        sentAt: row.last_attempt_at === null ? null : Number(row.last_attempt_at),
+        spacingMs: Number(row.spacing_ms),
+        changes: Number(row.changes),
+      });
+    }
+  }
+  return { pending, previous };
+}
+
+/**
+ * The signal joins the pending delivery of the endpoint and user; false when there is none (it finished
+ * meanwhile). A delivery that has been attempted takes a new message id as changes join it: a receiver that
+ * took the earlier attempt (its answer lost) may deduplicate by webhook-id.
+ */
+async function join(
   trx: Executor,
   endpointId: string,
   userId: string,
   signal: { changes: number; at: number },
-  now: number,
-  rule: CoalescingRule,
-): Promise<void> {
+): Promise<boolean> {
   const joined = await sql`
     update webhook_deliveries
     set changes = changes + ${signal.changes}, version = version + 1, last_change_at = ${signal.at},
         message_id = case when attempts > 0 then ${prefixedId('msg')} else message_id end
     where endpoint_id = ${endpointId} and user_id = ${userId} and status = 'pending'`.execute(trx);
-  if (Number(joined.numAffectedRows ?? 0) > 0) return;
-  const { dueAt, spacingMs } = rule(await previousDelivery(trx, endpointId, userId), now);
-  await insertPending(trx, { endpointId, userId, ...signal, dueAt, spacingMs, now });
+  return Number(joined.numAffectedRows ?? 0) > 0;
 }
 
 /**
@@ -138,27 +176,4 @@ export async function insertPending(
         last_change_at = excluded.last_change_at,
         message_id = case when webhook_deliveries.attempts > 0 then excluded.message_id
                      else webhook_deliveries.message_id end`.execute(trx);
-}
-
-/** The latest delivery of the endpoint and user that is no longer pending. */
-export async function previousDelivery(
-  db: Executor,
-  endpointId: string,
-  userId: string,
-): Promise<PreviousDelivery | undefined> {
-  const row = await db
-    .selectFrom('webhook_deliveries')
-    .select(['last_attempt_at', 'spacing_ms', 'changes'])
-    .where('endpoint_id', '=', endpointId)
-    .where('user_id', '=', userId)
-    .where('status', '<>', 'pending')
-    .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
-    sentAt: row.last_attempt_at === null ? null : Number(row.last_attempt_at),
-    spacingMs: Number(row.spacing_ms),
-    changes: Number(row.changes),
-  };
 }

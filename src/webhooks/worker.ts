@@ -6,9 +6,15 @@
 
 import { webhookMetrics } from '../api/metrics.ts';
 import { pairwiseId } from '../api/pairwise.ts';
-import { type ClaimedDelivery, type CoalescingRule, type Store, storeFault } from '../store/index.ts';
+import {
+  type ClaimedDelivery,
+  type CoalescingRule,
+  type Store,
+  storeFault,
+  type WebhookTarget,
+} from '../store/index.ts';
 import { eventBody } from './payload.ts';
-import { coalescingRule, retryAt } from './schedule.ts';
+import { type CoalescingPolicy, coalescingRule, DEFAULT_COALESCING, retryAt } from './schedule.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, createSender, type Sender } from './send.ts';
 import { signatureHeader } from './signature.ts';
 
@@ -39,14 +45,15 @@ export interface WorkerOptions {
   userAgent: string;
   /** Another sender (a test's); default: HTTP with the address checks (send.ts). */
   sender?: Sender;
-  rule?: CoalescingRule;
+  coalescing?: CoalescingPolicy;
 }
 
 /** How long a lease outlives the attempt's timeout: past it, another instance may send the delivery again. */
 const LEASE_MARGIN_MS = 5000;
-/** Signals fanned out per transaction, and transactions per round. */
+/** Signals fanned out per transaction; a round fans out one batch, then leases what is due. */
 const FAN_OUT_BATCH = 200;
-const FAN_OUT_ROUNDS = 10;
+/** How long a freed slot waits for others before a round leases for them. */
+const SLOT_WAKE_DELAY_MS = 5;
 /** How often the queue gauges are read from the store. */
 const GAUGE_INTERVAL_MS = 5000;
 /** How long finished deliveries are kept, and how often older ones are removed. */
@@ -60,8 +67,11 @@ export class DeliveryWorker {
   private readonly options: WorkerOptions;
   private readonly sender: Sender;
   private readonly rule: CoalescingRule;
+  /** How long ago a delivery may have been made to still delay the next one of its endpoint and user. */
+  private readonly lookbackMs: number;
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private soon: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
@@ -73,7 +83,9 @@ export class DeliveryWorker {
     this.options = options;
     this.store = options.store;
     this.sender = options.sender ?? createSender({ allowPrivate: options.settings.allowPrivate });
-    this.rule = options.rule ?? coalescingRule();
+    const coalescing = options.coalescing ?? DEFAULT_COALESCING;
+    this.rule = coalescingRule(coalescing);
+    this.lookbackMs = 2 * coalescing.maxMs;
   }
 
   start(): void {
@@ -102,6 +114,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.soon);
     await this.running;
     await Promise.all(this.inFlight);
     this.sender.close();
@@ -130,15 +143,14 @@ export class DeliveryWorker {
   }
 
   private async fanOut(): Promise<void> {
-    for (let round = 0; round < FAN_OUT_ROUNDS; round++) {
-      const n = await this.store.fanOutWebhookSignals({
-        limit: FAN_OUT_BATCH,
-        now: Date.now(),
-        rule: this.rule,
-      });
-      if (n < FAN_OUT_BATCH) return;
-    }
-    this.again = true;
+    const n = await this.store.fanOutWebhookSignals({
+      limit: FAN_OUT_BATCH,
+      now: Date.now(),
+      rule: this.rule,
+      lookbackMs: this.lookbackMs,
+    });
+    // More waiting: the next round at once, after this one's due deliveries have gone out.
+    if (n === FAN_OUT_BATCH) this.again = true;
   }
 
   private async claimAndSend(): Promise<void> {
@@ -175,11 +187,22 @@ export class DeliveryWorker {
         )
         .finally(() => {
           this.inFlight.delete(attempt);
-          // A free slot: due deliveries need not wait for the interval.
-          if (!this.stopped) this.wake();
+          this.slotFreed();
         });
       this.inFlight.add(attempt);
     }
+  }
+
+  /**
+   * A free slot: due deliveries need not wait for the interval. The attempts that end within a few
+   * milliseconds of each other share one round, which leases for all their slots at once.
+   */
+  private slotFreed(): void {
+    if (this.stopped || this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      this.wake();
+    }, SLOT_WAKE_DELAY_MS);
   }
 
   private async drop(delivery: ClaimedDelivery): Promise<void> {
@@ -187,10 +210,7 @@ export class DeliveryWorker {
     webhookMetrics.deliveries.inc({ outcome: 'dropped' });
   }
 
-  private async attempt(
-    delivery: ClaimedDelivery,
-    target: { id: string; url: string; appSector: string; appName: string; secrets: string[] },
-  ): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, target: WebhookTarget): Promise<void> {
     const body = eventBody(
       pairwiseId(this.options.secret, target.appSector, delivery.userId),
       delivery.lastChangeAt,
@@ -207,7 +227,12 @@ export class DeliveryWorker {
     const now = Date.now();
     if (result.outcome === 'delivered') {
       await this.persist(() =>
-        this.store.recordWebhookDelivered(delivery, { status: result.status ?? 200, now, rule: this.rule }),
+        this.store.recordWebhookDelivered(delivery, {
+          status: result.status ?? 200,
+          now,
+          rule: this.rule,
+          endpointFailing: target.failingSince !== null,
+        }),
       );
       webhookMetrics.deliveries.inc({ outcome: 'delivered' });
       webhookMetrics.lag.observe(Math.max(0, now - delivery.lastChangeAt) / 1000);

@@ -42,7 +42,7 @@ for (const { dialect, skip } of DIALECTS) {
         Array.from({ length: count }, () => record(++n, { contentHash: `wh-${dialect}-${n}` })),
       );
     const fanOut = (now = Date.now(), rule = AT_ONCE) =>
-      store.fanOutWebhookSignals({ limit: 100, now, rule });
+      store.fanOutWebhookSignals({ limit: 100, now, rule, lookbackMs: 120_000 });
     const claim = (s = store, now = Date.now(), limit = 10) =>
       s.claimWebhookDeliveries({ limit, now, leaseMs: 15_000 });
 
@@ -191,7 +191,12 @@ for (const { dialect, skip } of DIALECTS) {
       const [attempt] = (await claim()) as [NonNullable<Awaited<ReturnType<typeof claim>>[number]>];
       await insert(aliceDb, 3); // while the attempt is under way
       await fanOut();
-      await store.recordWebhookDelivered(attempt, { status: 204, now: Date.now(), rule: AT_ONCE });
+      await store.recordWebhookDelivered(attempt, {
+        status: 204,
+        now: Date.now(),
+        rule: AT_ONCE,
+        endpointFailing: false,
+      });
       const all = await store.listWebhookDeliveries({ limit: 10 });
       assert.deepEqual(
         all.map((d) => [d.state, d.changes, d.id === attempt.id]),
@@ -232,7 +237,12 @@ for (const { dialect, skip } of DIALECTS) {
         NonNullable<Awaited<ReturnType<typeof claim>>[number]>,
       ];
       assert.equal(next.attempt, 2);
-      await store.recordWebhookDelivered(next, { status: 200, now: now + 6000, rule: AT_ONCE });
+      await store.recordWebhookDelivered(next, {
+        status: 200,
+        now: now + 6000,
+        rule: AT_ONCE,
+        endpointFailing: true,
+      });
       assert.equal(
         (await store.findWebhookEndpoint(endpoint.id))?.failingSince,
         null,

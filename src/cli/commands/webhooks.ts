@@ -87,9 +87,10 @@ export function webhooksCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (opts: { app: string; url: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const url = await checkedUrl(opts.url, webhookAllowPrivate());
+        const allowPrivate = webhookAllowPrivate();
         const app = await store.findApp(opts.app);
         if (!app) throw new CliError(`no app "${opts.app}"${hint('chessport apps add', opts.app)}`);
+        const url = await checkedUrl(opts.url, allowPrivate);
         const { endpoint, secret } = await store.addWebhookEndpoint({ appId: app.id, url });
         emit(
           Boolean(opts.json),

@@ -1,7 +1,8 @@
 // 0010: webhooks (docs/webhooks.md). The operator's endpoints per app with their signing secrets; the outbox
 // of signals, one row per user whose games changed since the delivery worker last looked, written in the
 // same transaction as the change (Store.write); and the deliveries the worker makes of them, one per endpoint
-// and user at a time.
+// and user at a time. It creates only what is not there yet, so that it runs again without harm on a store
+// whose records of the migrations were set back to an earlier one (its tables left in place).
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../types.ts';
 
@@ -9,6 +10,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
   await db.schema
     .createTable('webhook_endpoints')
+    .ifNotExists()
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
     .addColumn('url', 'text', (c) => c.notNull())
@@ -24,12 +26,23 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addColumn('failing_since', bigint)
     .execute();
   // Which apps may hear of a user is asked of the user's tokens (hearing.ts).
-  await db.schema.createIndex('tokens_user_app').on('tokens').columns(['user_id', 'app_id']).execute();
-  await db.schema.createIndex('webhook_endpoints_app').on('webhook_endpoints').column('app_id').execute();
+  await db.schema
+    .createIndex('tokens_user_app')
+    .ifNotExists()
+    .on('tokens')
+    .columns(['user_id', 'app_id'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_endpoints_app')
+    .ifNotExists()
+    .on('webhook_endpoints')
+    .column('app_id')
+    .execute();
 
   // One row per user with changes not yet fanned out to deliveries: a write transaction upserts its owner's.
   await db.schema
     .createTable('webhook_signals')
+    .ifNotExists()
     .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id'))
     .addColumn('changes', bigint, (c) => c.notNull())
     .addColumn('first_at', bigint, (c) => c.notNull())
@@ -38,6 +51,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
 
   await db.schema
     .createTable('webhook_deliveries')
+    .ifNotExists()
     .addColumn('id', 'text', (c) => c.primaryKey())
     // The webhook-id of its next attempt: the id itself, or a new one once changes have joined it after an
     // attempt (a receiver that took that attempt and deduplicates by webhook-id must not drop the next).
@@ -66,17 +80,19 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addColumn('finished_at', bigint)
     .execute();
   // At most one pending delivery per endpoint and user: later changes join it.
-  await sql`create unique index webhook_deliveries_pending on webhook_deliveries (endpoint_id, user_id)
+  await sql`create unique index if not exists webhook_deliveries_pending on webhook_deliveries (endpoint_id, user_id)
     where status = 'pending'`.execute(db);
-  await sql`create index webhook_deliveries_due on webhook_deliveries (due_at)
+  await sql`create index if not exists webhook_deliveries_due on webhook_deliveries (due_at)
     where status = 'pending'`.execute(db);
   await db.schema
     .createIndex('webhook_deliveries_stream')
+    .ifNotExists()
     .on('webhook_deliveries')
     .columns(['endpoint_id', 'user_id', 'created_at'])
     .execute();
   await db.schema
     .createIndex('webhook_deliveries_created')
+    .ifNotExists()
     .on('webhook_deliveries')
     .column('created_at')
     .execute();
