@@ -104,7 +104,9 @@ async function bench(dialect: 'sqlite' | 'postgres'): Promise<Result[]> {
       const committed = performance.now();
       while ((arrivals.get(single.pairwise)?.length ?? 0) === before) await sleep(2);
       latencies.push(((arrivals.get(single.pairwise) as number[])[before] as number) - committed);
-      await sleep(1200); // past the coalescing spacing: the next change is delivered at once
+      // Past the coalescing spacing, so that the next change is delivered at once; a random part more, so
+      // that changes fall anywhere in the worker's poll interval, as they do in use.
+      await sleep(1200 + Math.random() * 500);
     }
     const sorted = [...latencies].sort((a, b) => a - b);
     const results: Result[] = [
