@@ -1,4 +1,4 @@
-// One attempt of a delivery (docs/webhooks.md#delivery): a POST that gets 10 s in all, follows no redirect,
+// One attempt of a delivery (docs/webhooks.md#retries-and-disabling): a POST that gets 10 s in all, follows no redirect,
 // connects only to an address it checked (address.ts) and reads at most a few KB of the answer.
 import http from 'node:http';
 import https from 'node:https';

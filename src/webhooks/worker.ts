@@ -1,4 +1,4 @@
-// The delivery worker (docs/webhooks.md#delivery), run by `chessport serve`: on a short interval it fans the
+// The delivery worker (docs/webhooks.md#delivery-at-least-once), run by `chessport serve`: on a short interval it fans the
 // outbox's signals out into deliveries, leases the due ones, attempts them (signed, at most `concurrency` at
 // once) and records each outcome. Every instance on one store may run it: the store's leases (FOR UPDATE SKIP
 // LOCKED on PostgreSQL, the write lock on SQLite) give each delivery attempt to one of them. It polls, so it
@@ -14,7 +14,7 @@ import {
   type WebhookTarget,
 } from '../store/index.ts';
 import { eventBody } from './payload.ts';
-import { type CoalescingPolicy, coalescingRule, DEFAULT_COALESCING, retryAt } from './schedule.ts';
+import { coalescingRule, DEFAULT_COALESCING, retryAt } from './schedule.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, createSender, type Sender } from './send.ts';
 import { signatureHeader } from './signature.ts';
 
@@ -43,9 +43,6 @@ export interface WorkerOptions {
   settings: WebhookSettings;
   log: WorkerLog;
   userAgent: string;
-  /** Another sender (a test's); default: HTTP with the address checks (send.ts). */
-  sender?: Sender;
-  coalescing?: CoalescingPolicy;
 }
 
 /** How long a lease outlives the attempt's timeout: past it, another instance may send the delivery again. */
@@ -82,10 +79,9 @@ export class DeliveryWorker {
   constructor(options: WorkerOptions) {
     this.options = options;
     this.store = options.store;
-    this.sender = options.sender ?? createSender({ allowPrivate: options.settings.allowPrivate });
-    const coalescing = options.coalescing ?? DEFAULT_COALESCING;
-    this.rule = coalescingRule(coalescing);
-    this.lookbackMs = 2 * coalescing.maxMs;
+    this.sender = createSender({ allowPrivate: options.settings.allowPrivate });
+    this.rule = coalescingRule(DEFAULT_COALESCING);
+    this.lookbackMs = 2 * DEFAULT_COALESCING.maxMs;
   }
 
   start(): void {
