@@ -133,7 +133,8 @@ export class DeliveryWorker {
       if (storeFault(error) === 'locked') return;
       if (this.failingSince === undefined) {
         this.failingSince = Date.now();
-        this.options.log.warn({ err: error }, 'webhook worker: the store fails; retrying every interval');
+        // Info, not a warning: the server's outage log warns of a failing store (docs/operations.md).
+        this.options.log.info({ err: error }, 'webhook worker: the store fails; retrying every interval');
       }
     }
   }
@@ -175,12 +176,15 @@ export class DeliveryWorker {
           ? this.attempt(delivery, target)
           : this.drop(delivery)
       )
-        .catch((error: unknown) =>
-          this.options.log.warn(
+        .catch((error: unknown) => {
+          // Its lease runs out and it is attempted again. A failing store is the outage log's to warn of.
+          const log = storeFault(error) ? this.options.log.info : this.options.log.warn;
+          log.call(
+            this.options.log,
             { err: error, delivery: delivery.id },
             'webhook delivery: recording its outcome failed',
-          ),
-        )
+          );
+        })
         .finally(() => {
           this.inFlight.delete(attempt);
           this.slotFreed();
