@@ -1,8 +1,8 @@
 // The project's layers (docs/architecture.md "Layers"), checked by dependency-cruiser in `npm test`:
-// data flows one way, `chess` (pure) -> `import` -> `store`, `api` -> `store`, `cli` on top; `client`
-// (packages/client) stands alone and `sync` builds on it; `workers` holds what starts worker threads and
-// knows nothing of the project. Every import counts, `import type` too (a type-only cycle still ties two
-// modules together).
+// data flows one way, `chess` (pure) -> `import` -> `store`, `api` -> `store`, `webhooks` -> `store`, `cli`
+// on top; `client` (packages/client) stands alone and `sync` builds on it; `workers` holds what starts worker
+// threads and knows nothing of the project. Every import counts, `import type` too (a type-only cycle still
+// ties two modules together).
 //
 // The project runs TypeScript directly, with `.ts` in its import paths. TypeScript 7 has no compiler API
 // for dependency-cruiser to parse with, so swc (@swc/core) parses, and it reports type-only imports as such.
@@ -30,21 +30,33 @@ module.exports = {
         'The store is the lowest layer but chess: the API, the CLI and the import build on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(api|cli|import|sync)/' },
+      to: { path: '^src/(api|cli|import|sync|webhooks)/' },
     },
     {
       name: 'api-below-cli-import',
       comment: 'The API serves the store; the CLI starts it, and the import is not its business.',
       severity: 'error',
       from: { path: '^src/api/' },
-      to: { path: '^src/(cli|import|sync)/' },
+      to: { path: '^src/(cli|import|sync|webhooks)/' },
     },
     {
       name: 'import-below-api-cli',
       comment: 'The import writes to the store; the CLI runs it, the API never calls it.',
       severity: 'error',
       from: { path: '^src/import/' },
-      to: { path: '^src/(api|cli|sync)/' },
+      to: { path: '^src/(api|cli|sync|webhooks)/' },
+    },
+    {
+      name: 'webhooks-on-store',
+      comment:
+        'src/webhooks delivers what the store records: it builds on the store, and of the API takes only the ' +
+        'pairwise ids (what /me gives each app) and the process metrics; the CLI runs it, nothing else.',
+      severity: 'error',
+      from: { path: '^src/webhooks/' },
+      to: {
+        path: '^src/(cli|import|sync|client|chess|api)/',
+        pathNot: '^src/api/(pairwise|metrics)[.]ts$',
+      },
     },
     {
       name: 'client-stands-alone',

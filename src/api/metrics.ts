@@ -1,7 +1,7 @@
 // Process-wide Prometheus counters that any layer may increment; the server's /metrics exports them next to
 // its HTTP metrics. They count what happens in this process only: an import run by the CLI is another
 // process, which is why /metrics also reports the store's change sequence (it rises with every import).
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export const processRegistry = new Registry();
 
@@ -65,6 +65,40 @@ export const requestMetrics = {
     name: 'chessport_http_requests_aborted_total',
     help: 'Requests whose connection closed before their answer was all sent (the client left, or shutdown cut it), by method, route template and status.',
     labelNames: ['method', 'route', 'status'] as const,
+    registers: [processRegistry],
+  }),
+};
+
+/** For the webhook delivery worker (docs/webhooks.md#metrics), which runs in the server. */
+export const webhookMetrics = {
+  attempts: new Counter({
+    name: 'chessport_webhook_attempts_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome (delivered, http_error, timeout, network_error, address_refused).',
+    labelNames: ['outcome'] as const,
+    registers: [processRegistry],
+  }),
+  deliveries: new Counter({
+    name: 'chessport_webhook_deliveries_total',
+    help: 'Webhook deliveries this instance finished, by outcome (delivered; failed: retries exhausted or 410 Gone; dropped: the app may no longer hear of the user).',
+    labelNames: ['outcome'] as const,
+    registers: [processRegistry],
+  }),
+  lag: new Histogram({
+    name: 'chessport_webhook_delivery_lag_seconds',
+    help: 'From the latest change a delivery carries to its 2xx answer.',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600],
+    registers: [processRegistry],
+  }),
+  queue: new Gauge({
+    name: 'chessport_webhook_queue_depth',
+    help: 'Store-wide: signals in the outbox not yet fanned out (queue="outbox"), and deliveries pending (queue="deliveries"), retrying ones and those of disabled endpoints included.',
+    labelNames: ['queue'] as const,
+    registers: [processRegistry],
+  }),
+  oldest: new Gauge({
+    name: 'chessport_webhook_oldest_pending_seconds',
+    help: 'Store-wide: the age of the oldest outbox signal (queue="outbox") and of the oldest pending delivery (queue="deliveries"); 0 when there is none.',
+    labelNames: ['queue'] as const,
     registers: [processRegistry],
   }),
 };

@@ -2,10 +2,12 @@
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
 import { resolve } from 'node:path';
+import packageJson from '../../package.json' with { type: 'json' };
 import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
-import type { Store } from '../store/index.ts';
+import { openStore, type Store } from '../store/index.ts';
+import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';
 import { CliError, isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
@@ -61,6 +63,7 @@ export async function runServer(
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   let closing = false;
+  let webhooks: { worker: DeliveryWorker; store: Store } | undefined;
   const shutdown = async (signal: string) => {
     if (closing) {
       app.log.warn({ signal }, 'second signal: exiting without waiting');
@@ -77,7 +80,8 @@ export async function runServer(
     const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);
     let code = 0;
     try {
-      await app.close();
+      // The webhook attempts under way finish too (each within its 10 s).
+      await Promise.all([app.close(), webhooks?.worker.stop()]);
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');
       code = 1;
@@ -87,6 +91,7 @@ export async function runServer(
     // The requests cut at the deadline are logged as their answers close, just after the server does.
     await answersClosed(app, 1000);
     if (redis) await redis.quit().catch(() => undefined);
+    await webhooks?.store.close().catch(() => undefined);
     await store.close();
     app.log.info('stopped');
     process.exit(code);
@@ -115,7 +120,46 @@ export async function runServer(
       'OAuth is off: set PUBLIC_URL to the https address clients reach this server at (on a host that is not loopback, the server would hand out OAuth codes and tokens over plain http); the API serves operator-issued tokens',
     );
   }
+  if (closing) return stopped; // stopping: no worker to start
+  webhooks = await startWebhooks(store, settings, server, secret, app.log);
+  // A signal during the start of the worker found it not yet there to stop: stopped here.
+  if (closing) await webhooks.worker.stop();
   return address;
+}
+
+/** PostgreSQL: the connections the webhook worker holds, beside the server's PG_POOL_MAX. */
+const WORKER_POOL_MAX = 4;
+
+/**
+ * The webhook delivery worker (docs/webhooks.md), on a connection of its own. On SQLite that connection never
+ * waits for the write lock (busy_timeout 0; the worker tries again shortly): better-sqlite3 waits
+ * synchronously, and a wait for an import's batch would stall every request of the server meanwhile.
+ */
+async function startWebhooks(
+  store: Store,
+  settings: Settings,
+  server: ServerSettings,
+  secret: string,
+  log: WorkerLog,
+): Promise<{ worker: DeliveryWorker; store: Store }> {
+  const own = await openStore(settings.databaseUrl, {
+    migrate: false,
+    poolMax: WORKER_POOL_MAX,
+    ...(store.dialect === 'sqlite' && { lockTimeoutMs: 0 }),
+  });
+  // PostgreSQL: the connection opened for the checks is setting its lock timeout; once a query has come
+  // back, the next setting is not sent while another statement runs on it.
+  await own.ping();
+  own.dropSilentConnections(server.pgAnswerTimeoutMs);
+  const worker = new DeliveryWorker({
+    store: own,
+    secret,
+    settings: server.webhooks,
+    log,
+    userAgent: `chessport/${packageJson.version} (webhooks)`,
+  });
+  worker.start();
+  return { worker, store: own };
 }
 
 /** Which store this instance serves and how it found it, without the password: the first line of its log. */

@@ -4,6 +4,8 @@ import { totalmem } from 'node:os';
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../api/oauth/settings.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/schedule.ts';
+import type { WebhookSettings } from '../webhooks/worker.ts';
 
 /** What opening the store needs: all that the store commands read of the environment. */
 export interface StoreSettings {
@@ -208,6 +210,8 @@ export interface ServerSettings {
   publicUrl: string | null;
   /** Lifetimes of OAuth tokens (OAUTH_ACCESS_TOKEN_TTL, OAUTH_REFRESH_TOKEN_TTL). */
   oauth: OAuthSettings;
+  /** The webhook delivery worker's (WEBHOOK_*). */
+  webhooks: WebhookSettings;
 }
 
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
@@ -273,6 +277,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
         ? parseLifetime(env.OAUTH_REFRESH_TOKEN_TTL, 'OAUTH_REFRESH_TOKEN_TTL', 365 * 86_400)
         : DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS,
     },
+    webhooks: loadWebhookSettings(env),
   };
 }
 
@@ -320,6 +325,54 @@ export function parsePublicUrl(text: string): string {
     throw new CliError(`PUBLIC_URL must be an origin, without path, query or fragment, got "${text}"`);
   }
   return url.origin;
+}
+
+/** The webhook delivery worker's settings (docs/configuration.md#webhooks). */
+export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): WebhookSettings {
+  return {
+    allowPrivate: webhookAllowPrivate(env),
+    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE
+      ? parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE)
+      : DEFAULT_RETRY_SCHEDULE_MS,
+    disableAfterMs: env.WEBHOOK_DISABLE_AFTER
+      ? parseDuration(env.WEBHOOK_DISABLE_AFTER, 'WEBHOOK_DISABLE_AFTER')
+      : 3 * 86_400_000,
+    pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS
+      ? parseBounded(env.WEBHOOK_POLL_INTERVAL_MS, 'WEBHOOK_POLL_INTERVAL_MS', 60_000)
+      : 250,
+    concurrency: env.WEBHOOK_CONCURRENCY
+      ? parseBounded(env.WEBHOOK_CONCURRENCY, 'WEBHOOK_CONCURRENCY', 1000)
+      : 16,
+  };
+}
+
+/**
+ * WEBHOOK_ALLOW_PRIVATE: `1` lets endpoints be http and at any address (a receiver on one's own network, tests);
+ * unset, empty or `0`, only https at public addresses. Read by `serve` and by `webhooks add`.
+ */
+export function webhookAllowPrivate(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = (env.WEBHOOK_ALLOW_PRIVATE ?? '').trim();
+  if (value === '' || value === '0') return false;
+  if (value === '1') return true;
+  throw new CliError(`invalid WEBHOOK_ALLOW_PRIVATE "${value}": use 1 (allow) or 0 (refuse, the default)`);
+}
+
+/** The longest WEBHOOK_RETRY_SCHEDULE: the attempts of one delivery. */
+const MAX_RETRIES = 50;
+
+/** WEBHOOK_RETRY_SCHEDULE: the waits after each failed attempt, like `5s,5m,30m,2h`. */
+export function parseRetrySchedule(text: string): number[] {
+  const waits = text.split(',').map((part) => parseDuration(part, 'WEBHOOK_RETRY_SCHEDULE wait'));
+  if (waits.length > MAX_RETRIES) {
+    throw new CliError(`WEBHOOK_RETRY_SCHEDULE has at most ${MAX_RETRIES} waits, got ${waits.length}`);
+  }
+  return waits;
+}
+
+function parseBounded(text: string, what: string, max: number): number {
+  const value = parsePositiveInt(text, what);
+  if (value > max) throw new CliError(`${what} is at most ${max}, got "${text}"`);
+  return value;
 }
 
 const MB = 1024 * 1024;

@@ -160,6 +160,58 @@ export interface FeedHeadsTable {
   change_time: number;
 }
 
+/** Migration 0010: an app's webhook endpoint (docs/webhooks.md). */
+export interface WebhookEndpointsTable {
+  id: string;
+  app_id: string;
+  url: string;
+  /** `whsec_` and the base64 of the key: the Standard Webhooks form. */
+  secret: string;
+  /** The secret before the latest rotation, which also signs until previous_secret_until. */
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  created_at: number;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  /** The first failed attempt since the endpoint last answered 2xx. */
+  failing_since: number | null;
+}
+
+/** Migration 0010: the outbox, one row per user with changes the delivery worker has not fanned out yet. */
+export interface WebhookSignalsTable {
+  user_id: string;
+  /** How many changes (seqs) the row stands for. */
+  changes: number;
+  first_at: number;
+  last_at: number;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dropped';
+
+/** Migration 0010: a signal for one endpoint and user, with its attempts' outcome. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  /** The webhook-id of its next (or last) attempt. */
+  message_id: string;
+  endpoint_id: string;
+  user_id: string;
+  status: WebhookDeliveryStatus;
+  changes: number;
+  /** Rises with every change that joins it while pending. */
+  version: number;
+  /** The least time after the previous delivery of its endpoint and user that it waited (coalescing). */
+  spacing_ms: number;
+  created_at: number;
+  last_change_at: number;
+  due_at: number;
+  attempts: number;
+  leased_until: number | null;
+  last_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  finished_at: number | null;
+}
+
 export interface DB {
   users: UsersTable;
   apps: AppsTable;
@@ -172,6 +224,9 @@ export interface DB {
   sequences: SequencesTable;
   feed_heads: FeedHeadsTable;
   game_keys: GameKeysTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_signals: WebhookSignalsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 /** The columns behind the two player references of every game answer. */

@@ -1,7 +1,8 @@
 // The one interface to the data: every query of the service, scoped by owner, on either dialect. The Store
 // opens and closes, runs the write transactions (write) and the reads of every API request (compiled once);
-// the rest it hands to a module per resource: accounts.ts (secret, users, apps), tokens.ts, grants.ts and
-// oauth-records.ts (OAuth), databases.ts, games.ts (export), feed.ts, game-writes.ts.
+// the rest it hands to a module per resource: accounts.ts (secret, users, apps), tokens.ts, databases.ts,
+// games.ts (export), feed.ts, game-writes.ts; OAuth's and the webhooks' parts are objects of their own,
+// `store.oauth` (oauth-store.ts) and `store.webhooks` (webhook-store.ts).
 import { type Kysely, sql } from 'kysely';
 import {
   addApp,
@@ -33,48 +34,16 @@ import { databaseVersion } from './etags.ts';
 import { changePositionAt } from './feed.ts';
 import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
 import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
-import {
-  activeGrant,
-  findGrantPayload,
-  type GrantWrite,
-  listGrants,
-  revokeGrant,
-  revokeGrantTokens,
-  saveGrant,
-} from './grants.ts';
-import {
-  consumeOAuthRecord,
-  deleteExpiredOAuthRecords,
-  deleteGrantRecords,
-  deleteOAuthRecord,
-  findOAuthRecord,
-  type OAuthRecord,
-  type OAuthRecordWrite,
-  saveOAuthRecord,
-} from './oauth-records.ts';
-import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
-import {
-  changeColumns,
-  expandedChangeColumns,
-  summaryColumns,
-  toChange,
-  toDetail,
-  toExpandedChange,
-  toSummary,
-  toTokenInfo,
-} from './rows.ts';
+import { hotQueries } from './hot-queries.ts';
+import { OAuthStore } from './oauth-store.ts';
+import { kyselyRunner, type RunQuery } from './prepared.ts';
+import { toChange, toDetail, toExpandedChange, toSummary, toTokenInfo } from './rows.ts';
 import type { DB } from './schema.ts';
 import { BackgroundCheckpoints } from './sqlite/checkpoints.ts';
 import { sqliteHandleOf } from './sqlite/handle.ts';
 import { storable } from './storable.ts';
-import {
-  addGrantToken,
-  issueToken,
-  listTokens,
-  revokeToken,
-  revokeTokenValue,
-  tokenQuery,
-} from './tokens.ts';
+import { issueToken, listTokens, revokeToken } from './tokens.ts';
+import { writeTransaction } from './transactions.ts';
 import type {
   App,
   BulkWrites,
@@ -84,7 +53,6 @@ import type {
   GameChange,
   GameDetail,
   GameRecord,
-  Grant,
   InsertOutcome,
   ListedGame,
   OAuthClient,
@@ -92,6 +60,8 @@ import type {
   TokenInfo,
   User,
 } from './types.ts';
+import { signalling } from './webhook-outbox.ts';
+import { WebhookStore } from './webhook-store.ts';
 
 export class Store implements StoreContext {
   /** The connection, for the store's own modules: everything else asks the Store's methods. */
@@ -100,6 +70,12 @@ export class Store implements StoreContext {
 
   /** The queries every API request runs, compiled once (prepared.ts). */
   private readonly hot;
+
+  /** The OAuth authorization server's grants, tokens and records (oauth-store.ts). */
+  readonly oauth: OAuthStore;
+
+  /** Webhook endpoints, the outbox's fan-out and deliveries (webhook-store.ts). */
+  readonly webhooks: WebhookStore;
 
   private readonly limitSilence: (ms: number) => void;
 
@@ -119,6 +95,8 @@ export class Store implements StoreContext {
     this.dialect = dialect;
     this.hot = hotQueries(db, run);
     this.limitSilence = limitSilence;
+    this.oauth = new OAuthStore(this);
+    this.webhooks = new WebhookStore(this);
   }
 
   // ---- the store itself ----------------------------------------------------------------------------
@@ -194,13 +172,16 @@ export class Store implements StoreContext {
    * with seq and `since` can start the feed at "the first seq whose updated_at >= since".
    *
    * change-allocation.ts takes the seqs and the change time, for this and for the migrations that write
-   * changes.
+   * changes. A transaction that takes any also records its owner's webhook signal (webhook-outbox.ts).
    */
   async write<T>(ownerId: string, fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>): Promise<T> {
+    // The owner's webhook signal is recorded in the same transaction (webhook-outbox.ts): a write that
+    // commits has its signal, one that rolls back has none.
+    const run = (trx: Kysely<DB>) => signalling(trx, ownerId, beginChanges(trx, this.dialect, ownerId), fn);
     if (this.dialect === 'postgres') {
       return this.db
         .transaction()
-        .execute(async (trx) => fn(trx, await beginChanges(trx, 'postgres', ownerId)))
+        .execute(run)
         .catch((error: unknown) => {
           // SQLSTATE 22021: text holding U+0000, which PostgreSQL cannot store (SQLite can).
           if ((error as { code?: unknown }).code === '22021') {
@@ -209,29 +190,15 @@ export class Store implements StoreContext {
           throw error;
         });
     }
-    return this.transaction(async (conn) => fn(conn, await beginChanges(conn, 'sqlite', ownerId)));
+    return writeTransaction(this.db, 'sqlite', run);
   }
 
   /**
-   * Runs fn in a write transaction that touches no game (OAuth grants and records). On SQLite it begins
-   * IMMEDIATE, taking the write lock before its first read: a deferred transaction that reads and then
-   * writes fails at once, without waiting, when another process wrote in between.
+   * Runs fn in a write transaction that touches no game (OAuth grants and records); on SQLite it holds the
+   * write lock from its first statement (transactions.ts).
    */
   async transaction<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-    if (this.dialect === 'postgres') return this.db.transaction().execute(fn);
-    return this.db.connection().execute(async (conn) => {
-      await sql`begin immediate`.execute(conn);
-      try {
-        const result = await fn(conn);
-        await sql`commit`.execute(conn);
-        return result;
-      } catch (error) {
-        // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll the transaction back
-        // itself; a ROLLBACK then fails with "no transaction is active", which must not hide the cause.
-        await sql`rollback`.execute(conn).catch(() => undefined);
-        throw error;
-      }
-    });
+    return writeTransaction(this.db, this.dialect, fn);
   }
 
   /** The highest change sequence value taken so far (on PostgreSQL possibly not committed yet). */
@@ -322,86 +289,6 @@ export class Store implements StoreContext {
   /** Revokes by token id or by the token itself. Returns the revoked token, undefined when none matched. */
   async revokeToken(tokenOrId: string): Promise<TokenInfo | undefined> {
     return revokeToken(this.db, tokenOrId);
-  }
-
-  // ---- OAuth: grants, their tokens and the authorization server's records (grants.ts, oauth-records.ts) --
-
-  /**
-   * Records an OAuth access token that the authorization server made, under its grant, and notes the grant
-   * used; false (and no token) when the grant has been revoked (tokens.ts).
-   */
-  async addGrantToken(input: Parameters<typeof addGrantToken>[1]): Promise<boolean> {
-    return addGrantToken(this, input);
-  }
-
-  /** Revokes the token with this value, if there is one. */
-  async revokeTokenValue(token: string): Promise<void> {
-    return revokeTokenValue(this.db, token);
-  }
-
-  /** Records a grant, or its new scopes and payload; false when it has been revoked meanwhile. */
-  async saveGrant(grant: GrantWrite): Promise<boolean> {
-    return saveGrant(this.db, grant);
-  }
-
-  /** An active (not revoked) grant and the authorization server's payload of it. */
-  async findGrant(id: string): Promise<{ grant: Grant; payload: string } | undefined> {
-    return findGrantPayload(this.db, id);
-  }
-
-  /** The user's active grant to the app, with its scopes: whether (and for what) the app may act for them. */
-  async activeGrant(appId: string, userId: string): Promise<Grant | undefined> {
-    return activeGrant(this.db, appId, userId);
-  }
-
-  /** Grants in the order they were made: every one, or one user's (revoked ones too). */
-  async listGrants(userId?: string): Promise<Grant[]> {
-    return listGrants(this.db, userId);
-  }
-
-  /**
-   * Revokes a grant with its access tokens, refresh tokens and codes, at once. `userId` limits it to that
-   * user's grants. Undefined when there is no such grant.
-   */
-  async revokeGrant(id: string, userId?: string): Promise<Grant | undefined> {
-    return revokeGrant(this, id, userId);
-  }
-
-  /** Revokes the access tokens issued under a grant. */
-  async revokeGrantTokens(grantId: string): Promise<void> {
-    return revokeGrantTokens(this.db, grantId);
-  }
-
-  async saveOAuthRecord(model: string, id: string, record: OAuthRecordWrite): Promise<void> {
-    return saveOAuthRecord(this.db, model, id, record);
-  }
-
-  /** A record by its id, uid or user code, unless it has expired. */
-  async findOAuthRecord(
-    model: string,
-    by: 'id' | 'uid' | 'user_code',
-    value: string,
-  ): Promise<OAuthRecord | undefined> {
-    return findOAuthRecord(this.db, model, by, value);
-  }
-
-  /** Marks a record consumed: true for exactly one of the requests that race to use it. */
-  async consumeOAuthRecord(model: string, id: string): Promise<boolean> {
-    return consumeOAuthRecord(this.db, model, id);
-  }
-
-  async deleteOAuthRecord(model: string, id: string): Promise<void> {
-    return deleteOAuthRecord(this.db, model, id);
-  }
-
-  /** Deletes the records of a model issued under a grant. */
-  async deleteGrantRecords(model: string, grantId: string): Promise<void> {
-    return deleteGrantRecords(this.db, model, grantId);
-  }
-
-  /** Deletes the records and the OAuth access tokens that have expired; returns how many rows went. */
-  async deleteExpiredOAuthRecords(): Promise<number> {
-    return deleteExpiredOAuthRecords(this.db);
   }
 
   // ---- databases (ts) --------------------------------------------------------------------
@@ -594,75 +481,4 @@ export class Store implements StoreContext {
   async deleteDatabase(database: Database): Promise<{ tombstoned: number; deletedAt: number } | undefined> {
     return deleteDatabase(this, database);
   }
-}
-
-/** The reads behind every API request, built once; each returns its rows. */
-function hotQueries(db: Kysely<DB>, run: RunQuery) {
-  // An offset is walked entry by entry down the (scope, deleted, pk) index (and on PostgreSQL each row
-  // skipped is read): `after` lets a page that starts where an earlier one ended seek there instead.
-  const liveGames = (scope: 'owner_id' | 'database_id') =>
-    prepared(run, 4, (value: string, after: number, limit: number, offset: number) =>
-      db
-        .selectFrom('games')
-        .select([...summaryColumns, 'pk'])
-        .where(scope, '=', value)
-        .where('deleted', '=', 0)
-        .where('pk', '>', after)
-        .orderBy('pk')
-        .limit(limit)
-        .offset(offset),
-    );
-  return {
-    token: prepared(run, 1, (hash: string) => tokenQuery(db).where('tokens.hash', '=', hash)),
-    owner_id: liveGames('owner_id'),
-    database_id: liveGames('database_id'),
-    // The owner's (owner_id, seq) index answers it from its last entry.
-    gamesVersion: prepared(run, 1, (ownerId: string) =>
-      db
-        .selectFrom('games')
-        .select((eb) => eb.fn.max('seq').as('version'))
-        .where('owner_id', '=', ownerId),
-    ),
-    // The owner's few databases, on the databases_owner_slug index.
-    gameTotal: prepared(run, 1, (ownerId: string) =>
-      db
-        .selectFrom('databases')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('game_count'), eb.lit(0)).as('total'))
-        .where('owner_id', '=', ownerId)
-        .where('deleted_at', 'is', null),
-    ),
-    databaseGameTotal: prepared(run, 1, (databaseId: string) =>
-      db
-        .selectFrom('databases')
-        .select('game_count as total')
-        .where('id', '=', databaseId)
-        .where('deleted_at', 'is', null),
-    ),
-    game: prepared(run, 2, (ownerId: string, id: string) =>
-      db
-        .selectFrom('games')
-        .selectAll()
-        .where('id', '=', id)
-        .where('owner_id', '=', ownerId)
-        .where('deleted', '=', 0),
-    ),
-    changes: prepared(run, 3, (ownerId: string, afterSeq: number, limit: number) =>
-      db
-        .selectFrom('games')
-        .select(changeColumns)
-        .where('owner_id', '=', ownerId)
-        .where('seq', '>', afterSeq)
-        .orderBy('seq')
-        .limit(limit),
-    ),
-    expandedChanges: prepared(run, 3, (ownerId: string, afterSeq: number, limit: number) =>
-      db
-        .selectFrom('games')
-        .select(expandedChangeColumns)
-        .where('owner_id', '=', ownerId)
-        .where('seq', '>', afterSeq)
-        .orderBy('seq')
-        .limit(limit),
-    ),
-  };
 }

@@ -161,3 +161,90 @@ export interface InsertOutcome {
 
 /** The SQL dialect of a store: a SQLite file, or a PostgreSQL database. */
 export type Dialect = 'sqlite' | 'postgres';
+
+/** An app's webhook endpoint (docs/webhooks.md), without its secrets. */
+export interface WebhookEndpoint {
+  id: string;
+  appId: string;
+  appName: string;
+  /** The app's pairwise-id sector: what the user ids of its deliveries are made with. */
+  appSector: string;
+  url: string;
+  createdAt: number;
+  disabledAt: number | null;
+  disabledReason: string | null;
+  /** The first failed attempt since the endpoint last answered 2xx; null while it succeeds. */
+  failingSince: number | null;
+  /** Until when the secret before the latest rotation still signs beside the new one; null when none does. */
+  previousSecretUntil: number | null;
+}
+
+/** An endpoint as the delivery worker signs for it: every secret that signs now, the newest first. */
+export interface WebhookTarget extends WebhookEndpoint {
+  secrets: string[];
+}
+
+/** pending: not attempted yet; retrying: pending after a failed attempt; failed: given up. */
+export type WebhookDeliveryState = 'pending' | 'retrying' | 'delivered' | 'failed' | 'dropped';
+
+/** A delivery as the operator sees it (`chessport webhooks deliveries`). */
+export interface WebhookDelivery {
+  id: string;
+  messageId: string;
+  endpointId: string;
+  appName: string;
+  userId: string;
+  userLogin: string;
+  state: WebhookDeliveryState;
+  /** How many changes (seqs) it stands for. */
+  changes: number;
+  attempts: number;
+  createdAt: number;
+  lastChangeAt: number;
+  /** When it is next attempted (pending or retrying only). */
+  dueAt: number | null;
+  lastAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  finishedAt: number | null;
+}
+
+/** A delivery the worker has leased to attempt (Store.claimWebhookDeliveries). */
+export interface ClaimedDelivery {
+  id: string;
+  messageId: string;
+  endpointId: string;
+  userId: string;
+  version: number;
+  changes: number;
+  lastChangeAt: number;
+  /** This attempt's number, from 1. */
+  attempt: number;
+  /** The lease's end: what the attempt's outcome is recorded under (no other instance holds it meanwhile). */
+  lease: number;
+}
+
+/** What the previous delivery of an endpoint and user was, for the coalescing of the next one. */
+export interface PreviousDelivery {
+  /** When it was last attempted (null: never). */
+  sentAt: number | null;
+  spacingMs: number;
+  changes: number;
+}
+
+/** When a new delivery of an endpoint and user is due, given the previous one (docs/webhooks.md). */
+export type CoalescingRule = (
+  previous: PreviousDelivery | undefined,
+  now: number,
+) => {
+  dueAt: number;
+  spacingMs: number;
+};
+
+/** The outbox and the deliveries waiting, for the metrics. */
+export interface WebhookQueue {
+  signals: number;
+  oldestSignalAt: number | null;
+  pending: number;
+  oldestPendingAt: number | null;
+}

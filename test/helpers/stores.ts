@@ -173,6 +173,12 @@ const UNDO: Record<string, string[]> = {
     'alter table apps drop column device_flow',
     'alter table apps drop column client_secret_hash',
   ],
+  '0010_webhooks': [
+    'drop table webhook_deliveries',
+    'drop table webhook_signals',
+    'drop table webhook_endpoints',
+    'drop index tokens_user_app',
+  ],
   '0011_database_game_count': ['alter table databases drop column game_count'],
 };
 

@@ -67,53 +67,59 @@ for (const { dialect, skip } of DIALECTS) {
     test('a grant, its tokens and records: revoking it revokes them all at once', async () => {
       const app = await store.addApp({ name: 'granted' });
       const grant = { id: 'g1', userId: ann.id, appId: app.id, scopes: ['games.read'], payload: '{}' };
-      assert.equal(await store.saveGrant(grant), true);
-      assert.deepEqual((await store.activeGrant(app.id, ann.id))?.scopes, ['games.read']);
-      assert.equal(await store.saveGrant({ ...grant, scopes: ['games.read', 'user.read'] }), true);
-      assert.deepEqual((await store.findGrant('g1'))?.grant.scopes, ['games.read', 'user.read']);
+      assert.equal(await store.oauth.saveGrant(grant), true);
+      assert.deepEqual((await store.oauth.activeGrant(app.id, ann.id))?.scopes, ['games.read']);
+      assert.equal(await store.oauth.saveGrant({ ...grant, scopes: ['games.read', 'user.read'] }), true);
+      assert.deepEqual((await store.oauth.findGrant('g1'))?.grant.scopes, ['games.read', 'user.read']);
       const token = { userId: ann.id, appId: app.id, scopes: ['games.read'], expiresAt: null, grantId: 'g1' };
-      assert.equal(await store.addGrantToken({ ...token, token: 'at-1', createdAt: 1 }), true);
+      assert.equal(await store.oauth.addGrantToken({ ...token, token: 'at-1', createdAt: 1 }), true);
       assert.equal((await store.findTokenByHash(hashToken('at-1')))?.grantId, 'g1');
-      assert.ok((await store.findGrant('g1'))?.grant.lastUsedAt, 'a token issued is a use');
-      await store.saveOAuthRecord('RefreshToken', 'rt-1', record('g1'));
+      assert.ok((await store.oauth.findGrant('g1'))?.grant.lastUsedAt, 'a token issued is a use');
+      await store.oauth.saveOAuthRecord('RefreshToken', 'rt-1', record('g1'));
 
-      const revoked = await store.revokeGrant('g1', 'someone else');
+      const revoked = await store.oauth.revokeGrant('g1', 'someone else');
       assert.equal(revoked, undefined, 'only its user, or the operator, revokes it');
-      const done = await store.revokeGrant('g1', ann.id);
+      const done = await store.oauth.revokeGrant('g1', ann.id);
       assert.ok(done?.revokedAt);
       assert.ok((await store.findTokenByHash(hashToken('at-1')))?.revokedAt);
-      assert.equal(await store.findOAuthRecord('RefreshToken', 'id', 'rt-1'), undefined);
-      assert.equal(await store.findGrant('g1'), undefined);
-      assert.equal(await store.activeGrant(app.id, ann.id), undefined);
+      assert.equal(await store.oauth.findOAuthRecord('RefreshToken', 'id', 'rt-1'), undefined);
+      assert.equal(await store.oauth.findGrant('g1'), undefined);
+      assert.equal(await store.oauth.activeGrant(app.id, ann.id), undefined);
       // A revoked grant takes no more tokens, and a late save does not bring it back.
-      assert.equal(await store.addGrantToken({ ...token, token: 'at-2', createdAt: 2 }), false);
+      assert.equal(await store.oauth.addGrantToken({ ...token, token: 'at-2', createdAt: 2 }), false);
       assert.equal(await store.findTokenByHash(hashToken('at-2')), undefined);
-      assert.equal(await store.saveGrant(grant), false);
-      assert.equal((await store.listGrants(ann.id)).find((g) => g.id === 'g1')?.revokedAt, done?.revokedAt);
+      assert.equal(await store.oauth.saveGrant(grant), false);
+      assert.equal(
+        (await store.oauth.listGrants(ann.id)).find((g) => g.id === 'g1')?.revokedAt,
+        done?.revokedAt,
+      );
     });
 
     test('records: found by id, uid or user code; consumed exactly once; never past their expiry', async () => {
-      await store.saveOAuthRecord('Session', 'session-id', { ...record(null), uid: 'uid-1' });
-      assert.ok(await store.findOAuthRecord('Session', 'uid', 'uid-1'));
-      await store.saveOAuthRecord('DeviceCode', 'device-code', { ...record(null), userCode: 'ABCDEFGH' });
-      assert.ok(await store.findOAuthRecord('DeviceCode', 'user_code', 'ABCDEFGH'));
-      assert.equal(await store.findOAuthRecord('Session', 'id', 'device-code'), undefined, 'by model');
+      await store.oauth.saveOAuthRecord('Session', 'session-id', { ...record(null), uid: 'uid-1' });
+      assert.ok(await store.oauth.findOAuthRecord('Session', 'uid', 'uid-1'));
+      await store.oauth.saveOAuthRecord('DeviceCode', 'device-code', {
+        ...record(null),
+        userCode: 'ABCDEFGH',
+      });
+      assert.ok(await store.oauth.findOAuthRecord('DeviceCode', 'user_code', 'ABCDEFGH'));
+      assert.equal(await store.oauth.findOAuthRecord('Session', 'id', 'device-code'), undefined, 'by model');
 
-      await store.saveOAuthRecord('AuthorizationCode', 'code-1', record(null));
+      await store.oauth.saveOAuthRecord('AuthorizationCode', 'code-1', record(null));
       const other = await t.reopen();
       const raced = await Promise.all([
-        store.consumeOAuthRecord('AuthorizationCode', 'code-1'),
-        other.consumeOAuthRecord('AuthorizationCode', 'code-1'),
+        store.oauth.consumeOAuthRecord('AuthorizationCode', 'code-1'),
+        other.oauth.consumeOAuthRecord('AuthorizationCode', 'code-1'),
       ]);
       assert.deepEqual(raced.sort(), [false, true]);
-      assert.ok((await store.findOAuthRecord('AuthorizationCode', 'id', 'code-1'))?.consumedAt);
+      assert.ok((await store.oauth.findOAuthRecord('AuthorizationCode', 'id', 'code-1'))?.consumedAt);
       // Saved again (the provider updates a record), it stays consumed.
-      await store.saveOAuthRecord('AuthorizationCode', 'code-1', record(null));
-      assert.ok((await store.findOAuthRecord('AuthorizationCode', 'id', 'code-1'))?.consumedAt);
+      await store.oauth.saveOAuthRecord('AuthorizationCode', 'code-1', record(null));
+      assert.ok((await store.oauth.findOAuthRecord('AuthorizationCode', 'id', 'code-1'))?.consumedAt);
 
-      await store.saveOAuthRecord('AuthorizationCode', 'old', record(null, Date.now() - 1));
-      assert.equal(await store.findOAuthRecord('AuthorizationCode', 'id', 'old'), undefined);
-      assert.ok((await store.deleteExpiredOAuthRecords()) >= 1);
+      await store.oauth.saveOAuthRecord('AuthorizationCode', 'old', record(null, Date.now() - 1));
+      assert.equal(await store.oauth.findOAuthRecord('AuthorizationCode', 'id', 'old'), undefined);
+      assert.ok((await store.oauth.deleteExpiredOAuthRecords()) >= 1);
 
       const text = await storeText(t.url);
       for (const id of ['session-id', 'device-code', 'code-1', 'ABCDEFGH']) assert.ok(!text.includes(id), id);

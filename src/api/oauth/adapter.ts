@@ -70,7 +70,7 @@ export class StoreAdapter implements Adapter {
         const grantId = grantIdOf(payload);
         if (!grantId || !payload.accountId || !payload.clientId)
           throw new Error('access token without grant');
-        const added = await this.store.addGrantToken({
+        const added = await this.store.oauth.addGrantToken({
           token: id,
           userId: payload.accountId,
           appId: payload.clientId,
@@ -86,7 +86,7 @@ export class StoreAdapter implements Adapter {
         const { exp: _exp, iat: _iat, jti: _jti, ...kept } = payload;
         if (!payload.accountId || !payload.clientId) throw new Error('grant without account or client');
         const openid = payload.openid as { scope?: string } | undefined;
-        await this.store.saveGrant({
+        await this.store.oauth.saveGrant({
           id,
           userId: payload.accountId,
           appId: payload.clientId,
@@ -101,7 +101,7 @@ export class StoreAdapter implements Adapter {
         // A device code keeps its id, which findByUserCode must give back (see the head of this module).
         const { jti: _jti, consumed: _consumed, ...kept } = payload;
         const stored = this.model === 'DeviceCode' ? { ...kept, jti: id } : kept;
-        await this.store.saveOAuthRecord(this.model, id, {
+        await this.store.oauth.saveOAuthRecord(this.model, id, {
           payload: JSON.stringify(stored),
           grantId: grantIdOf(payload),
           uid: typeof payload.uid === 'string' ? payload.uid : null,
@@ -134,7 +134,7 @@ export class StoreAdapter implements Adapter {
         };
       }
       case 'Grant': {
-        const found = await this.store.findGrant(id);
+        const found = await this.store.oauth.findGrant(id);
         return found && { ...(JSON.parse(found.payload) as AdapterPayload), jti: id, kind: 'Grant' };
       }
       default:
@@ -147,7 +147,7 @@ export class StoreAdapter implements Adapter {
     value: string,
     id?: string,
   ): Promise<AdapterPayload | undefined> {
-    const found = await this.store.findOAuthRecord(this.model, by, value);
+    const found = await this.store.oauth.findOAuthRecord(this.model, by, value);
     if (!found) return undefined;
     const payload = JSON.parse(found.payload) as AdapterPayload;
     return {
@@ -166,11 +166,11 @@ export class StoreAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    if (await this.store.consumeOAuthRecord(this.model, id)) return;
+    if (await this.store.oauth.consumeOAuthRecord(this.model, id)) return;
     // Used by another request meanwhile: a replay, whichever came first.
-    const found = await this.store.findOAuthRecord(this.model, 'id', id);
+    const found = await this.store.oauth.findOAuthRecord(this.model, 'id', id);
     const grantId = found && grantIdOf(JSON.parse(found.payload) as AdapterPayload);
-    if (grantId) await this.store.revokeGrant(grantId);
+    if (grantId) await this.store.oauth.revokeGrant(grantId);
     throw new errors.InvalidGrant(
       `${this.model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`,
     );
@@ -179,18 +179,18 @@ export class StoreAdapter implements Adapter {
   async destroy(id: string): Promise<void> {
     switch (this.model) {
       case 'AccessToken':
-        await this.store.revokeTokenValue(id);
+        await this.store.oauth.revokeTokenValue(id);
         return;
       case 'Grant':
-        await this.store.revokeGrant(id);
+        await this.store.oauth.revokeGrant(id);
         return;
       default:
-        await this.store.deleteOAuthRecord(this.model, id);
+        await this.store.oauth.deleteOAuthRecord(this.model, id);
     }
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    if (this.model === 'AccessToken') await this.store.revokeGrantTokens(grantId);
-    else await this.store.deleteGrantRecords(this.model, grantId);
+    if (this.model === 'AccessToken') await this.store.oauth.revokeGrantTokens(grantId);
+    else await this.store.oauth.deleteGrantRecords(this.model, grantId);
   }
 }

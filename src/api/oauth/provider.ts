@@ -165,7 +165,7 @@ export function createProvider(options: ProviderOptions): Provider {
       if (!client) return undefined;
       const accountId = session?.accountId;
       const fromConsent = (result?.consent as { grantId?: string } | undefined)?.grantId;
-      const active = accountId ? (await store.activeGrant(client.clientId, accountId))?.id : undefined;
+      const active = accountId ? (await store.oauth.activeGrant(client.clientId, accountId))?.id : undefined;
       const id = fromConsent ?? active;
       return id ? ((await provider.Grant.find(id)) as Grant | undefined) : undefined;
     },

@@ -83,7 +83,7 @@ export function tokensCommand(program: Command): void {
           emit(Boolean(opts.json), tokenJson(revoked), () => `revoked token ${revoked.id}`);
           return;
         }
-        const grant = await store.revokeGrant(ref);
+        const grant = await store.oauth.revokeGrant(ref);
         if (!grant) throw new CliError('no such token or grant');
         emit(
           Boolean(opts.json),
@@ -123,7 +123,7 @@ export function tokensCommand(program: Command): void {
     .action(async (opts: { user?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const user = opts.user === undefined ? undefined : await requireUser(store, opts.user);
-        const all = (await store.listGrants(user?.id)).map(grantJson);
+        const all = (await store.oauth.listGrants(user?.id)).map(grantJson);
         emit(Boolean(opts.json), all, () =>
           table([
             ['ID', 'USER', 'APP', 'SCOPES', 'STATE', 'GRANTED', 'LAST USED'],

@@ -13,6 +13,7 @@ import { up as exportResult } from './0006_export_result.ts';
 import { up as databaseGamesSeq } from './0007_database_games_seq.ts';
 import { up as escapeLinesAndHalfmoveClock } from './0008_escape_lines_and_halfmove_clock.ts';
 import { up as oauth } from './0009_oauth.ts';
+import { up as webhooks } from './0010_webhooks.ts';
 import { up as databaseGameCount } from './0011_database_game_count.ts';
 
 /** A migration's work: Kysely's schema builder is untyped by design (its tables are not there yet). */
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Up> = {
   '0007_database_games_seq': databaseGamesSeq,
   '0008_escape_lines_and_halfmove_clock': escapeLinesAndHalfmoveClock,
   '0009_oauth': oauth,
+  '0010_webhooks': webhooks,
   '0011_database_game_count': databaseGameCount,
 };
 

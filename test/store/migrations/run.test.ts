@@ -63,6 +63,7 @@ const AFTER_0005 = [
   '0007_database_games_seq',
   '0008_escape_lines_and_halfmove_clock',
   '0009_oauth',
+  '0010_webhooks',
   '0011_database_game_count',
 ];
 

@@ -1,0 +1,244 @@
+// `chessport webhooks ...` (docs/cli.md, docs/webhooks.md): the operator's endpoints per app, their secrets,
+// and their deliveries.
+import type { Command } from 'commander';
+import { iso } from '../../api/serialize.ts';
+import type { Store, WebhookDelivery, WebhookEndpoint } from '../../store/index.ts';
+import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../webhooks/address.ts';
+import { hint, jsonOption, withStore } from '../context.ts';
+import { counted, emit, table } from '../output.ts';
+import { CliError, parseName, parsePositiveInt, webhookAllowPrivate } from '../settings.ts';
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+/** The most deliveries `webhooks deliveries` lists. */
+const MAX_LIST = 1000;
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+function endpointJson(endpoint: WebhookEndpoint) {
+  return {
+    id: endpoint.id,
+    app: endpoint.appName,
+    url: endpoint.url,
+    state: endpoint.disabledAt === null ? 'enabled' : 'disabled',
+    disabledAt: isoOrNull(endpoint.disabledAt),
+    disabledReason: endpoint.disabledReason,
+    failingSince: isoOrNull(endpoint.failingSince),
+    previousSecretUntil: isoOrNull(endpoint.previousSecretUntil),
+    createdAt: iso(endpoint.createdAt),
+  };
+}
+
+function deliveryJson(delivery: WebhookDelivery) {
+  return {
+    id: delivery.id,
+    messageId: delivery.messageId,
+    endpoint: delivery.endpointId,
+    app: delivery.appName,
+    user: delivery.userLogin,
+    state: delivery.state,
+    changes: delivery.changes,
+    attempts: delivery.attempts,
+    lastStatus: delivery.lastStatus,
+    lastError: delivery.lastError,
+    createdAt: iso(delivery.createdAt),
+    lastChangeAt: iso(delivery.lastChangeAt),
+    nextAttemptAt: isoOrNull(delivery.dueAt),
+    lastAttemptAt: isoOrNull(delivery.lastAttemptAt),
+    finishedAt: isoOrNull(delivery.finishedAt),
+  };
+}
+
+function endpointState(endpoint: WebhookEndpoint): string {
+  if (endpoint.disabledAt !== null) return `disabled: ${endpoint.disabledReason ?? 'by the operator'}`;
+  if (endpoint.failingSince !== null) return `enabled, failing since ${iso(endpoint.failingSince)}`;
+  return 'enabled';
+}
+
+async function requireEndpoint(store: Store, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await store.webhooks.findEndpoint(id);
+  if (!endpoint) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
+  return endpoint;
+}
+
+/** The URL, checked before anything is written: its form, and unless allowed, every address its host has. */
+async function checkedUrl(text: string, allowPrivate: boolean): Promise<string> {
+  parseName(text, '--url');
+  try {
+    const url = checkEndpointUrl(text, allowPrivate);
+    if (!allowPrivate) await resolvePublic(url);
+    return url.href;
+  } catch (error) {
+    if (error instanceof RefusedAddress) throw new CliError(`--url is refused: ${error.message}`);
+    throw error;
+  }
+}
+
+export function webhooksCommand(program: Command): void {
+  const webhooks = program
+    .command('webhooks')
+    .description("manage the apps' webhook endpoints and see their deliveries");
+  webhooks
+    .command('add')
+    .description('add an endpoint to an app; prints its id and signing secret (shown once)')
+    .requiredOption('--app <name>', 'the app whose endpoint it is')
+    .requiredOption('--url <url>', 'where deliveries are POSTed: https, at a public address')
+    .option(...jsonOption)
+    .action(async (opts: { app: string; url: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const allowPrivate = webhookAllowPrivate();
+        const app = await store.findApp(opts.app);
+        if (!app) throw new CliError(`no app "${opts.app}"${hint('chessport apps add', opts.app)}`);
+        const url = await checkedUrl(opts.url, allowPrivate);
+        const { endpoint, secret } = await store.webhooks.addEndpoint({ appId: app.id, url });
+        emit(
+          Boolean(opts.json),
+          { id: endpoint.id, app: app.name, url: endpoint.url, secret },
+          () =>
+            `added endpoint ${endpoint.id} for ${app.name}: ${endpoint.url}\n` +
+            `secret ${secret} (shown once: the receiver verifies every delivery with it)`,
+        );
+      }),
+    );
+  webhooks
+    .command('list')
+    .description('list endpoints (never their secrets)')
+    .option('--app <name>', "only this app's")
+    .option(...jsonOption)
+    .action(async (opts: { app?: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        let appId: string | undefined;
+        if (opts.app !== undefined) {
+          const app = await store.findApp(opts.app);
+          if (!app) throw new CliError(`no app "${opts.app}"${hint('chessport apps add', opts.app)}`);
+          appId = app.id;
+        }
+        const all = await store.webhooks.listEndpoints(appId);
+        emit(Boolean(opts.json), all.map(endpointJson), () =>
+          table([
+            ['ID', 'APP', 'URL', 'STATE'],
+            ...all.map((e) => [e.id, e.appName, e.url, endpointState(e)]),
+          ]),
+        );
+      }),
+    );
+  webhooks
+    .command('remove <id>')
+    .description('remove an endpoint and its deliveries')
+    .option(...jsonOption)
+    .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const removed = await store.webhooks.removeEndpoint(id);
+        if (!removed) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
+        emit(
+          Boolean(opts.json),
+          endpointJson(removed),
+          () => `removed endpoint ${removed.id} of ${removed.appName}: ${removed.url}`,
+        );
+      }),
+    );
+  webhooks
+    .command('rotate-secret <id>')
+    .description('give an endpoint a new signing secret; the old one also signs for 24 hours more')
+    .option(...jsonOption)
+    .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const rotated = await store.webhooks.rotateSecret(id, ROTATION_OVERLAP_MS);
+        if (!rotated) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
+        const until = rotated.endpoint.previousSecretUntil as number;
+        emit(
+          Boolean(opts.json),
+          { id: rotated.endpoint.id, secret: rotated.secret, previousSecretUntil: iso(until) },
+          () =>
+            `new secret ${rotated.secret} for ${rotated.endpoint.id} (shown once)\n` +
+            `deliveries carry a signature with each secret until ${iso(until)}, then with the new one only`,
+        );
+      }),
+    );
+  for (const [name, disable] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
+    webhooks
+      .command(`${name} <id>`)
+      .description(
+        disable
+          ? 'stop delivering to an endpoint: its deliveries wait until it is enabled'
+          : 'deliver to an endpoint again (what waited goes at once); its failures so far are forgotten',
+      )
+      .option(...jsonOption)
+      .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
+        withStore(cmd, async (store) => {
+          const endpoint = await requireEndpoint(store, id);
+          const already = (endpoint.disabledAt !== null) === disable;
+          const changed = already
+            ? endpoint
+            : await store.webhooks.setEndpointDisabled(
+                id,
+                disable ? { at: Date.now(), reason: 'disabled by the operator' } : null,
+              );
+          if (!changed)
+            throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
+          emit(Boolean(opts.json), endpointJson(changed), () =>
+            already ? `endpoint ${id} is ${name}d already` : `${name}d endpoint ${id}`,
+          );
+        }),
+      );
+  }
+  webhooks
+    .command('deliveries [id]')
+    .description("list the latest deliveries, newest first: all, or one endpoint's")
+    .option('--failed', 'only those whose last attempt failed (retrying, or given up)')
+    .option('--limit <n>', `how many, at most ${MAX_LIST} (default 50)`)
+    .option(...jsonOption)
+    .action(
+      async (
+        id: string | undefined,
+        opts: { failed?: boolean; limit?: string; json?: boolean },
+        cmd: Command,
+      ) =>
+        withStore(cmd, async (store) => {
+          const limit = opts.limit === undefined ? 50 : parsePositiveInt(opts.limit, '--limit');
+          if (limit > MAX_LIST) throw new CliError(`--limit is at most ${MAX_LIST}, got "${opts.limit}"`);
+          if (id !== undefined) await requireEndpoint(store, id);
+          const all = await store.webhooks.listDeliveries({
+            endpointId: id,
+            failed: Boolean(opts.failed),
+            limit,
+          });
+          emit(Boolean(opts.json), all.map(deliveryJson), () =>
+            table([
+              ['ID', 'ENDPOINT', 'USER', 'STATE', 'ATTEMPTS', 'LAST', 'NEXT', 'CREATED'],
+              ...all.map((d) => [
+                d.id,
+                d.endpointId,
+                d.userLogin,
+                d.state,
+                String(d.attempts),
+                d.lastError ?? (d.lastStatus === null ? '' : `HTTP ${d.lastStatus}`),
+                d.dueAt === null ? '' : iso(d.dueAt),
+                iso(d.createdAt),
+              ]),
+            ]),
+          );
+        }),
+    );
+  webhooks
+    .command('retry <delivery>')
+    .description('attempt a delivery again now (a finished one under its message id, its retries afresh)')
+    .option(...jsonOption)
+    .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const retried = await store.webhooks.retryDelivery(id);
+        if (!retried)
+          throw new CliError(`no webhook delivery "${id}" (chessport webhooks deliveries shows them)`);
+        emit(
+          Boolean(opts.json),
+          deliveryJson(retried),
+          () =>
+            `delivery ${id} is due now (${counted(retried.changes, 'change')}; a running server sends it)`,
+        );
+      }),
+    );
+}

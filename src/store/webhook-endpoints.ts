@@ -1,0 +1,163 @@
+// Webhook endpoints (docs/webhooks.md): an app's receivers, as the operator adds them, with the secrets that
+// sign their deliveries. The secret is kept as it is: every delivery is signed with it.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Executor } from './context.ts';
+import type { DB, WebhookEndpointsTable } from './schema.ts';
+import type { WebhookEndpoint, WebhookTarget } from './types.ts';
+
+/** `whsec_` and the base64 of 32 random bytes: the Standard Webhooks form of a signing secret. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/** An id with a prefix that says what it names: `ep_` endpoints, `msg_` deliveries and their messages. */
+export function prefixedId(prefix: 'ep' | 'msg'): string {
+  return `${prefix}_${randomUUID().replaceAll('-', '')}`;
+}
+
+type EndpointRow = Selectable<WebhookEndpointsTable> & { app_name: string; sector: string };
+
+function endpointQuery(db: Executor) {
+  return db
+    .selectFrom('webhook_endpoints')
+    .innerJoin('apps', 'apps.id', 'webhook_endpoints.app_id')
+    .selectAll('webhook_endpoints')
+    .select(['apps.name as app_name', 'apps.sector']);
+}
+
+const numberOrNull = (value: number | null) => (value === null ? null : Number(value));
+
+function toEndpoint(row: EndpointRow, now: number): WebhookEndpoint {
+  const until = numberOrNull(row.previous_secret_until);
+  return {
+    id: row.id,
+    appId: row.app_id,
+    appName: row.app_name,
+    appSector: row.sector,
+    url: row.url,
+    createdAt: Number(row.created_at),
+    disabledAt: numberOrNull(row.disabled_at),
+    disabledReason: row.disabled_reason,
+    failingSince: numberOrNull(row.failing_since),
+    previousSecretUntil: row.previous_secret !== null && until !== null && until > now ? until : null,
+  };
+}
+
+export async function addWebhookEndpoint(
+  db: Kysely<DB>,
+  input: { appId: string; url: string },
+  now = Date.now(),
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const id = prefixedId('ep');
+  const secret = newWebhookSecret();
+  await db
+    .insertInto('webhook_endpoints')
+    .values({
+      id,
+      app_id: input.appId,
+      url: input.url,
+      secret,
+      previous_secret: null,
+      previous_secret_until: null,
+      created_at: now,
+      disabled_at: null,
+      disabled_reason: null,
+      failing_since: null,
+    })
+    .execute();
+  return { endpoint: (await findWebhookEndpoint(db, id, now)) as WebhookEndpoint, secret };
+}
+
+/** Every endpoint (or one app's), oldest first. */
+export async function listWebhookEndpoints(
+  db: Kysely<DB>,
+  appId?: string,
+  now = Date.now(),
+): Promise<WebhookEndpoint[]> {
+  let query = endpointQuery(db);
+  if (appId !== undefined) query = query.where('webhook_endpoints.app_id', '=', appId);
+  const rows = await query.orderBy('webhook_endpoints.created_at').orderBy('webhook_endpoints.id').execute();
+  return rows.map((row) => toEndpoint(row, now));
+}
+
+export async function findWebhookEndpoint(
+  db: Executor,
+  id: string,
+  now = Date.now(),
+): Promise<WebhookEndpoint | undefined> {
+  const row = await endpointQuery(db).where('webhook_endpoints.id', '=', id).executeTakeFirst();
+  return row && toEndpoint(row, now);
+}
+
+/** The endpoints with the secrets that sign for them now: the current one, and the previous one while it may. */
+export async function webhookTargets(
+  db: Executor,
+  ids: readonly string[],
+  now = Date.now(),
+): Promise<WebhookTarget[]> {
+  if (ids.length === 0) return [];
+  const rows = await endpointQuery(db).where('webhook_endpoints.id', 'in', ids).execute();
+  return rows.map((row) => {
+    const endpoint = toEndpoint(row, now);
+    const previous = endpoint.previousSecretUntil === null ? [] : [row.previous_secret as string];
+    return { ...endpoint, secrets: [row.secret, ...previous] };
+  });
+}
+
+/** Removes an endpoint with its deliveries (the foreign key cascades). */
+export async function removeWebhookEndpoint(
+  db: Kysely<DB>,
+  id: string,
+): Promise<WebhookEndpoint | undefined> {
+  const endpoint = await findWebhookEndpoint(db, id);
+  if (!endpoint) return undefined;
+  await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+  return endpoint;
+}
+
+/**
+ * Gives the endpoint a new secret; the current one signs beside it for `keepMs` more (a secret that was
+ * still kept from an earlier rotation stops signing now).
+ */
+export async function rotateWebhookSecret(
+  db: Kysely<DB>,
+  id: string,
+  keepMs: number,
+  now = Date.now(),
+): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
+  const secret = newWebhookSecret();
+  const rotated = await db
+    .updateTable('webhook_endpoints')
+    .set((eb) => ({
+      previous_secret: eb.ref('secret'),
+      previous_secret_until: now + keepMs,
+      secret,
+    }))
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (Number(rotated.numUpdatedRows) === 0) return undefined;
+  return { endpoint: (await findWebhookEndpoint(db, id, now)) as WebhookEndpoint, secret };
+}
+
+/**
+ * Disables an endpoint (its deliveries wait, pending, until it is enabled again) with a reason, or enables
+ * it (its failures so far are forgotten). Undefined when there is no such endpoint.
+ */
+export async function setWebhookEndpointDisabled(
+  db: Executor,
+  id: string,
+  disabled: { at: number; reason: string } | null,
+): Promise<WebhookEndpoint | undefined> {
+  const result = await db
+    .updateTable('webhook_endpoints')
+    .set(
+      disabled
+        ? { disabled_at: disabled.at, disabled_reason: disabled.reason }
+        : { disabled_at: null, disabled_reason: null, failing_since: null },
+    )
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return undefined;
+  return findWebhookEndpoint(db, id);
+}
