@@ -11,6 +11,8 @@ import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './context.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
+import type { HeavyKind, HeavyLimits } from './heavy-kinds.ts';
+import { longAnswers, type StreamLimits } from './long-answers.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
@@ -20,10 +22,12 @@ import { compression, headLikeGet } from './plugins/compression.ts';
 import { conditionalRequests } from './plugins/conditional.ts';
 import { cors } from './plugins/cors.ts';
 import { healthRoutes } from './plugins/health.ts';
+import { heavyRequests } from './plugins/heavy-requests.ts';
 import { requireHost } from './plugins/host.ts';
+import { loadShedding, type SheddingSettings } from './plugins/load-shedding.ts';
 import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
-import { type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
+import { type RateLimitSettings, rateLimiter, redisBreaker } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
 import { routableUrl } from './request-target.ts';
@@ -58,6 +62,15 @@ export interface ApiOptions {
   idleTimeoutMs?: number;
   /** How often an outage of the store or of Redis is summarised in the log (outage-log.ts). Default 10 s. */
   outageLogIntervalMs?: number;
+  /**
+   * Concurrency limits of heavy requests per kind (heavy-kinds.ts; default 2 PGN exports per app and user, 8
+   * per instance), and how long their leases in Redis (rateLimit.redis) live unless renewed (default 30 s).
+   */
+  heavy?: { limits?: Partial<Record<HeavyKind, HeavyLimits>>; leaseTtlMs?: number };
+  /** When heavy requests are shed (load-shedding.ts). Default: event loop 200 ms late, heap 80 % full. */
+  shedding?: SheddingSettings;
+  /** How long a long answer may run, and how slowly its client may read it (long-answers.ts). */
+  streams?: StreamLimits;
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
@@ -125,9 +138,21 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   metrics(app, options.store);
   conditionalRequests(app, options.store, options.secret);
   headLikeGet(app);
+  // One Redis serves the rate limits and the heavy requests' leases: one breaker says whether it answers.
+  const breaker = redisBreaker();
+  const rateLimit = options.rateLimit ?? { max: 600, windowMs: 60_000 };
   const limiter = rateLimiter(app, {
-    ...(options.rateLimit ?? { max: 600, windowMs: 60_000 }),
+    ...rateLimit,
     outageLogIntervalMs: options.outageLogIntervalMs,
+    breaker,
+  });
+  const heavy = heavyRequests(app, {
+    ...options.heavy,
+    redis: rateLimit.redis,
+    redisPrefix: rateLimit.redisPrefix,
+    breaker,
+    outageLogIntervalMs: options.outageLogIntervalMs,
+    pressure: loadShedding(app, options.shedding),
   });
   healthRoutes(app, options.store, storeOutage);
   // A request whose token was found got an answer from the store: the end of an outage, unless a later
@@ -145,6 +170,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     store: options.store,
     secret: options.secret,
     limiter,
+    heavy,
+    longAnswers: longAnswers(options.store, options.streams),
     pages,
     positions: new ListPositions(),
   };

@@ -29,6 +29,18 @@ function invalidToken(description: string): ApiError {
   });
 }
 
+/** Why a token that authenticated a request no longer holds. */
+export type TokenLapse = 'token_revoked' | 'token_expired';
+
+/** The 401 of a token that was revoked (or never existed) or has expired. */
+export function lapsedToken(lapse: TokenLapse): ApiError {
+  return invalidToken(
+    lapse === 'token_expired'
+      ? 'The access token has expired.'
+      : 'The access token is invalid or has been revoked.',
+  );
+}
+
 /** Resolves the request's token or throws the 400 or 401 that RFC 6750 prescribes. */
 export async function authenticate(
   store: Store,
@@ -56,9 +68,8 @@ export async function authenticate(
   const token = match?.[1];
   if (!token || token.length > 512) throw invalidToken('The Bearer token is malformed.');
   const info = await store.findTokenByHash(hashToken(token));
-  if (!info || info.revokedAt !== null)
-    throw invalidToken('The access token is invalid or has been revoked.');
-  if (info.expiresAt !== null && info.expiresAt <= now) throw invalidToken('The access token has expired.');
+  if (!info || info.revokedAt !== null) throw lapsedToken('token_revoked');
+  if (info.expiresAt !== null && info.expiresAt <= now) throw lapsedToken('token_expired');
   return info;
 }
 
@@ -68,4 +79,22 @@ export function requireScope(token: TokenInfo, scope: Scope): void {
   throw new ApiError('insufficient_scope', description, {
     'www-authenticate': challenge('insufficient_scope', description, scope),
   });
+}
+
+/**
+ * Whether the request's token still holds, for an answer that outlives the moment it was authenticated (a long
+ * export): its expiry by the clock, then its revocation by the same one-row lookup as every request's.
+ */
+export async function tokenLapse(
+  store: Store,
+  request: FastifyRequest,
+  token: TokenInfo,
+  now = Date.now(),
+): Promise<TokenLapse | undefined> {
+  if (token.expiresAt !== null && token.expiresAt <= now) return 'token_expired';
+  const value = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  const info = value === undefined ? undefined : await store.findTokenByHash(hashToken(value));
+  if (!info || info.id !== token.id || info.revokedAt !== null) return 'token_revoked';
+  if (info.expiresAt !== null && info.expiresAt <= now) return 'token_expired';
+  return undefined;
 }

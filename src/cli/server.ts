@@ -53,6 +53,13 @@ export async function runServer(
       redis,
       redisPrefix: server.redisPrefix,
     },
+    heavy: { limits: server.heavyLimits, leaseTtlMs: server.heavyLeaseTtlMs },
+    shedding: { maxEventLoopDelayMs: server.shedEventLoopDelayMs, maxHeapPercent: server.shedHeapPercent },
+    streams: {
+      maxDurationMs: server.streamMaxDurationMs,
+      minBytesPerSecond: server.streamMinBytesPerSecond,
+      rateWindowMs: server.streamRateWindowMs,
+    },
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   let closing = false;

@@ -8,6 +8,18 @@ import { storable } from './storable.ts';
 /** PGN bytes one batch of a database's export reads at most (unless one game is larger). */
 export const EXPORT_BATCH_BYTES = 1 << 20;
 
+export interface ExportOptions {
+  /** Most games per batch (default 1,000). */
+  batchSize?: number;
+  /** Most PGN bytes per batch, unless a single game is larger (default EXPORT_BATCH_BYTES). */
+  batchBytes?: number;
+  /**
+   * Awaited before each batch after the first; what it throws ends the export (the API re-checks the
+   * request's token there: an export ends with its token).
+   */
+  beforeBatch?: () => Promise<void>;
+}
+
 /**
  * The PGN of every live game of a database in import order, read in keyset batches of at most `batchSize`
  * games and, unless a single game is larger, `batchBytes` bytes (constant memory). Each batch is its own
@@ -16,8 +28,7 @@ export const EXPORT_BATCH_BYTES = 1 << 20;
 export async function* databasePgn(
   db: Kysely<DB>,
   databaseId: string,
-  batchSize: number,
-  batchBytes: number,
+  { batchSize = 1000, batchBytes = EXPORT_BATCH_BYTES, beforeBatch }: ExportOptions = {},
 ): AsyncGenerator<string> {
   const live = (after: number) =>
     db
@@ -28,6 +39,7 @@ export async function* databasePgn(
       .orderBy('pk');
   let after = 0;
   for (;;) {
+    if (after > 0) await beforeBatch?.();
     // The sizes first: octet_length reads neither SQLite's overflow pages nor PostgreSQL's TOAST. A batch of
     // a thousand engine games with long comments runs to tens of MB, which SQLite would read in one
     // synchronous call (stalling the event loop) and each export would hold while its client read it.

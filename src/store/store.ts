@@ -19,7 +19,7 @@ import { StoreError } from './errors.ts';
 import { databaseVersion } from './etags.ts';
 import { changePositionAt } from './feed.ts';
 import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
-import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
+import { databasePgn, type ExportOptions, findLiveGame } from './games.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
 import { changeColumns, summaryColumns, toChange, toDetail, toSummary, toTokenInfo } from './rows.ts';
 import type { DB } from './schema.ts';
@@ -331,8 +331,8 @@ export class Store implements StoreContext {
    * The PGN of every live game of a database in import order, read in batches of at most `batchSize`
    * games and, unless a single game is larger, `batchBytes` bytes (ts).
    */
-  databasePgn(databaseId: string, batchSize = 1000, batchBytes = EXPORT_BATCH_BYTES): AsyncGenerator<string> {
-    return databasePgn(this.db, databaseId, batchSize, batchBytes);
+  databasePgn(databaseId: string, options: ExportOptions = {}): AsyncGenerator<string> {
+    return databasePgn(this.db, databaseId, options);
   }
 
   /** A live game by UUID, whoever owns it (the operator's view). */

@@ -1,8 +1,8 @@
-import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn } from '../pgn.ts';
+import { willBeNotModified } from '../plugins/conditional.ts';
 import { readRoute } from '../route.ts';
 import { formatParam, pageQuery, schemas } from '../schemas.ts';
 import { databaseJson } from '../serialize.ts';
@@ -50,17 +50,19 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
             'limit and offset do not apply to the PGN export, which holds every game of the database',
           );
         }
-        // Streamed game by game from keyset batches: constant memory however large the database.
-        const games = store.databasePgn(database.id);
-        const body = Readable.from(
-          (async function* () {
-            let first = true;
-            for await (const pgn of games) {
-              yield first ? pgn : `\n${pgn}`;
-              first = false;
-            }
-          })(),
-        );
+        // A heavy request (docs/api.md "Heavy requests"): a slot of the app and user's until the answer ends.
+        // Not for an answer that sends no body (HEAD, 304), whose stream is never read.
+        if (request.method === 'GET' && !willBeNotModified(request))
+          await context.heavy.hold(request, reply, 'export');
+        // Streamed game by game from keyset batches: constant memory however large the database. The token
+        // is checked again before each batch: the export ends with it (long-answers.ts).
+        const body = context.longAnswers.stream(request, reply, async function* (check) {
+          let first = true;
+          for await (const pgn of store.databasePgn(database.id, { beforeBatch: check })) {
+            yield first ? pgn : `\n${pgn}`;
+            first = false;
+          }
+        });
         return pgnHeaders(reply, database.slug).send(body);
       }
       return sendPage(request, reply, context, database.ownerId, `database ${database.id}`, (page) =>
