@@ -67,7 +67,7 @@ export interface ApiOptions {
    * per instance), and how long their leases in Redis (rateLimit.redis) live unless renewed (default 30 s).
    */
   heavy?: { limits?: Partial<Record<HeavyKind, HeavyLimits>>; leaseTtlMs?: number };
-  /** When heavy requests are shed (load-shedding.ts). Default: event loop 200 ms late, heap 80 % full. */
+  /** When heavy requests are shed (load-shedding.ts). Default: event loop 1 s late, heap 80 % full. */
   shedding?: SheddingSettings;
   /** How long a long answer may run, and how slowly its client may read it (long-answers.ts). */
   streams?: StreamLimits;

@@ -11,9 +11,11 @@
 // chunked encoding's last chunk, so that a client library raises an error instead of taking a short file for
 // a whole one (docs/api.md "Long answers").
 import { Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store, TokenInfo } from '../store/index.ts';
 import { lapsedToken, type TokenLapse, tokenLapse } from './auth.ts';
+import { HEAVY_DEFAULTS } from './heavy-kinds.ts';
 import { heavyMetrics } from './metrics.ts';
 
 export interface StreamLimits {
@@ -26,9 +28,9 @@ export interface StreamLimits {
 }
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
-  maxDurationMs: 3_600_000,
-  minBytesPerSecond: 4096,
-  rateWindowMs: 60_000,
+  maxDurationMs: HEAVY_DEFAULTS.streamMaxDurationMs,
+  minBytesPerSecond: HEAVY_DEFAULTS.streamMinBytesPerSecond,
+  rateWindowMs: HEAVY_DEFAULTS.streamRateWindowMs,
 };
 
 /** How often a running answer checks its duration and rate. */
@@ -60,11 +62,36 @@ export interface LongAnswers {
   ): Readable;
 }
 
+/** How much text a long answer produces between two turns of the event loop. */
+const SLICE_CHARS = 16 * 1024;
+
+/**
+ * The texts of `source`, with turns of the event loop after every SLICE_CHARS. Without them, to a client that
+ * reads at once a stream could run for seconds in microtasks and ticks alone (the store reads synchronously on
+ * SQLite, and the socket takes every write at once), and no other request, timer or connection got a turn.
+ * An answer waits as many turns as its client runs long answers here (`share`): each answer running gets a
+ * slice per turn, and so each client gets as much as any other, however many answers it holds.
+ */
+async function* yielding(source: AsyncIterable<string>, share: () => number): AsyncGenerator<string> {
+  let chars = 0;
+  for await (const text of source) {
+    yield text;
+    chars += text.length;
+    if (chars < SLICE_CHARS) continue;
+    chars = 0;
+    for (let turns = share(); turns > 0; turns--) await setImmediate();
+  }
+}
+
 export function longAnswers(store: Store, limits: StreamLimits = DEFAULT_STREAM_LIMITS): LongAnswers {
+  /** Long answers running in this process, per app and user. */
+  const running = new Map<string, number>();
   return {
     stream(request, reply, produce) {
       const token = request.token as TokenInfo;
       const res = reply.raw;
+      const client = `${token.appId}:${token.userId}`;
+      running.set(client, (running.get(client) ?? 0) + 1);
       let done = false;
       let body: Readable | undefined;
 
@@ -129,10 +156,13 @@ export function longAnswers(store: Store, limits: StreamLimits = DEFAULT_STREAM_
       res.once('close', () => {
         done = true;
         for (const timer of timers) clearTimeout(timer);
+        const left = (running.get(client) ?? 1) - 1;
+        if (left > 0) running.set(client, left);
+        else running.delete(client);
         body?.destroy();
       });
 
-      body = Readable.from(produce(check));
+      body = Readable.from(yielding(produce(check), () => running.get(client) ?? 1));
       return body;
     },
   };

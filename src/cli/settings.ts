@@ -1,7 +1,13 @@
 // Settings from the environment (docs/design.md "Operator interface"); command-line flags override them.
 import { isIP, isIPv4 } from 'node:net';
 import { totalmem } from 'node:os';
-import { HEAVY_KIND_NAMES, HEAVY_KINDS, type HeavyKind, type HeavyLimits } from '../api/heavy-kinds.ts';
+import {
+  HEAVY_DEFAULTS,
+  HEAVY_KIND_NAMES,
+  HEAVY_KINDS,
+  type HeavyKind,
+  type HeavyLimits,
+} from '../api/heavy-kinds.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 
@@ -272,18 +278,22 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
       ? parseDuration(env.OUTAGE_LOG_INTERVAL, 'OUTAGE_LOG_INTERVAL')
       : undefined,
     heavyLimits: parseHeavyLimits(env),
-    heavyLeaseTtlMs: env.HEAVY_LEASE_TTL ? parseLeaseTtl(env.HEAVY_LEASE_TTL) : 30_000,
+    heavyLeaseTtlMs: env.HEAVY_LEASE_TTL ? parseLeaseTtl(env.HEAVY_LEASE_TTL) : HEAVY_DEFAULTS.leaseTtlMs,
     shedEventLoopDelayMs: env.SHED_EVENT_LOOP_DELAY_MS
       ? parseCount(env.SHED_EVENT_LOOP_DELAY_MS, 'SHED_EVENT_LOOP_DELAY_MS')
-      : 200,
-    shedHeapPercent: env.SHED_HEAP_PERCENT ? parsePercent(env.SHED_HEAP_PERCENT, 'SHED_HEAP_PERCENT') : 80,
+      : HEAVY_DEFAULTS.shedEventLoopDelayMs,
+    shedHeapPercent: env.SHED_HEAP_PERCENT
+      ? parsePercent(env.SHED_HEAP_PERCENT, 'SHED_HEAP_PERCENT')
+      : HEAVY_DEFAULTS.shedHeapPercent,
     streamMaxDurationMs: env.STREAM_MAX_DURATION
       ? parseDuration(env.STREAM_MAX_DURATION, 'STREAM_MAX_DURATION')
-      : 3_600_000,
-    streamMinBytesPerSecond: env.STREAM_MIN_RATE ? parseRate(env.STREAM_MIN_RATE, 'STREAM_MIN_RATE') : 4096,
+      : HEAVY_DEFAULTS.streamMaxDurationMs,
+    streamMinBytesPerSecond: env.STREAM_MIN_RATE
+      ? parseRate(env.STREAM_MIN_RATE, 'STREAM_MIN_RATE')
+      : HEAVY_DEFAULTS.streamMinBytesPerSecond,
     streamRateWindowMs: env.STREAM_RATE_WINDOW
       ? parseDuration(env.STREAM_RATE_WINDOW, 'STREAM_RATE_WINDOW')
-      : 60_000,
+      : HEAVY_DEFAULTS.streamRateWindowMs,
   };
 }
 

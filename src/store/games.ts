@@ -5,11 +5,16 @@ import type { Executor } from './context.ts';
 import type { DB } from './schema.ts';
 import { storable } from './storable.ts';
 
-/** PGN bytes one batch of a database's export reads at most (unless one game is larger). */
-export const EXPORT_BATCH_BYTES = 1 << 20;
+/**
+ * PGN bytes one batch of a database's export reads at most (unless one game is larger), and games at most.
+ * SQLite reads a batch in one synchronous call, which holds the server's event loop (every other request)
+ * meanwhile: small batches keep that short, and cost no throughput (docs/performance.md).
+ */
+export const EXPORT_BATCH_BYTES = 256 * 1024;
+export const EXPORT_BATCH_GAMES = 250;
 
 export interface ExportOptions {
-  /** Most games per batch (default 1,000). */
+  /** Most games per batch (default EXPORT_BATCH_GAMES). */
   batchSize?: number;
   /** Most PGN bytes per batch, unless a single game is larger (default EXPORT_BATCH_BYTES). */
   batchBytes?: number;
@@ -28,7 +33,7 @@ export interface ExportOptions {
 export async function* databasePgn(
   db: Kysely<DB>,
   databaseId: string,
-  { batchSize = 1000, batchBytes = EXPORT_BATCH_BYTES, beforeBatch }: ExportOptions = {},
+  { batchSize = EXPORT_BATCH_GAMES, batchBytes = EXPORT_BATCH_BYTES, beforeBatch }: ExportOptions = {},
 ): AsyncGenerator<string> {
   const live = (after: number) =>
     db

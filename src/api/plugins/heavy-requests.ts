@@ -15,13 +15,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { CircuitBreaker } from '../circuit-breaker.ts';
 import { ApiError } from '../errors.ts';
-import { defaultHeavyLimits, HEAVY_KINDS, type HeavyKind, type HeavyLimits } from '../heavy-kinds.ts';
+import {
+  defaultHeavyLimits,
+  HEAVY_DEFAULTS,
+  HEAVY_KINDS,
+  type HeavyKind,
+  type HeavyLimits,
+} from '../heavy-kinds.ts';
 import { type LeaseStore, LocalLeases, RedisLeases } from '../leases.ts';
 import { heavyMetrics } from '../metrics.ts';
 import { OutageLog, requests } from '../outage-log.ts';
-
-/** How long a lease lives unless renewed; it is renewed every third of that while its request runs. */
-export const DEFAULT_LEASE_TTL_MS = 30_000;
 
 /**
  * Retry-After of a refusal. A slot frees when another answer ends, which no one can tell in advance: a few
@@ -32,6 +35,7 @@ export const HEAVY_RETRY_AFTER_S = 5;
 export interface HeavySettings {
   /** Limits per kind; a kind left out keeps its defaults (heavy-kinds.ts). */
   limits?: Partial<Record<HeavyKind, HeavyLimits>>;
+  /** How long a lease lives unless renewed; it is renewed every third of that while its request runs. */
   leaseTtlMs?: number;
   /** Shared leases; null holds them in this process. */
   redis?: Redis | null;
@@ -68,7 +72,7 @@ interface Lease {
 
 export function heavyRequests(app: FastifyInstance, settings: HeavySettings): HeavyRequests {
   const limits = { ...defaultHeavyLimits(), ...settings.limits };
-  const ttlMs = settings.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+  const ttlMs = settings.leaseTtlMs ?? HEAVY_DEFAULTS.leaseTtlMs;
   const prefix = `${settings.redisPrefix ?? 'chessport:'}heavy:`;
   const local = new LocalLeases();
   const shared = settings.redis ? new RedisLeases(settings.redis, ttlMs) : undefined;

@@ -6,6 +6,7 @@
 import { getHeapStatistics } from 'node:v8';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
+import { HEAVY_DEFAULTS } from '../heavy-kinds.ts';
 
 export interface SheddingSettings {
   /** Mean event-loop delay over the last second above which heavy requests are refused; 0: never. */
@@ -14,7 +15,10 @@ export interface SheddingSettings {
   maxHeapPercent: number;
 }
 
-export const DEFAULT_SHEDDING: SheddingSettings = { maxEventLoopDelayMs: 200, maxHeapPercent: 80 };
+export const DEFAULT_SHEDDING: SheddingSettings = {
+  maxEventLoopDelayMs: HEAVY_DEFAULTS.shedEventLoopDelayMs,
+  maxHeapPercent: HEAVY_DEFAULTS.shedHeapPercent,
+};
 
 /** How often the load is sampled. */
 const SAMPLE_MS = 1000;
