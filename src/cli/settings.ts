@@ -56,6 +56,16 @@ export function parseCount(text: string, what: string, min = 0): number {
 }
 
 /**
+ * The largest game an import checks, in MB (--max-game-size, MAX_GAME_SIZE_MB): at most 512, about V8's longest
+ * string, which no game's text can pass anyway.
+ */
+export function parseMaxGameSizeMb(text: string, what: string): number {
+  const mb = parsePositiveInt(text, what);
+  if (mb > 512) throw new CliError(`${what} is at most 512 (MB), got "${text}"`);
+  return mb;
+}
+
+/**
  * A failure the operator can act on, said in one line; exits 1, or with `signal` dies of that signal once it is
  * said (an import interrupted by SIGINT or SIGTERM).
  */
