@@ -7,14 +7,17 @@
 // /me is asked open-loop, every 20 ms whatever the answers (a slow answer does not hide the ones behind it);
 // the victim's export is read as fast as this process can, three times per phase (the median is reported).
 // The attacker runs in a process of its own and reads its exports as fast as it can. Two attackers: one
-// retries a refused export after its Retry-After, as a client does; a hostile one after 100 ms (the rate
-// limit is raised out of the way, so that only the heavy-request limits stand in its way). Each round runs
-// idle, then both attacks, so that a machine whose load changes during the run weighs on all phases alike.
+// retries a refused export after its Retry-After, as a client does; a hostile one after 100 ms, which spends
+// its request budget (the rate limit at its default) within seconds. Each phase has tokens of apps of its own
+// (budgets and slots of their own). Each round runs idle, then both attacks, so that a machine whose load
+// changes during the run weighs on all phases alike.
+// Where taskset is, the server runs on CPU 0 and the clients (the attacker, and this process for the victim)
+// on the others, as clients on other machines would: an attacker that reads 100 MB/s takes a core to do it.
 // Target: /me p99 and the victim's export at most 3x idle under attack (medians over the rounds).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, type GameRecord, openStore } from '../src/store/index.ts';
 import { freePort, sampleRecords, stop, waitUntilUp } from './support.ts';
@@ -35,10 +38,13 @@ const HOSTILE = 100;
 const ATTACKERS = 40;
 
 interface Tokens {
-  attacker: string;
-  /** A victim's token; /me in every phase counts in its rate-limit bucket (raised out of the way). */
-  victim: string;
+  /** Tokens of the attacker and of the victim, of an app of their own for each phase: take one a phase. */
+  attacker: string[];
+  victim: string[];
 }
+
+/** Phases in a run, each with tokens of its own. */
+const PHASES = 3 * ROUNDS + 2;
 
 /** The store: the attacker's database of GAMES games, the victim's of VICTIM_GAMES, their tokens. */
 async function fill(databaseUrl: string): Promise<{ tokens: Tokens; attacked: Database; own: Database }> {
@@ -63,27 +69,40 @@ async function fill(databaseUrl: string): Promise<{ tokens: Tokens; attacked: Da
     const app = await store.addApp({ name });
     return (await store.issueToken({ userId, appId: app.id, scopes, expiresAt: null })).token;
   };
-  const tokens = {
-    attacker: await issue(attacker.user.id, 'attacker app'),
-    victim: await issue(victim.user.id, 'victim app'),
-  };
+  const tokens: Tokens = { attacker: [], victim: [] };
+  for (let i = 0; i < PHASES; i++) {
+    tokens.attacker.push(await issue(attacker.user.id, `attacker app ${i}`));
+    tokens.victim.push(await issue(victim.user.id, `victim app ${i}`));
+  }
   await store.close();
   return { tokens, attacked: attacker.database, own: victim.database };
 }
+
+/**
+ * How to start a process on some CPUs (`taskset -c`), when the machine has more than one and taskset is
+ * there: the server on CPU 0, the clients on the others.
+ */
+const CPUS = availableParallelism();
+const HAS_TASKSET = CPUS > 1 && spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
+function pinned(cpus: string, args: string[]): [string, string[]] {
+  return HAS_TASKSET ? ['taskset', ['-c', cpus, process.execPath, ...args]] : [process.execPath, args];
+}
+const SERVER_CPUS = '0';
+const CLIENT_CPUS = `1-${CPUS - 1}`;
 
 async function serve(
   databaseUrl: string,
   extra: Record<string, string>,
 ): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(port)], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '1000000000',
-      ...extra,
-    },
+  const [command, args] = pinned(SERVER_CPUS, [
+    join(ROOT, 'bin/chessport.js'),
+    'serve',
+    '--port',
+    String(port),
+  ]);
+  const child = spawn(command, args, {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...extra },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -186,7 +205,14 @@ async function attacker(url: string, token: string, retryMs: number): Promise<vo
 
 function attack(base: string, token: string, attacked: Database, retryMs: number) {
   const url = `${base}/api/v1/databases/${attacked.slug}/games?format=pgn`;
-  const child = spawn(process.execPath, [import.meta.filename, '--attack', url, token, String(retryMs)], {
+  const [command, args] = pinned(CLIENT_CPUS, [
+    import.meta.filename,
+    '--attack',
+    url,
+    token,
+    String(retryMs),
+  ]);
+  const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -235,20 +261,30 @@ if (process.argv[2] === '--attack') {
   process.exit(0);
 }
 
+// This process measures the victim: on the clients' CPUs.
+if (HAS_TASKSET) spawnSync('taskset', ['-pc', CLIENT_CPUS, String(process.pid)], { stdio: 'ignore' });
+
 const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-abuse-'));
 const databaseUrl = join(dir, 'store.sqlite');
 let server: ChildProcess | undefined;
 try {
   const { tokens, attacked, own } = await fill(databaseUrl);
   const phases: Phase[] = [];
+  let next = 0;
+  /** The victim's token of the next phase, and the attacker's (`retryMs`: how it retries). */
+  const victim = () => tokens.victim[next] as string;
+  const by = (retryMs: number) => ({ token: tokens.attacker[next] as string, attacked, retryMs });
+  const run = async (name: string, base: string, attack?: number) => {
+    phases.push(await phase(name, base, victim(), own, attack === undefined ? undefined : by(attack)));
+    next++;
+  };
   const limited = await serve(databaseUrl, {});
   server = limited.child;
-  await ownExport(limited.base, tokens.victim, own); // warm-up
-  const by = (retryMs: number) => ({ token: tokens.attacker, attacked, retryMs });
+  await ownExport(limited.base, tokens.victim.at(-1) as string, own); // warm-up
   for (let round = 1; round <= ROUNDS; round++) {
-    phases.push(await phase(`idle`, limited.base, tokens.victim, own));
-    phases.push(await phase(`attack, retrying after 5 s`, limited.base, tokens.victim, own, by(POLITE)));
-    phases.push(await phase(`attack, retrying after 0.1 s`, limited.base, tokens.victim, own, by(HOSTILE)));
+    await run('idle', limited.base);
+    await run('attack, retrying after 5 s', limited.base, POLITE);
+    await run('attack, retrying after 0.1 s', limited.base, HOSTILE);
   }
   await stop(server);
   if (UNLIMITED) {
@@ -259,14 +295,15 @@ try {
       SHED_HEAP_PERCENT: '0',
     });
     server = open.child;
-    await ownExport(open.base, tokens.victim, own); // warm-up
-    phases.push(await phase('limits off: idle', open.base, tokens.victim, own));
-    phases.push(await phase('limits off: attack, 5 s', open.base, tokens.victim, own, by(POLITE)));
+    await ownExport(open.base, tokens.victim.at(-1) as string, own); // warm-up
+    await run('limits off: idle', open.base);
+    await run('limits off: attack, 5 s', open.base, POLITE);
   }
 
   console.log(
     `\nOne token trying ${ATTACKERS} exports at once of ${GAMES} games; another user's /me every 20 ms for ` +
-      `${SECONDS} s, then their own export of ${VICTIM_GAMES} games (median of 3); ${ROUNDS} rounds\n`,
+      `${SECONDS} s, then their own export of ${VICTIM_GAMES} games (median of 3); ${ROUNDS} rounds; ` +
+      `${HAS_TASKSET ? `server on CPU ${SERVER_CPUS}, clients on ${CLIENT_CPUS}` : 'no CPU pinning'}\n`,
   );
   const width = 32;
   console.log(
