@@ -11,6 +11,8 @@ import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './context.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
+import type { HeavyKind, HeavyLimits } from './heavy-kinds.ts';
+import { longAnswers, type StreamLimits } from './long-answers.ts';
 import { type OAuthSettings, oauthServer } from './oauth/index.ts';
 import type { SignInLimits } from './oauth/throttle.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
@@ -22,10 +24,12 @@ import { compression, headLikeGet } from './plugins/compression.ts';
 import { conditionalRequests } from './plugins/conditional.ts';
 import { cors } from './plugins/cors.ts';
 import { healthRoutes } from './plugins/health.ts';
+import { heavyRequests } from './plugins/heavy-requests.ts';
 import { requireHost } from './plugins/host.ts';
+import { loadShedding, type SheddingSettings } from './plugins/load-shedding.ts';
 import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
-import { type RateLimitSettings, rateLimiter } from './plugins/rate-limit.ts';
+import { type RateLimitSettings, rateLimiter, redisBreaker } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
 import { routableUrl } from './request-target.ts';
@@ -68,6 +72,15 @@ export interface ApiOptions {
     settings?: OAuthSettings;
     signInLimits?: SignInLimits;
   };
+  /**
+   * Concurrency limits of heavy requests per kind (heavy-kinds.ts; default 2 PGN exports per app and user, 8
+   * per instance), and how long their leases in Redis (rateLimit.redis) live unless renewed (default 30 s).
+   */
+  heavy?: { limits?: Partial<Record<HeavyKind, HeavyLimits>>; leaseTtlMs?: number };
+  /** When heavy requests are shed (load-shedding.ts). Default: event loop 1 s late, heap 80 % full. */
+  shedding?: SheddingSettings;
+  /** How long a long answer may run, and how slowly its client may read it (long-answers.ts). */
+  streams?: StreamLimits;
 }
 
 export function buildApp(options: ApiOptions): FastifyInstance {
@@ -145,9 +158,21 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   metrics(app, options.store);
   conditionalRequests(app, options.store, options.secret);
   headLikeGet(app);
+  // One Redis serves the rate limits and the heavy requests' leases: one breaker says whether it answers.
+  const breaker = redisBreaker();
+  const rateLimit = options.rateLimit ?? { max: 600, windowMs: 60_000 };
   const limiter = rateLimiter(app, {
-    ...(options.rateLimit ?? { max: 600, windowMs: 60_000 }),
+    ...rateLimit,
     outageLogIntervalMs: options.outageLogIntervalMs,
+    breaker,
+  });
+  const heavy = heavyRequests(app, {
+    ...options.heavy,
+    redis: rateLimit.redis,
+    redisPrefix: rateLimit.redisPrefix,
+    breaker,
+    outageLogIntervalMs: options.outageLogIntervalMs,
+    pressure: loadShedding(app, options.shedding),
   });
   healthRoutes(app, options.store, storeOutage);
   // A request whose token was found got an answer from the store: the end of an outage, unless a later
@@ -177,6 +202,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     store: options.store,
     secret: options.secret,
     limiter,
+    heavy,
+    longAnswers: longAnswers(options.store, options.streams),
     pages,
     positions: new ListPositions(),
     resourceMetadataUrl: () => oauth?.resourceMetadataUrl(),

@@ -32,6 +32,22 @@ function invalidToken(description: string, resourceMetadata: string | undefined)
   });
 }
 
+/** Why a token that authenticated a request no longer holds. */
+export type TokenLapse = 'token_revoked' | 'token_expired';
+
+/**
+ * The 401 of a token that was revoked (or never existed) or has expired; it names `resourceMetadata`, the URL
+ * of the protected-resource metadata, when there is one.
+ */
+export function lapsedToken(lapse: TokenLapse, resourceMetadata?: string): ApiError {
+  return invalidToken(
+    lapse === 'token_expired'
+      ? 'The access token has expired.'
+      : 'The access token is invalid or has been revoked.',
+    resourceMetadata,
+  );
+}
+
 /**
  * Resolves the request's token or throws the 400 or 401 that RFC 6750 prescribes; a 401 names
  * `resourceMetadata`, the URL of the protected-resource metadata, when there is one.
@@ -64,10 +80,8 @@ export async function authenticate(
   const token = match?.[1];
   if (!token || token.length > 512) throw invalidToken('The Bearer token is malformed.', resourceMetadata);
   const info = await store.findTokenByHash(hashToken(token));
-  if (!info || info.revokedAt !== null)
-    throw invalidToken('The access token is invalid or has been revoked.', resourceMetadata);
-  if (info.expiresAt !== null && info.expiresAt <= now)
-    throw invalidToken('The access token has expired.', resourceMetadata);
+  if (!info || info.revokedAt !== null) throw lapsedToken('token_revoked', resourceMetadata);
+  if (info.expiresAt !== null && info.expiresAt <= now) throw lapsedToken('token_expired', resourceMetadata);
   return info;
 }
 
@@ -77,4 +91,22 @@ export function requireScope(token: TokenInfo, scope: Scope): void {
   throw new ApiError('insufficient_scope', description, {
     'www-authenticate': challenge('insufficient_scope', description, { scope }),
   });
+}
+
+/**
+ * Whether the request's token still holds, for an answer that outlives the moment it was authenticated (a long
+ * export): its expiry by the clock, then its revocation by the same one-row lookup as every request's.
+ */
+export async function tokenLapse(
+  store: Store,
+  request: FastifyRequest,
+  token: TokenInfo,
+  now = Date.now(),
+): Promise<TokenLapse | undefined> {
+  if (token.expiresAt !== null && token.expiresAt <= now) return 'token_expired';
+  const value = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  const info = value === undefined ? undefined : await store.findTokenByHash(hashToken(value));
+  if (!info || info.id !== token.id || info.revokedAt !== null) return 'token_revoked';
+  if (info.expiresAt !== null && info.expiresAt <= now) return 'token_expired';
+  return undefined;
 }

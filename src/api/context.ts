@@ -2,13 +2,19 @@
 // them (buildApp in app.ts). A module of its own, so that the routes and the route helper depend on it and
 // not on the app that registers them.
 import type { Store } from '../store/index.ts';
+import type { LongAnswers } from './long-answers.ts';
 import type { ListPositions, PageCache } from './page-cache.ts';
+import type { HeavyRequests } from './plugins/heavy-requests.ts';
 import type { RateLimiter } from './plugins/rate-limit.ts';
 
 export interface ApiContext {
   store: Store;
   secret: string;
   limiter: RateLimiter;
+  /** Slots for heavy requests (plugins/heavy-requests.ts): `await context.heavy.hold(request, reply, kind)`. */
+  heavy: HeavyRequests;
+  /** Long answers that end with their token and cannot crawl (long-answers.ts). */
+  longAnswers: LongAnswers;
   pages: PageCache;
   /** Where game lists continue (page-cache.ts); used with the page cache, which reads the version. */
   positions: ListPositions;

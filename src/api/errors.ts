@@ -2,7 +2,7 @@
 
 /**
  * Every error code of the API and its HTTP status: the server's one list of them. The Error schema's enum
- * (schemas.ts) is read from it; the client writes its own (src/client/error-codes.ts), and
+ * (schemas.ts) is read from it; the client writes its own (packages/client/src/error-codes.ts), and
  * test/client/boundary.test.ts checks at compile time that the two name the same codes.
  */
 const STATUS_OF = {

@@ -55,7 +55,34 @@ export const rateLimitMetrics = {
   }),
   breakerOpen: new Gauge({
     name: 'chessport_rate_limit_breaker_open',
-    help: '1 while requests skip the shared (Redis) rate-limit counters after a failure and are counted locally, 0 otherwise.',
+    help: '1 while requests skip Redis (the shared rate-limit counters and heavy-request leases) after a failure and are counted locally, 0 otherwise.',
+    registers: [processRegistry],
+  }),
+};
+
+/** Heavy requests (plugins/heavy-requests.ts) and the long answers that streams.ts cuts. */
+export const heavyMetrics = {
+  held: new Gauge({
+    name: 'chessport_heavy_requests_in_flight',
+    help: 'Heavy requests (PGN exports, ...) this instance is running, by kind.',
+    labelNames: ['kind'] as const,
+    registers: [processRegistry],
+  }),
+  refused: new Counter({
+    name: 'chessport_heavy_requests_refused_total',
+    help: 'Heavy requests refused, by kind and limit: client (429, per app and user), instance (503, this instance is full) or pressure (503, load shedding).',
+    labelNames: ['kind', 'limit'] as const,
+    registers: [processRegistry],
+  }),
+  leaseErrors: new Counter({
+    name: 'chessport_heavy_lease_store_errors_total',
+    help: 'Shared (Redis) heavy-request lease failures; the slot was held in this process instead.',
+    registers: [processRegistry],
+  }),
+  cut: new Counter({
+    name: 'chessport_streams_cut_total',
+    help: 'Long answers cut off before their end, by reason (token_revoked, token_expired, too_long, too_slow).',
+    labelNames: ['reason'] as const,
     registers: [processRegistry],
   }),
 };

@@ -4,6 +4,8 @@
 // Stricter than chessops' parser on purpose: an unknown token ("Sf3", "<br", "3/2") makes
 // the game a reject with a reason instead of being skipped, so nothing is silently lost.
 
+import { Buffer } from 'node:buffer';
+import { isStringOneByteRepresentation } from 'node:v8';
 import type { Role } from 'chessops/types';
 import { type MoveKind, type MoveNode, newNode } from './tree.ts';
 
@@ -475,9 +477,60 @@ function isClean(raw: string): boolean {
  */
 export function cleanComment(raw: string): string {
   // Most comments (engine output, clock commands) are already clean: testing is much cheaper than rewriting.
-  let text = isClean(raw) ? raw : raw.replace(/\s+/g, ' ').trim();
+  let text = isClean(raw)
+    ? raw
+    : raw.length > LONG_COMMENT
+      ? collapseWhitespace(raw)
+      : raw.replace(/\s+/g, ' ').trim();
   if (text.indexOf('}') !== -1) text = text.replace(/\}/g, ')');
   return text;
+}
+
+/**
+ * Comments longer than this are cleaned by collapseWhitespace: V8's replace() of every whitespace run held
+ * about 20 times the comment's size while it ran, a multiple a game of tens of MB of comments made into GBs.
+ */
+const LONG_COMMENT = 1 << 16;
+
+/** Whether a character is JavaScript's `\s`. */
+function isWhitespace(c: number): boolean {
+  return (
+    c === 32 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * `raw.replace(/\s+/g, ' ').trim()` in the memory of its result and one buffer as large: the characters
+ * are copied into a buffer (a byte each in a string V8 holds so, else two), a run of whitespace as one space.
+ */
+function collapseWhitespace(raw: string): string {
+  const n = raw.length;
+  const oneByte = isStringOneByteRepresentation(raw);
+  const bytes = Buffer.allocUnsafeSlow(oneByte ? n : n * 2);
+  const chars = oneByte ? bytes : new Uint16Array(bytes.buffer, bytes.byteOffset, n);
+  let out = 0;
+  let space = false;
+  for (let i = 0; i < n; i++) {
+    const c = raw.charCodeAt(i);
+    if (isWhitespace(c)) {
+      space = out > 0;
+      continue;
+    }
+    if (space) chars[out++] = 32;
+    space = false;
+    chars[out++] = c;
+  }
+  return oneByte ? bytes.toString('latin1', 0, out) : bytes.toString('utf16le', 0, out * 2);
 }
 
 /** A move token (without check marks and annotations) as a tree node, or undefined. */

@@ -3,7 +3,9 @@
 // It only tracks what decides where a game ends (tag lines, brace comments, parenthesis
 // depth, result terminators); parsing and checking moves is normalize.ts's job. Memory is
 // bounded by the chunk being read plus the current game (a game's text is a view of its chunk,
-// which stays in memory as long as any of its games does).
+// which stays in memory as long as any of its games does). With maxGameChars, a game that grows
+// past it is no longer held: its text is handed out in pieces as it is read (RawGame.part), and
+// the game ends as one marked `oversize`, for its reader to reject unread.
 //
 // Rules, in order of precedence (each one is backed by a corpus file, see test/chess):
 // - A line starting with '%' is an escape line; a line whose first non-blank character is
@@ -118,7 +120,26 @@ class NextMatch {
  * part of a game read in earlier chunks is kept as a string (carry). Slicing every line and joining them per
  * game would make most of the splitter's work and garbage (docs/performance.md).
  */
+export interface SplitterOptions {
+  /**
+   * The longest game held whole, in characters: a longer one is handed out in pieces (RawGame.part and
+   * `oversize`). Default: no limit.
+   */
+  maxGameChars?: number;
+}
+
 export class PgnSplitter {
+  private readonly maxGameChars: number;
+  /**
+   * For a game longer than maxGameChars: where the text not yet handed out starts (a position in the whole
+   * input), else -1.
+   */
+  private spilledTo = -1;
+
+  constructor(options: SplitterOptions = {}) {
+    this.maxGameChars = options.maxGameChars ?? Number.POSITIVE_INFINITY;
+  }
+
   /** Incomplete last line of the input so far. */
   private partial = '';
   /** Number of complete lines consumed. */
@@ -227,7 +248,15 @@ export class PgnSplitter {
 
   /** Keeps, as carry, the input still needed once buf is gone: from the current game's start to `upTo`. */
   private keep(upTo: number): void {
-    const from = this.hasGame ? this.gameAt : this.keptAt !== -1 ? this.keptAt : upTo;
+    if (this.hasGame && (this.spilledTo !== -1 || this.contentEnd - this.gameAt > this.maxGameChars))
+      this.spill();
+    const from = this.hasGame
+      ? this.spilledTo !== -1
+        ? this.spilledTo
+        : this.gameAt
+      : this.keptAt !== -1
+        ? this.keptAt
+        : upTo;
     this.carry = this.text(from, upTo);
     this.carryAt = from;
   }
@@ -385,8 +414,35 @@ export class PgnSplitter {
   private finishGame(): void {
     if (!this.hasGame) return;
     this.index++;
-    this.out.push({ text: this.text(this.gameAt, this.contentEnd), line: this.startLine, index: this.index });
+    const game: RawGame = { text: '', line: this.startLine, index: this.index };
+    const chars = this.contentEnd - this.gameAt;
+    if (this.spilledTo !== -1 || chars > this.maxGameChars) {
+      game.oversize = chars;
+      game.text = this.text(this.spilledTo !== -1 ? this.spilledTo : this.gameAt, this.contentEnd);
+      this.spilledTo = -1;
+    } else {
+      game.text = this.text(this.gameAt, this.contentEnd);
+    }
+    this.out.push(game);
     this.hasGame = false;
+  }
+
+  /**
+   * Hands out the current game's text read so far, which is longer than maxGameChars, as a piece, and
+   * holds no more of it. The tag names a blank line in its tag section compares with (repeatsTag) are
+   * read from it first.
+   */
+  private spill(): void {
+    const from = this.spilledTo !== -1 ? this.spilledTo : this.gameAt;
+    if (!this.hasMovetext) this.readNames();
+    if (this.contentEnd > from)
+      this.out.push({
+        text: this.text(from, this.contentEnd),
+        line: this.startLine,
+        index: this.index + 1,
+        part: true,
+      });
+    this.spilledTo = this.contentEnd;
   }
 
   /**
@@ -398,9 +454,15 @@ export class PgnSplitter {
   private repeatsTag(line: string, i: number): boolean {
     const names = tagNamesOf(line, i);
     if (names.length === 0) return false;
+    this.readNames();
+    return names.some((name) => this.names.has(name));
+  }
+
+  /** Reads the tag names of the current game's lines not read yet into `names`. */
+  private readNames(): void {
     if (this.namesGameAt !== this.gameAt) {
       this.namesGameAt = this.gameAt;
-      this.namesAt = this.gameAt;
+      this.namesAt = this.spilledTo !== -1 ? this.spilledTo : this.gameAt;
       this.names.clear();
     }
     if (this.namesAt < this.contentEnd) {
@@ -411,7 +473,6 @@ export class PgnSplitter {
       }
       this.namesAt = this.contentEnd;
     }
-    return names.some((name) => this.names.has(name));
   }
 
   /**

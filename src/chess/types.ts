@@ -8,6 +8,14 @@ export interface RawGame {
   line: number;
   /** 1-based number of the game within its input. */
   index: number;
+  /**
+   * Set on the pieces of a game longer than the splitter's maxGameChars, which it hands out as it reads them
+   * instead of holding the game whole: `part` on every piece but the last, `oversize` (the game's whole
+   * length in characters) on the last. Such a game is not to be checked: it is rejected for its size, and its
+   * text is the pieces' texts in order. Never set without maxGameChars.
+   */
+  part?: true;
+  oversize?: number;
 }
 
 /** A game read, checked move by move and normalised. */

@@ -60,6 +60,13 @@ export async function runServer(
     // Elsewhere the API serves CLI tokens as ever, and OAuth stays off until PUBLIC_URL names the https
     // address clients reach (docs/oauth.md).
     ...(oauthOn && { oauth: { publicUrl: server.publicUrl, settings: server.oauth } }),
+    heavy: { limits: server.heavyLimits, leaseTtlMs: server.heavyLeaseTtlMs },
+    shedding: { maxEventLoopDelayMs: server.shedEventLoopDelayMs, maxHeapPercent: server.shedHeapPercent },
+    streams: {
+      maxDurationMs: server.streamMaxDurationMs,
+      minBytesPerSecond: server.streamMinBytesPerSecond,
+      rateWindowMs: server.streamRateWindowMs,
+    },
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   let closing = false;

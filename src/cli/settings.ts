@@ -1,6 +1,13 @@
 // Settings from the environment (docs/design.md "Operator interface"); command-line flags override them.
 import { isIP, isIPv4 } from 'node:net';
 import { totalmem } from 'node:os';
+import {
+  HEAVY_DEFAULTS,
+  HEAVY_KIND_NAMES,
+  HEAVY_KINDS,
+  type HeavyKind,
+  type HeavyLimits,
+} from '../api/heavy-kinds.ts';
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../api/oauth/settings.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
@@ -49,6 +56,16 @@ export function parseCount(text: string, what: string, min = 0): number {
   if (value < min)
     throw new CliError(`${what} must be ${min ? 'a positive integer' : 'a whole number'}, got "${text}"`);
   return value;
+}
+
+/**
+ * The largest game an import checks, in MB (--max-game-size, MAX_GAME_SIZE_MB): at most 512, about V8's longest
+ * string, which no game's text can pass anyway.
+ */
+export function parseMaxGameSizeMb(text: string, what: string): number {
+  const mb = parsePositiveInt(text, what);
+  if (mb > 512) throw new CliError(`${what} is at most 512 (MB), got "${text}"`);
+  return mb;
 }
 
 /**
@@ -212,6 +229,20 @@ export interface ServerSettings {
   oauth: OAuthSettings;
   /** The webhook delivery worker's (WEBHOOK_*). */
   webhooks: WebhookSettings;
+  /** Heavy requests at once per kind: per app and user, per instance (EXPORTS_PER_CLIENT, ...). */
+  heavyLimits: Record<HeavyKind, HeavyLimits>;
+  /** How long a heavy request's lease in Redis lives unless renewed (HEAVY_LEASE_TTL). */
+  heavyLeaseTtlMs: number;
+  /** Event-loop delay (ms) above which heavy requests are shed (SHED_EVENT_LOOP_DELAY_MS); 0: never. */
+  shedEventLoopDelayMs: number;
+  /** Share of the heap limit (percent) above which heavy requests are shed (SHED_HEAP_PERCENT); 0: never. */
+  shedHeapPercent: number;
+  /** The longest a long answer (the PGN export) may run (STREAM_MAX_DURATION). */
+  streamMaxDurationMs: number;
+  /** The fewest bytes per second its client must take over each window (STREAM_MIN_RATE); 0: no limit. */
+  streamMinBytesPerSecond: number;
+  /** The window over which that rate is measured (STREAM_RATE_WINDOW). */
+  streamRateWindowMs: number;
 }
 
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
@@ -278,6 +309,23 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
         : DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS,
     },
     webhooks: loadWebhookSettings(env),
+    heavyLimits: parseHeavyLimits(env),
+    heavyLeaseTtlMs: env.HEAVY_LEASE_TTL ? parseLeaseTtl(env.HEAVY_LEASE_TTL) : HEAVY_DEFAULTS.leaseTtlMs,
+    shedEventLoopDelayMs: env.SHED_EVENT_LOOP_DELAY_MS
+      ? parseCount(env.SHED_EVENT_LOOP_DELAY_MS, 'SHED_EVENT_LOOP_DELAY_MS')
+      : HEAVY_DEFAULTS.shedEventLoopDelayMs,
+    shedHeapPercent: env.SHED_HEAP_PERCENT
+      ? parsePercent(env.SHED_HEAP_PERCENT, 'SHED_HEAP_PERCENT')
+      : HEAVY_DEFAULTS.shedHeapPercent,
+    streamMaxDurationMs: env.STREAM_MAX_DURATION
+      ? parseDuration(env.STREAM_MAX_DURATION, 'STREAM_MAX_DURATION')
+      : HEAVY_DEFAULTS.streamMaxDurationMs,
+    streamMinBytesPerSecond: env.STREAM_MIN_RATE
+      ? parseRate(env.STREAM_MIN_RATE, 'STREAM_MIN_RATE')
+      : HEAVY_DEFAULTS.streamMinBytesPerSecond,
+    streamRateWindowMs: env.STREAM_RATE_WINDOW
+      ? parseDuration(env.STREAM_RATE_WINDOW, 'STREAM_RATE_WINDOW')
+      : HEAVY_DEFAULTS.streamRateWindowMs,
   };
 }
 
@@ -373,6 +421,54 @@ function parseBounded(text: string, what: string, max: number): number {
   const value = parsePositiveInt(text, what);
   if (value > max) throw new CliError(`${what} is at most ${max}, got "${text}"`);
   return value;
+}
+
+/**
+ * `<kind>_PER_CLIENT` and `<kind>_PER_INSTANCE` of every kind of heavy request (EXPORTS_PER_CLIENT, ...):
+ * positive integers, the first at most the second (a client could never use more than the instance runs).
+ */
+export function parseHeavyLimits(env: NodeJS.ProcessEnv): Record<HeavyKind, HeavyLimits> {
+  const limits = {} as Record<HeavyKind, HeavyLimits>;
+  for (const kind of HEAVY_KIND_NAMES) {
+    const defined = HEAVY_KINDS[kind];
+    const names = { perClient: `${defined.env}_PER_CLIENT`, perInstance: `${defined.env}_PER_INSTANCE` };
+    const read = (name: string, fallback: number) => {
+      const text = env[name];
+      return text ? parsePositiveInt(text, name) : fallback;
+    };
+    const perClient = read(names.perClient, defined.perClient);
+    const perInstance = read(names.perInstance, Math.max(defined.perInstance, perClient));
+    if (perClient > perInstance)
+      throw new CliError(
+        `${names.perClient} (${perClient}) is more than ${names.perInstance} (${perInstance}): one client could never use it`,
+      );
+    limits[kind] = { perClient, perInstance };
+  }
+  return limits;
+}
+
+/** HEAVY_LEASE_TTL: at least 3 s, as a lease is renewed every third of it, at most once a second. */
+function parseLeaseTtl(text: string): number {
+  const ms = parseDuration(text, 'HEAVY_LEASE_TTL');
+  if (ms < 3000) throw new CliError(`HEAVY_LEASE_TTL is at least 3s, got "${text}"`);
+  return ms;
+}
+
+/** A whole number from 0 to 100. */
+export function parsePercent(text: string, what: string): number {
+  const value = parseCount(text, what);
+  if (value > 100) throw new CliError(`${what} is a percentage from 0 to 100, got "${text}"`);
+  return value;
+}
+
+const RATE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
+
+/** "4KB/s", "512B/s", "1MB/s" to bytes per second; "0" for none. */
+export function parseRate(text: string, what: string): number {
+  if (text.trim() === '0') return 0;
+  const m = /^([1-9][0-9]{0,8})\s*(B|KB|MB)\/s$/i.exec(text.trim());
+  if (!m) throw new CliError(`invalid ${what} "${text}": write it like 4KB/s, 512B/s or 1MB/s (0 for none)`);
+  return Number(m[1]) * (RATE_UNITS[(m[2] as string).toLowerCase()] as number);
 }
 
 const MB = 1024 * 1024;

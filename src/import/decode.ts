@@ -6,6 +6,7 @@ import { isUtf8 } from 'node:buffer';
 const LF = 0x0a;
 const CR = 0x0d;
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const EMPTY = Buffer.alloc(0);
 
 /**
  * A line that is not valid UTF-8: its valid UTF-8 sequences as UTF-8, every other byte as Latin-1. Written
@@ -100,7 +101,7 @@ export async function* decodePgnStream(
   source: AsyncIterable<Buffer | string>,
   onBlock: (bytes: number) => void = () => undefined,
 ): AsyncGenerator<string> {
-  let pending: Buffer = Buffer.alloc(0);
+  let pending: Buffer = EMPTY;
   /**
    * Pieces after `pending` that hold no line end, joined to it once one comes: joined as they come, a long
    * line would be copied again with each piece, in quadratic time (docs/performance.md).
@@ -115,7 +116,7 @@ export async function* decodePgnStream(
         continue;
       }
       chunk = Buffer.concat([pending, chunk]);
-      pending = Buffer.alloc(0);
+      pending = EMPTY;
       if (chunk.subarray(0, 3).equals(BOM)) chunk = chunk.subarray(3);
       first = false;
     }
@@ -124,18 +125,21 @@ export async function* decodePgnStream(
       more.push(chunk);
       continue;
     }
-    if (more.length > 0) {
-      pending = Buffer.concat([pending, ...more]);
-      more = [];
-    }
     let start = 0;
-    if (pending.length) {
-      // The line begun in the previous chunk is completed on its own: joining it to the whole chunk would copy
-      // every byte of the input once more (docs/performance.md).
+    if (pending.length > 0 || more.length > 0) {
+      // The line begun in the previous chunks is completed on its own: joining it to the whole chunk would copy
+      // every byte of the input once more (docs/performance.md). Its pieces are joined in one copy, and
+      // neither they nor the copy are held once it is text: a long line is held as its text only while the
+      // splitter reads it.
       start = firstLineEnd(chunk) + 1;
-      const line = Buffer.concat([pending, chunk.subarray(0, start)]);
-      onBlock(line.length);
-      yield decodeBlock(line);
+      const parts = [pending, ...more, chunk.subarray(0, start)];
+      pending = EMPTY;
+      more = [];
+      const bytes = parts.reduce((sum, part) => sum + part.length, 0);
+      onBlock(bytes);
+      const line = decodeBlock(Buffer.concat(parts, bytes));
+      parts.length = 0;
+      yield line;
     }
     pending = Buffer.from(chunk.subarray(end + 1));
     if (start <= end) {

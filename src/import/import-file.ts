@@ -67,6 +67,11 @@ export interface ImportOptions {
   /** Most games per store transaction (default 5,000). */
   batchSize?: number;
   /**
+   * The largest game checked, in characters of text (default DEFAULT_MAX_GAME_SIZE): a larger one is rejected
+   * for its size as it is read, unchecked and never held whole, and the import goes on.
+   */
+  maxGameSize?: number;
+  /**
    * Worker threads that normalise games; default one per core but one, none for files small or quick to check
    * (worthWorkers: their start-up costs more than they save).
    */
@@ -82,6 +87,24 @@ export interface ImportOptions {
    * their rejects, then throws an ImportFailure whose cause is an ImportInterrupted.
    */
   signal?: AbortSignal;
+}
+
+/**
+ * The default largest game: the largest real games (engine games with an analysis on every move) are a few
+ * hundred KB. Checking a game holds several times its size (docs/performance.md), so a game of hundreds of MB
+ * would exhaust the process's memory.
+ */
+export const DEFAULT_MAX_GAME_SIZE = 32 * 1024 * 1024;
+
+const MB = 1024 * 1024;
+
+/** Why a game larger than the limit is rejected. */
+function tooLarge(chars: number, max: number): string {
+  const size = (n: number) => (n % MB === 0 ? `${n / MB} MB` : `${n.toLocaleString('en-US')} characters`);
+  return (
+    `the game is ${chars.toLocaleString('en-US')} characters long, more than the largest game the import ` +
+    `checks (${size(max)}; --max-game-size sets it)`
+  );
 }
 
 /** The cause of an ImportFailure when the import was stopped through its signal. */
@@ -180,6 +203,34 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   const send = async () => {
     if (queue.send()) await takeUntil(() => !queue.full);
   };
+  const maxGameSize = options.maxGameSize ?? DEFAULT_MAX_GAME_SIZE;
+  /**
+   * A piece of a game larger than maxGameSize (RawGame.part, oversize): straight to the rejects file, once
+   * every game before it has been taken back from the workers (so the rejects file keeps the file's order);
+   * its last piece counts it as rejected.
+   */
+  const oversized = async (raw: RawGame) => {
+    await send();
+    await takeUntil(() => queue.empty);
+    await rejects.write(raw.text, raw.part === true);
+    if (raw.oversize === undefined) return;
+    summary.games++;
+    summary.rejected++;
+    summary.rejections.push({
+      file,
+      line: raw.line,
+      game: raw.index,
+      reason: tooLarge(raw.oversize, maxGameSize),
+    });
+  };
+  /** Takes the splitter's games: to the workers, or one too large to the rejects file. */
+  const take = async (raws: RawGame[]) => {
+    for (const raw of raws) {
+      if (raw.part || raw.oversize !== undefined) await oversized(raw);
+      // An await per game would cost a turn of the microtask queue each: only a full chunk waits.
+      else if (queue.add(raw)) await send();
+    }
+  };
 
   const input = inputBytes(
     file,
@@ -189,20 +240,19 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
     },
     options.signal,
   );
-  const splitter = new PgnSplitter();
+  const splitter = new PgnSplitter({ maxGameChars: maxGameSize });
   /** The first failure: the store's, the rejects file's, or of the input. What is closed after must not hide it. */
   let failure: { error: unknown } | undefined;
   try {
     checkpoint();
     for await (const text of decodePgnStream(progress.given(input), (bytes) => progress.decoded(bytes))) {
       progress.text(text.length);
-      // An await per game would cost a turn of the microtask queue each: only a full chunk waits.
-      for (const raw of splitter.push(text)) if (queue.add(raw)) await send();
+      await take(splitter.push(text));
       progress.report(summary.games, queue.takenChars);
       checkpoint();
       if (writer.stoppedAtMaxGames) break;
     }
-    if (!writer.stoppedAtMaxGames) for (const raw of splitter.end()) if (queue.add(raw)) await send();
+    if (!writer.stoppedAtMaxGames) await take(splitter.end());
     await send();
     await takeUntil(() => queue.empty);
     await writer.flush();

@@ -160,6 +160,9 @@ export class RejectsWriteError extends Error {
   }
 }
 
+/** The most characters of a text written at once. */
+const WRITE_SLICE = 1 << 20;
+
 /** The rejected games of one input, written to the file RejectsFiles opens at the first of them. */
 export class RejectsWriter {
   private readonly files: RejectsFiles;
@@ -168,6 +171,10 @@ export class RejectsWriter {
   private out: Writable | null = null;
   private path: string | null = null;
   private failure: Error | null = null;
+  /** Whether the game being written, in pieces, has CRLF line ends; undefined between games. */
+  private crlf: boolean | undefined;
+  /** Whether the text written of that game so far ends with a line end. */
+  private pieceEndsLine = false;
 
   constructor(files: RejectsFiles, input: string, named?: string) {
     this.files = files;
@@ -175,7 +182,11 @@ export class RejectsWriter {
     this.named = named;
   }
 
-  async write(text: string): Promise<void> {
+  /**
+   * Writes a rejected game's text. `piece`: a piece of a game too large to hold (RawGame.part), whose text
+   * goes on in the next write; the blank line comes after its last piece.
+   */
+  async write(text: string, piece = false): Promise<void> {
     if (!this.out) {
       const { file, path } = await this.files.open(this.input, this.named).catch((error: unknown) => {
         throw new RejectsWriteError(
@@ -189,9 +200,24 @@ export class RejectsWriter {
       this.out.on('error', (error) => this.failed(error));
     }
     if (this.failure) throw this.failure;
-    if (!this.out.write(withBlankLine(text))) {
-      await once(this.out, 'drain').catch((error: unknown) => this.failed(error)); // on an 'error' meanwhile
-      if (this.failure) throw this.failure;
+    // A game's line ends are those of its first piece: the last may hold no line end to tell, or be empty.
+    this.crlf ??= text.includes('\r\n');
+    const endsLine = text === '' ? this.pieceEndsLine : text.endsWith('\n');
+    const whole = piece ? text : withBlankLine(text, endsLine, this.crlf ? '\r\n' : '\n');
+    this.pieceEndsLine = piece && endsLine;
+    if (!piece) this.crlf = undefined;
+    // Long texts in slices (never between the two halves of a character beyond U+FFFF, which would each be
+    // written as U+FFFD): a game of tens of MB is never copied into one buffer.
+    for (let at = 0; at < whole.length; ) {
+      let end = Math.min(whole.length, at + WRITE_SLICE);
+      const last = whole.charCodeAt(end - 1);
+      if (end < whole.length && last >= 0xd800 && last <= 0xdbff) end--;
+      const slice = at === 0 && end === whole.length ? whole : whole.slice(at, end);
+      at = end;
+      if (!this.out.write(slice)) {
+        await once(this.out, 'drain').catch((error: unknown) => this.failed(error)); // on an 'error' meanwhile
+        if (this.failure) throw this.failure;
+      }
     }
   }
 
@@ -228,7 +254,6 @@ async function isWritable(path: string): Promise<boolean> {
  * A game's text as the rejects file holds it: ending with a line break, then a blank line before the next
  * game, in the game's own line ends (CRLF in a CRLF file).
  */
-function withBlankLine(text: string): string {
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  return text.endsWith('\n') ? `${text}${eol}` : `${text}${eol}${eol}`;
+function withBlankLine(text: string, endsLine: boolean, eol: string): string {
+  return endsLine ? `${text}${eol}` : `${text}${eol}${eol}`;
 }

@@ -5,8 +5,25 @@ import type { Executor } from './context.ts';
 import type { DB } from './schema.ts';
 import { storable } from './storable.ts';
 
-/** PGN bytes one batch of a database's export reads at most (unless one game is larger). */
-export const EXPORT_BATCH_BYTES = 1 << 20;
+/**
+ * PGN bytes one batch of a database's export reads at most (unless one game is larger), and games at most.
+ * SQLite reads a batch in one synchronous call, which holds the server's event loop (every other request)
+ * meanwhile: small batches keep that short, and cost no throughput (docs/performance.md).
+ */
+export const EXPORT_BATCH_BYTES = 256 * 1024;
+export const EXPORT_BATCH_GAMES = 250;
+
+export interface ExportOptions {
+  /** Most games per batch (default EXPORT_BATCH_GAMES). */
+  batchSize?: number;
+  /** Most PGN bytes per batch, unless a single game is larger (default EXPORT_BATCH_BYTES). */
+  batchBytes?: number;
+  /**
+   * Awaited before each batch after the first; what it throws ends the export (the API re-checks the
+   * request's token there: an export ends with its token).
+   */
+  beforeBatch?: () => Promise<void>;
+}
 
 /**
  * The id and PGN of every live game of a database in import order, read in keyset batches of at most
@@ -16,8 +33,7 @@ export const EXPORT_BATCH_BYTES = 1 << 20;
 export async function* databasePgn(
   db: Kysely<DB>,
   databaseId: string,
-  batchSize: number,
-  batchBytes: number,
+  { batchSize = EXPORT_BATCH_GAMES, batchBytes = EXPORT_BATCH_BYTES, beforeBatch }: ExportOptions = {},
 ): AsyncGenerator<{ id: string; pgn: string }> {
   const live = (after: number) =>
     db
@@ -28,6 +44,7 @@ export async function* databasePgn(
       .orderBy('pk');
   let after = 0;
   for (;;) {
+    if (after > 0) await beforeBatch?.();
     // The sizes first: octet_length reads neither SQLite's overflow pages nor PostgreSQL's TOAST. A batch of
     // a thousand engine games with long comments runs to tens of MB, which SQLite would read in one
     // synchronous call (stalling the event loop) and each export would hold while its client read it.

@@ -33,7 +33,7 @@ import { StoreError } from './errors.ts';
 import { databaseVersion } from './etags.ts';
 import { changePositionAt } from './feed.ts';
 import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
-import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
+import { databasePgn, type ExportOptions, findLiveGame } from './games.ts';
 import { hotQueries } from './hot-queries.ts';
 import { OAuthStore } from './oauth-store.ts';
 import { kyselyRunner, type RunQuery } from './prepared.ts';
@@ -394,21 +394,16 @@ export class Store implements StoreContext {
    * The PGN of every live game of a database in import order, read in batches of at most `batchSize`
    * games and, unless a single game is larger, `batchBytes` bytes (ts).
    */
-  async *databasePgn(
-    databaseId: string,
-    batchSize = 1000,
-    batchBytes = EXPORT_BATCH_BYTES,
-  ): AsyncGenerator<string> {
-    for await (const game of databasePgn(this.db, databaseId, batchSize, batchBytes)) yield game.pgn;
+  async *databasePgn(databaseId: string, options: ExportOptions = {}): AsyncGenerator<string> {
+    for await (const game of databasePgn(this.db, databaseId, options)) yield game.pgn;
   }
 
   /** databasePgn with each game's id. */
   databaseGamesPgn(
     databaseId: string,
-    batchSize = 1000,
-    batchBytes = EXPORT_BATCH_BYTES,
+    options: ExportOptions = {},
   ): AsyncGenerator<{ id: string; pgn: string }> {
-    return databasePgn(this.db, databaseId, batchSize, batchBytes);
+    return databasePgn(this.db, databaseId, options);
   }
 
   /** A live game by UUID, whoever owns it (the operator's view). */

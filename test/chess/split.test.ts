@@ -15,8 +15,8 @@ function lines(text: string, from: number, to: number): string {
     .join('');
 }
 
-function splitInChunks(text: string, sizes: () => number): RawGame[] {
-  const splitter = new PgnSplitter();
+function splitInChunks(text: string, sizes: () => number, maxGameChars?: number): RawGame[] {
+  const splitter = new PgnSplitter({ maxGameChars });
   const out: RawGame[] = [];
   for (let i = 0; i < text.length; ) {
     const n = Math.max(1, sizes());
@@ -234,8 +234,105 @@ test('corpus files split the same in random chunks as whole', {
       whole,
       file,
     );
+    // And with a limit that many of them pass, joined from their pieces.
+    assert.deepEqual(
+      joinPieces(splitInChunks(text, randomSizes(file.length + 1), 2000)).map((g) => g.text),
+      whole.map((g) => g.text),
+      file,
+    );
     // Every game's text is the input at its start line.
     const all = text.split(/(?<=\n)/);
     for (const g of whole) assert.ok(g.text.startsWith((all[g.line - 1] ?? '').replace('\uFEFF', '')), file);
   }
+});
+
+/**
+ * The games of a split with maxGameChars, each oversize one joined from its pieces (which must come in a row,
+ * with its line and number), marked by its length.
+ */
+function joinPieces(pieces: RawGame[]): (RawGame & { pieces?: number })[] {
+  const games: (RawGame & { pieces?: number })[] = [];
+  let open: (RawGame & { pieces: number }) | undefined;
+  for (const piece of pieces) {
+    if (open) {
+      assert.equal(piece.index, open.index, 'the pieces of one game come in a row');
+      assert.equal(piece.line, open.line);
+      open.text += piece.text;
+      open.pieces++;
+      if (piece.part) continue;
+      assert.equal(piece.oversize, open.text.length, 'oversize is the whole length');
+      games.push({ ...open, oversize: piece.oversize });
+      open = undefined;
+      continue;
+    }
+    if (piece.part) {
+      open = { text: piece.text, line: piece.line, index: piece.index, pieces: 1 };
+      continue;
+    }
+    games.push(piece.oversize === undefined ? piece : { ...piece, pieces: 1 });
+  }
+  assert.equal(open, undefined, 'every game ends');
+  return games;
+}
+
+test('maxGameChars: a longer game comes in pieces that make its text, the others as without it', () => {
+  const inputs = [AWKWARD, readFileSync(new URL('../fixtures/chess/annotated.pgn', import.meta.url), 'utf8')];
+  for (const text of inputs) {
+    const whole = splitPgn(text);
+    for (const max of [1, 40, 200, 1000]) {
+      for (const sizes of [() => 7, () => 64, randomSizes(max)]) {
+        const games = joinPieces(splitInChunks(text, sizes, max));
+        assert.deepEqual(
+          games.map(({ text, line, index }) => ({ text, line, index })),
+          whole.map(({ text, line, index }) => ({ text, line, index })),
+          `max ${max}`,
+        );
+        for (const [i, game] of games.entries())
+          assert.equal(game.oversize !== undefined, (whole[i] as RawGame).text.length > max, `max ${max}`);
+      }
+    }
+  }
+});
+
+test('maxGameChars: a huge game is handed out as it is read, not held whole', () => {
+  const head = '[Event "Huge"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1. e4 {';
+  const line = `${'analysis '.repeat(8).trim()}\n`;
+  const splitter = new PgnSplitter({ maxGameChars: 10_000 });
+  const out: RawGame[] = [...splitter.push('[Event "Before"]\n\n1. d4 d5 1-0\n\n'), ...splitter.push(head)];
+  let largest = 0;
+  for (let i = 0; i < 2000; i++) {
+    const got = splitter.push(line.repeat(50));
+    for (const piece of got) largest = Math.max(largest, piece.text.length);
+    out.push(...got);
+  }
+  out.push(...splitter.push('} e5 1-0\n\n[Event "After"]\n\n1. c4 1-0\n'), ...splitter.end());
+  // Pieces of about a chunk each, after the first one of just over the limit.
+  assert.ok(largest < 20_000, `largest piece ${largest}`);
+  const games = joinPieces(out);
+  assert.deepEqual(
+    games.map((g) => [g.index, g.oversize !== undefined, g.text.length > 3_000_000]),
+    [
+      [1, false, false],
+      [2, true, true],
+      [3, false, false],
+    ],
+  );
+  assert.ok((games[1]?.pieces ?? 0) > 100);
+  assert.ok(games[1]?.text.startsWith(head));
+  assert.equal(games[2]?.text, '[Event "After"]\n\n1. c4 1-0\n');
+});
+
+test('maxGameChars: a tag section too long still splits where a tag name repeats', () => {
+  const tags = Array.from({ length: 300 }, (_, i) => `[Tag${i} "${'v'.repeat(20)}"]\n\n`).join('');
+  const text = `${tags}[Tag0 "again"]\n\n1. e4 1-0\n`;
+  const whole = splitPgn(text);
+  assert.equal(whole.length, 2);
+  const games = joinPieces(splitInChunks(text, () => 100, 500));
+  assert.deepEqual(
+    games.map((g) => [g.text, g.oversize !== undefined]),
+    [
+      [whole[0]?.text, true],
+      [whole[1]?.text, false],
+    ],
+  );
 });

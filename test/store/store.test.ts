@@ -509,13 +509,39 @@ for (const { dialect, skip } of DIALECTS) {
       ).ids;
       await store.deleteGame(ids[2] as string);
       const pgns: string[] = [];
-      for await (const pgn of store.databasePgn(db.id, 2)) pgns.push(pgn);
+      for await (const pgn of store.databasePgn(db.id, { batchSize: 2 })) pgns.push(pgn);
       assert.deepEqual(
         pgns,
         [1, 2, 4, 5, 6, 7].map((n) => record(800 + n).pgn),
       );
       const empty = await store.addDatabase({ ownerId: alice.id, name: 'Export empty' });
       for await (const _ of store.databasePgn(empty.id)) assert.fail('no game');
+    });
+
+    test('databasePgn: beforeBatch runs before each batch after the first, and what it throws ends the export', async () => {
+      const db = await store.addDatabase({ ownerId: alice.id, name: 'Export checked' });
+      await store.insertGames(
+        db,
+        [1, 2, 3, 4, 5].map((n) => record(850 + n)),
+      );
+      let checks = 0;
+      const pgns: string[] = [];
+      for await (const pgn of store.databasePgn(db.id, {
+        batchSize: 2,
+        beforeBatch: async () => void checks++,
+      }))
+        pgns.push(pgn);
+      assert.equal(pgns.length, 5);
+      assert.equal(checks, 2, 'before the second and the third batch');
+      const seen: string[] = [];
+      const ending = (async () => {
+        const beforeBatch = async () => {
+          throw new Error('token revoked');
+        };
+        for await (const pgn of store.databasePgn(db.id, { batchSize: 2, beforeBatch })) seen.push(pgn);
+      })();
+      await assert.rejects(ending, /token revoked/);
+      assert.equal(seen.length, 2, 'the first batch only');
     });
 
     test('the server secret is made once and then always the same, also for another process', async () => {

@@ -206,7 +206,9 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
     }),
     429: errorEntry(
       'rate_limited: the window’s requests are used up (per app and user; per client address without a ' +
-        'valid token). Wait Retry-After seconds, then retry.',
+        'valid token). Wait Retry-After seconds, then retry. On a heavy request (the database PGN export), ' +
+        'also: the app and user already run as many of its kind at once as they may, across every ' +
+        'instance; the description names the limit. Retry when one of them has ended.',
       'rate_limited',
       'Too many requests: the limit is 600 per 60 s for each app and user. Retry in 12 s.',
       [...COUNTED, ...CACHING, 'Retry-After'],
@@ -219,7 +221,9 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
       ['X-Request-Id'],
     ),
     503: errorEntry(
-      'unavailable: the store is locked or unreachable right now. Wait Retry-After seconds, then retry.',
+      'unavailable: the store is locked or unreachable right now. On a heavy request (the database PGN ' +
+        'export), also: the instance runs as many of its kind as it takes at once, or it is overloaded and ' +
+        'sheds heavy requests while light ones are still answered. Wait Retry-After seconds, then retry.',
       'unavailable',
       'The service cannot reach its store right now: retry shortly.',
       // The token is looked up in the store before the request is counted: no rate-limit headers then.

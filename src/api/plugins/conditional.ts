@@ -15,7 +15,7 @@
 // with it how many writes other users made between two writes to the database (as v1 cursors did).
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../../store/index.ts';
 import { wantsPgn } from '../pgn.ts';
 import { negotiatedCoding } from './compression.ts';
@@ -66,6 +66,15 @@ export function matchesIfNoneMatch(header: string | undefined, tag: string): boo
     if (opaque === tag || opaque.replace(/-(?:gzip|br)$/, '') === tag) return true;
   }
   return false;
+}
+
+/**
+ * Whether a streamed answer (the PGN export) will be 304 Not Modified: its tag, computed before the handler,
+ * matches If-None-Match. Its stream is then never read, and takes no slot of the heavy requests.
+ */
+export function willBeNotModified(request: FastifyRequest): boolean {
+  const tag = request.representationTag;
+  return tag !== undefined && matchesIfNoneMatch(request.headers['if-none-match'], tag);
 }
 
 function isStream(payload: unknown): payload is Readable {

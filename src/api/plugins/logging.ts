@@ -4,7 +4,8 @@
 // logged as sent, never decoded.
 import { writeSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { type FastifyInstance, LogController } from 'fastify';
+import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import { ApiError } from '../errors.ts';
 import { requestMetrics } from '../metrics.ts';
 
 /**
@@ -94,11 +95,20 @@ export function loggerOptions(level: string) {
 
 /**
  * Fastify's request lines switched off (accessLog writes one per request instead of its two); its other
- * lines (a stream that failed, an unknown route) stay.
+ * lines (a stream that failed, an unknown route) stay, but for a stream ended on purpose (an ApiError: a
+ * long answer whose token lapsed, long-answers.ts), which said so itself.
  */
 export class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(): void {}
+  override streamError(
+    error: Error,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ): void {
+    if (!(error instanceof ApiError)) super.streamError(error, request, reply, metadata);
+  }
 }
 
 /** The answers under way, per app: shutdown waits for the lines of those it cuts (answersClosed). */

@@ -21,6 +21,13 @@ export interface RateLimitSettings {
   redisPrefix?: string;
   /** How often a Redis outage is summarised in the log (outage-log.ts). */
   outageLogIntervalMs?: number;
+  /** The Redis circuit breaker, when others share it (heavy-requests.ts); default one of its own. */
+  breaker?: CircuitBreaker;
+}
+
+/** The circuit breaker of the link to Redis, its state in /metrics. */
+export function redisBreaker(): CircuitBreaker {
+  return new CircuitBreaker(REDIS_COOL_DOWN_MS, (open) => rateLimitMetrics.breakerOpen.set(open ? 1 : 0));
 }
 
 /**
@@ -169,9 +176,7 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
 
   // After a Redis failure or timeout, requests skip Redis for the cool-down and are counted here, as during
   // an outage; then one request probes it. The outage is logged as a few lines, not one per request.
-  const breaker = new CircuitBreaker(REDIS_COOL_DOWN_MS, (open) =>
-    rateLimitMetrics.breakerOpen.set(open ? 1 : 0),
-  );
+  const breaker = settings.breaker ?? redisBreaker();
   const outage = new OutageLog(app.log, SHARED_OUTAGE, settings.outageLogIntervalMs);
   app.addHook('onClose', async () => outage.close());
 

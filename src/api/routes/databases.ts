@@ -1,8 +1,8 @@
-import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn, withGameIdTag } from '../pgn.ts';
+import { willBeNotModified } from '../plugins/conditional.ts';
 import { readRoute } from '../route.ts';
 import { formatParam, gameIdsParam, pageQuery, schemas } from '../schemas.ts';
 import { listedDatabaseJson } from '../serialize.ts';
@@ -67,18 +67,20 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
             'limit and offset do not apply to the PGN export, which holds every game of the database',
           );
         }
-        // Streamed game by game from keyset batches: constant memory however large the database.
-        const games = store.databaseGamesPgn(database.id);
-        const body = Readable.from(
-          (async function* () {
-            let first = true;
-            for await (const game of games) {
-              const pgn = gameIds ? withGameIdTag(game.pgn, game.id) : game.pgn;
-              yield first ? pgn : `\n${pgn}`;
-              first = false;
-            }
-          })(),
-        );
+        // A heavy request (docs/api.md "Heavy requests"): a slot of the app and user's until the answer ends.
+        // Not for an answer that sends no body (HEAD, 304), whose stream is never read.
+        if (request.method === 'GET' && !willBeNotModified(request))
+          await context.heavy.hold(request, reply, 'export');
+        // Streamed game by game from keyset batches: constant memory however large the database. The token
+        // is checked again before each batch: the export ends with it (long-answers.ts).
+        const body = context.longAnswers.stream(request, reply, async function* (check) {
+          let first = true;
+          for await (const game of store.databaseGamesPgn(database.id, { beforeBatch: check })) {
+            const pgn = gameIds ? withGameIdTag(game.pgn, game.id) : game.pgn;
+            yield first ? pgn : `\n${pgn}`;
+            first = false;
+          }
+        });
         return pgnHeaders(reply, database.slug).send(body);
       }
       return sendPage(

@@ -6,7 +6,7 @@ import { jsonOption, oneDatabase, requireUser, storeSettingsOf, withStore } from
 import { checkInputs, sameFile } from '../inputs.ts';
 import { counted, emit, failureLine, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
-import { CliError, parseName } from '../settings.ts';
+import { CliError, parseMaxGameSizeMb, parseName } from '../settings.ts';
 import { dieOf } from '../stop-signals.ts';
 import { storeFailure } from '../store-failures.ts';
 import { sqliteFiles } from '../store-url.ts';
@@ -150,6 +150,14 @@ function total(summaries: FileSummary[]): string {
   );
 }
 
+/** --max-game-size, else MAX_GAME_SIZE_MB, in MB; undefined for the import's default. */
+function maxGameSizeOf(flag: string | undefined): number | undefined {
+  const [text, what] =
+    flag !== undefined ? [flag, '--max-game-size'] : [process.env.MAX_GAME_SIZE_MB, 'MAX_GAME_SIZE_MB'];
+  if (text === undefined || text === '') return undefined;
+  return parseMaxGameSizeMb(text, what) * 1024 * 1024;
+}
+
 export function importCommand(program: Command): void {
   program
     .command('import <files...>')
@@ -163,6 +171,10 @@ export function importCommand(program: Command): void {
       '--rejects <file>',
       "one file for every input's rejected games, replaced by the first (default: <input>.rejected.pgn each)",
     )
+    .option(
+      '--max-game-size <MB>',
+      'reject a game larger than this, unchecked, into the rejects file (MAX_GAME_SIZE_MB, default 32)',
+    )
     .option(...jsonOption)
     .addHelpText(
       'after',
@@ -171,29 +183,32 @@ Ctrl-C (SIGINT) or SIGTERM stops the import after the games it has checked are w
 143); run the same command again to finish: the games already stored are skipped. A second signal stops it
 at once. With --json, a command that stops part-way still prints its document, with "stopped".`,
     )
-    .action(
-      async (
-        files: string[],
-        opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
-        cmd: Command,
-      ) => {
-        let progress: ReturnType<typeof progressReporter> | undefined;
-        const interrupt = interruptions(() => progress?.done());
-        try {
-          await importFiles(files, opts, cmd, interrupt, (p) => {
-            progress = p;
-          });
-        } finally {
-          progress?.done();
-          interrupt.dispose();
-        }
-      },
-    );
+    .action(async (files: string[], opts: ImportCommandOptions, cmd: Command) => {
+      let progress: ReturnType<typeof progressReporter> | undefined;
+      const interrupt = interruptions(() => progress?.done());
+      try {
+        await importFiles(files, opts, cmd, interrupt, (p) => {
+          progress = p;
+        });
+      } finally {
+        progress?.done();
+        interrupt.dispose();
+      }
+    });
+}
+
+interface ImportCommandOptions {
+  user: string;
+  database: string;
+  allowDuplicates?: boolean;
+  rejects?: string;
+  maxGameSize?: string;
+  json?: boolean;
 }
 
 async function importFiles(
   files: string[],
-  opts: { user: string; database: string; allowDuplicates?: boolean; rejects?: string; json?: boolean },
+  opts: ImportCommandOptions,
   cmd: Command,
   interrupt: ReturnType<typeof interruptions>,
   showing: (progress: ReturnType<typeof progressReporter>) => void,
@@ -203,6 +218,7 @@ async function importFiles(
   // Before anything is written: every input must be readable, and where the rejected games would go
   // must take them.
   parseName(opts.database, '--database');
+  const maxGameSize = maxGameSizeOf(opts.maxGameSize);
   await checkInputs(files);
   const rejects = await rejectsFiles(files, opts.rejects, storeUrl);
   // The workers boot while the store opens, and every file's import uses them (warm from the second).
@@ -241,6 +257,7 @@ async function importFiles(
             // No pool: poolForFiles found the inputs not worth workers (importFile need not ask again).
             ...(pool ? { pool } : { workers: 0 }),
             allowDuplicates: Boolean(opts.allowDuplicates),
+            maxGameSize,
             rejects,
             ...(opts.rejects !== undefined && { rejectsFile: opts.rejects }),
             onProgress: (p) => progress.update(p),

@@ -1,0 +1,189 @@
+// Concurrency limits for heavy requests (heavy-kinds.ts): the request rate limit counts requests, but one
+// request may hold the server's work for minutes (a whole database's PGN export), so a client could take
+// most of the server within its budget. A route takes a slot for its request (`hold`) and keeps it until
+// the answer ends, however it ends: finished, failed, or its client gone.
+//
+// Three limits, checked in this order:
+// - load shedding (load-shedding.ts): while the process is overloaded (its event loop late, its heap nearly
+//   full), heavy requests get 503 `unavailable`, and light ones (/me) go on being answered;
+// - per instance: at most `perInstance` of a kind run here at once, for everyone (503 `unavailable`);
+// - per app and user: at most `perClient` of a kind at once, across every instance (429 `rate_limited`).
+//   The slots are leases in Redis, shared like the rate-limit counters (same Redis, prefix and circuit
+//   breaker) and renewed while the answer runs, so that the slots of an instance that dies expire by
+//   themselves; without Redis, or while it fails, they are held in this process (a per-instance limit).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { CircuitBreaker } from '../circuit-breaker.ts';
+import { ApiError } from '../errors.ts';
+import {
+  defaultHeavyLimits,
+  HEAVY_DEFAULTS,
+  HEAVY_KINDS,
+  type HeavyKind,
+  type HeavyLimits,
+} from '../heavy-kinds.ts';
+import { type LeaseStore, LocalLeases, RedisLeases } from '../leases.ts';
+import { heavyMetrics } from '../metrics.ts';
+import { OutageLog, requests } from '../outage-log.ts';
+
+/**
+ * Retry-After of a refusal. A slot frees when another answer ends, which no one can tell in advance: a few
+ * seconds keeps a waiting client from asking many times a second (each ask counts against its rate limit).
+ */
+export const HEAVY_RETRY_AFTER_S = 5;
+
+export interface HeavySettings {
+  /** Limits per kind; a kind left out keeps its defaults (heavy-kinds.ts). */
+  limits?: Partial<Record<HeavyKind, HeavyLimits>>;
+  /** How long a lease lives unless renewed; it is renewed every third of that while its request runs. */
+  leaseTtlMs?: number;
+  /** Shared leases; null holds them in this process. */
+  redis?: Redis | null;
+  redisPrefix?: string;
+  /** The Redis circuit breaker, shared with the rate limit: one Redis, one verdict on whether it answers. */
+  breaker: CircuitBreaker;
+  outageLogIntervalMs?: number;
+  /** What overloads the process right now (`event-loop delay`, `heap`), or undefined (load-shedding.ts). */
+  pressure?: () => string | undefined;
+}
+
+export interface HeavyRequests {
+  /**
+   * Takes a slot of `kind` for the request's app and user, or throws the 503 or 429 that refuses it. The slot
+   * is given back when the answer's connection closes; the function returned gives it back sooner.
+   */
+  hold(request: FastifyRequest, reply: FastifyReply, kind: HeavyKind): Promise<() => void>;
+  /** The kind's limits in force. */
+  limits(kind: HeavyKind): HeavyLimits;
+}
+
+const SHARED_OUTAGE = {
+  down: 'heavy-request limits: shared leases unreachable, holding slots in this process',
+  more: (count: string, seconds: string) =>
+    `heavy-request limits: shared leases unreachable: ${count} more ${requests(count)} held in this process in the last ${seconds} s`,
+  back: (seconds: string, count: string) =>
+    `heavy-request limits: shared leases are back after ${seconds} s, ${count} ${requests(count)} held in this process`,
+};
+
+interface Lease {
+  store: LeaseStore;
+  id: string;
+}
+
+export function heavyRequests(app: FastifyInstance, settings: HeavySettings): HeavyRequests {
+  const limits = { ...defaultHeavyLimits(), ...settings.limits };
+  const ttlMs = settings.leaseTtlMs ?? HEAVY_DEFAULTS.leaseTtlMs;
+  const prefix = `${settings.redisPrefix ?? 'chessport:'}heavy:`;
+  const local = new LocalLeases();
+  const shared = settings.redis ? new RedisLeases(settings.redis, ttlMs) : undefined;
+  const breaker = settings.breaker;
+  const outage = new OutageLog(app.log, SHARED_OUTAGE, settings.outageLogIntervalMs);
+  app.addHook('onClose', async () => outage.close());
+  /** Heavy requests running in this instance, by kind. */
+  const running = new Map<HeavyKind, number>();
+  const retryAfter = { 'retry-after': String(HEAVY_RETRY_AFTER_S) };
+
+  /** A lease of the key: in Redis while it answers, else in this process. */
+  async function lease(request: FastifyRequest, key: string, limit: number): Promise<Lease | undefined> {
+    if (shared) {
+      if (breaker.allow()) {
+        try {
+          const id = await shared.acquire(key, limit);
+          breaker.succeeded();
+          outage.succeeded();
+          return id === undefined ? undefined : { store: shared, id };
+        } catch (error) {
+          heavyMetrics.leaseErrors.inc();
+          breaker.failed();
+          const reason = error instanceof Error ? error.message : String(error);
+          outage.failed({ reason, coolDownMs: breaker.coolDownMs }, request.log);
+        }
+      } else {
+        // Counted in the outage that opened the breaker (its first line gave the cause).
+        outage.failed({ reason: 'skipped: circuit breaker open' });
+      }
+    }
+    const id = local.take(key, limit);
+    return id === undefined ? undefined : { store: local, id };
+  }
+
+  /** Renews a shared lease while the breaker lets it; a failure only tells the breaker. */
+  async function renew(key: string, { store, id }: Lease): Promise<void> {
+    if (!breaker.allow()) return;
+    try {
+      await store.renew(key, id);
+      breaker.succeeded();
+    } catch {
+      heavyMetrics.leaseErrors.inc();
+      breaker.failed();
+    }
+  }
+
+  function refuse(kind: HeavyKind, limit: 'pressure' | 'instance' | 'client', error: ApiError): never {
+    heavyMetrics.refused.inc({ kind, limit });
+    throw error;
+  }
+
+  return {
+    limits: (kind) => limits[kind],
+
+    async hold(request, reply, kind) {
+      const token = request.token;
+      if (!token) throw new Error('hold() needs an authenticated request');
+      const { what, one } = HEAVY_KINDS[kind];
+      const { perClient, perInstance } = limits[kind];
+      const pressure = settings.pressure?.();
+      if (pressure !== undefined) {
+        const text = `The server is overloaded (${pressure}) and refuses ${what} for now: retry in ${HEAVY_RETRY_AFTER_S} s.`;
+        refuse(kind, 'pressure', new ApiError('unavailable', text, retryAfter));
+      }
+      const now = running.get(kind) ?? 0;
+      if (now >= perInstance) {
+        const text = `The server is running as many ${what} as it takes at once (${perInstance}): retry in ${HEAVY_RETRY_AFTER_S} s.`;
+        refuse(kind, 'instance', new ApiError('unavailable', text, retryAfter));
+      }
+      // Counted before Redis is asked, so that requests arriving together cannot overshoot the instance's cap.
+      running.set(kind, now + 1);
+      heavyMetrics.held.inc({ kind });
+      const key = `${prefix}${kind}:app:${token.appId}:user:${token.userId}`;
+      let leased: Lease | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        clearInterval(timer);
+        running.set(kind, (running.get(kind) ?? 1) - 1);
+        heavyMetrics.held.dec({ kind });
+        // A lease that cannot be removed (Redis failed meanwhile) expires by itself.
+        if (leased) leased.store.release(key, leased.id).catch(() => undefined);
+      };
+      // Listened to before Redis is asked: a client that leaves meanwhile gives its slot back at once.
+      reply.raw.once('close', release);
+      try {
+        leased = await lease(request, key, perClient);
+      } catch (error) {
+        release();
+        throw error;
+      }
+      if (!leased) {
+        release();
+        const text =
+          `Too many ${what} at once: at most ${perClient} ${perClient === 1 ? one : what} at once per app ` +
+          'and user. Retry when one of them has ended.';
+        refuse(kind, 'client', new ApiError('rate_limited', text, retryAfter));
+      }
+      if (released) {
+        // The client left while the lease was being taken, before there was a lease to give back.
+        leased.store.release(key, leased.id).catch(() => undefined);
+        return release;
+      }
+      if (leased.store !== local) {
+        const renewing = leased;
+        timer = setInterval(() => void renew(key, renewing), Math.max(1000, Math.floor(ttlMs / 3)));
+        timer.unref();
+      }
+      return release;
+    },
+  };
+}

@@ -1,0 +1,325 @@
+// Concurrency limits for heavy requests (src/api/plugins/heavy-requests.ts): one app and user may hold only
+// so many PGN exports at once, across every instance, and get them back when they leave; an instance runs
+// only so many for everyone, and sheds them while overloaded; light requests are answered meanwhile.
+// The suite on two instances runs where TEST_REDIS_URL is set.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import {
+  cli,
+  cliJson,
+  type Env,
+  importPgn,
+  issueToken,
+  type Server,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
+import { BIG_COMMENT, errorOf, type HeldExport, holdExport, seedLarge } from '../helpers/held-exports.ts';
+import { bearer, header, raw, type Seeded, waitFor, writeGames } from '../helpers/production.ts';
+
+const REDIS_URL = process.env.TEST_REDIS_URL;
+
+let env: Env;
+let seeded: Seeded;
+/** carol: a third user. */
+let carol: string;
+/** alice's database of 30 MB, bob's of a few games. */
+let exportOf: string;
+let bobsExport: string;
+before(async () => {
+  env = tempEnv();
+  seeded = await seedLarge(env);
+  exportOf = `/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`;
+  await cliJson(env, ['users', 'add', 'carol']);
+  carol = await issueToken(env, 'carol', 'app-one', 'user.read,databases.read,games.read');
+  const bobs = writeGames(env.dir, 'bob.pgn', 3, 'Bob');
+  bobsExport = exportPath(await importPgn(env, bobs, 'bob', 'Bobs'));
+});
+
+const exportPath = (database: { slug: string }) => `/api/v1/databases/${database.slug}/games?format=pgn`;
+after(() => env?.cleanup());
+
+/** Every held export let go, whatever a failing test left. */
+const leaveAll = (held: HeldExport[]) => {
+  for (const one of held) one.leave();
+};
+
+describe('PGN exports per app and user', () => {
+  let server: Server;
+  before(async () => {
+    server = await startServer(env);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('past 2 at once the next is 429 naming the limit, while other users and light requests are answered', async () => {
+    const held: HeldExport[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const one = await holdExport(server.base, exportOf, seeded.tokens.alice);
+        assert.equal(one.status, 200);
+        held.push(one);
+      }
+      const extra = await holdExport(server.base, exportOf, seeded.tokens.alice);
+      assert.equal(extra.status, 429);
+      assert.deepEqual(errorOf(extra), {
+        error: 'rate_limited',
+        error_description:
+          'Too many PGN exports at once: at most 2 PGN exports at once per app and user. Retry when one of ' +
+          'them has ended.',
+      });
+      assert.ok(Number(extra.headers['retry-after']) >= 1);
+      // Per app and user, not per token: another token of the same app and user is refused alike.
+      assert.equal((await holdExport(server.base, exportOf, seeded.tokens.aliceAgain)).status, 429);
+      // Through the raw helper, which checks the answer against the OpenAPI document.
+      const checked = await raw(server.base, exportOf, { headers: bearer(seeded.tokens.alice) });
+      assert.equal(checked.status, 429);
+      // Another app of the same user has its own slots.
+      const otherApp = await holdExport(server.base, exportOf, seeded.tokens.aliceOtherApp);
+      assert.equal(otherApp.status, 200);
+      held.push(otherApp);
+      // Light requests of everyone go on: the user's own, and another user's.
+      for (const token of [seeded.tokens.alice, seeded.tokens.bob, carol]) {
+        const me = await raw(server.base, '/api/v1/me', { headers: bearer(token) });
+        assert.equal(me.status, 200);
+      }
+      // So does another user's own export, whole.
+      const bobs = await raw(server.base, bobsExport, { headers: bearer(seeded.tokens.bob) });
+      assert.equal(bobs.status, 200);
+      // A HEAD reads no games and takes no slot.
+      const head = await raw(server.base, exportOf, { method: 'HEAD', headers: bearer(seeded.tokens.alice) });
+      assert.equal(head.status, 200);
+      // Nor does an export the client has (If-None-Match: 304).
+      const again = await raw(server.base, exportOf, {
+        headers: { ...bearer(seeded.tokens.alice), 'if-none-match': header(head, 'etag') },
+      });
+      assert.equal(again.status, 304);
+    } finally {
+      leaveAll(held);
+    }
+  });
+
+  test('a client that leaves mid-export gives its slot back', async () => {
+    const held: HeldExport[] = [];
+    try {
+      for (let i = 0; i < 2; i++) held.push(await holdExport(server.base, exportOf, seeded.tokens.alice));
+      assert.deepEqual(
+        held.map((h) => h.status),
+        [200, 200],
+      );
+      await held[0]?.read(100_000); // mid-export
+      assert.equal((await holdExport(server.base, exportOf, seeded.tokens.alice)).status, 429);
+      held[0]?.leave();
+      let next: HeldExport | undefined;
+      await waitFor('the slot to come back', async () => {
+        next = await holdExport(server.base, exportOf, seeded.tokens.alice);
+        if (next.status === 200) return true;
+        assert.equal(next.status, 429);
+        return false;
+      });
+      if (next) held.push(next);
+      // An export read to its end gives its slot back too.
+      const whole = await held[1]?.finish();
+      assert.equal(whole?.ended, 'end');
+      const after = await holdExport(server.base, exportOf, seeded.tokens.alice);
+      held.push(after);
+      await waitFor('the finished export’s slot', async () => {
+        if (after.status === 200) return true;
+        const retry = await holdExport(server.base, exportOf, seeded.tokens.alice);
+        held.push(retry);
+        return retry.status === 200;
+      });
+    } finally {
+      leaveAll(held);
+    }
+  });
+});
+
+describe('PGN exports per instance, and load shedding', () => {
+  test('an instance full of exports answers the next with 503, and light requests with 200', async () => {
+    const server = await startServer(env, { EXPORTS_PER_CLIENT: '1', EXPORTS_PER_INSTANCE: '2' });
+    const held: HeldExport[] = [];
+    try {
+      const first = await holdExport(server.base, exportOf, seeded.tokens.alice);
+      assert.equal(first.status, 200);
+      held.push(first);
+      // One client's limit is 1 here: its second is 429, which names 1 export.
+      const second = await holdExport(server.base, exportOf, seeded.tokens.aliceAgain);
+      assert.equal(second.status, 429);
+      assert.match(errorOf(second).error_description, /: at most 1 PGN export at once per app and user\./);
+      const otherApp = await holdExport(server.base, exportOf, seeded.tokens.aliceOtherApp);
+      assert.equal(otherApp.status, 200);
+      held.push(otherApp);
+      // The instance runs 2: bob's export, his first, is 503.
+      const bobs = await holdExport(server.base, bobsExport, seeded.tokens.bob);
+      assert.equal(bobs.status, 503);
+      assert.deepEqual(errorOf(bobs), {
+        error: 'unavailable',
+        error_description: 'The server is running as many PGN exports as it takes at once (2): retry in 5 s.',
+      });
+      assert.equal(bobs.headers['retry-after'], '5');
+      assert.equal((await raw(server.base, bobsExport, { headers: bearer(seeded.tokens.bob) })).status, 503);
+      assert.equal(
+        (await raw(server.base, '/api/v1/me', { headers: bearer(seeded.tokens.bob) })).status,
+        200,
+      );
+    } finally {
+      leaveAll(held);
+      await server.stop();
+    }
+  });
+
+  test('an overloaded instance sheds exports with 503 and goes on answering light requests', async () => {
+    // A heap of 100 MB, over 10 % full counts as overloaded: every instance is, from its first sample on.
+    const server = await startServer(env, {
+      NODE_OPTIONS: '--max-old-space-size=100',
+      SHED_HEAP_PERCENT: '10',
+    });
+    try {
+      let shed: HeldExport | undefined;
+      await waitFor('the first sample of the load', async () => {
+        shed = await holdExport(server.base, bobsExport, seeded.tokens.bob);
+        return shed.status === 503;
+      });
+      assert.match(
+        errorOf(shed as HeldExport).error_description,
+        /^The server is overloaded \(its heap is over 10 % full\) and refuses PGN exports for now: retry in 5 s\.$/,
+      );
+      assert.equal(
+        (await raw(server.base, '/api/v1/me', { headers: bearer(seeded.tokens.bob) })).status,
+        200,
+      );
+      const list = await raw(server.base, '/api/v1/games?limit=5', { headers: bearer(seeded.tokens.alice) });
+      assert.equal(list.status, 200);
+      const metrics = (await raw(server.base, '/metrics')).body.toString();
+      assert.match(
+        metrics,
+        /^chessport_heavy_requests_refused_total\{kind="export",limit="pressure"\} [1-9]/m,
+      );
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('limits that cannot work stop serve at start, naming the setting', async () => {
+    const cases: [NodeJS.ProcessEnv, RegExp][] = [
+      [{ EXPORTS_PER_CLIENT: '0' }, /EXPORTS_PER_CLIENT must be a positive integer, got "0"/],
+      [{ EXPORTS_PER_INSTANCE: 'many' }, /EXPORTS_PER_INSTANCE must be a positive integer/],
+      [
+        { EXPORTS_PER_CLIENT: '5', EXPORTS_PER_INSTANCE: '4' },
+        /EXPORTS_PER_CLIENT \(5\) is more than EXPORTS_PER_INSTANCE \(4\)/,
+      ],
+      [{ HEAVY_LEASE_TTL: '1s' }, /HEAVY_LEASE_TTL is at least 3s/],
+      [{ SHED_HEAP_PERCENT: '120' }, /SHED_HEAP_PERCENT is a percentage from 0 to 100/],
+      [{ SHED_EVENT_LOOP_DELAY_MS: '-1' }, /SHED_EVENT_LOOP_DELAY_MS must be a whole number/],
+      [{ STREAM_MIN_RATE: '4 kilobytes' }, /invalid STREAM_MIN_RATE "4 kilobytes": write it like 4KB\/s/],
+      [{ STREAM_MAX_DURATION: '1 hour' }, /invalid STREAM_MAX_DURATION/],
+      [{ STREAM_RATE_WINDOW: '0' }, /invalid STREAM_RATE_WINDOW/],
+    ];
+    for (const [settings, message] of cases) {
+      const result = await cli({ ...env, env: { ...env.env, ...settings } }, ['serve', '--port', '0']);
+      assert.equal(result.code, 1, JSON.stringify(settings));
+      assert.match(result.stderr, message);
+    }
+  });
+});
+
+describe('PGN exports per app and user, across two instances on one Redis', {
+  skip: REDIS_URL ? false : 'set TEST_REDIS_URL to run',
+}, () => {
+  const prefix = `chessport-test:${randomUUID()}:`;
+  const settings = { REDIS_URL, REDIS_PREFIX: prefix, HEAVY_LEASE_TTL: '3s' };
+  let servers: Server[] = [];
+  before(async () => {
+    servers = [await startServer(env, settings), await startServer(env, settings)];
+  });
+  after(async () => {
+    for (const server of servers) await server.stop();
+    if (REDIS_URL) {
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+  const base = (i: number) => (servers[i] as Server).base;
+  /** The leases in Redis of every app and user. */
+  async function leasesHeld(): Promise<number> {
+    const redis = new Redis(REDIS_URL as string);
+    try {
+      let held = 0;
+      for (const key of await redis.keys(`${prefix}heavy:*`)) held += await redis.zcard(key);
+      return held;
+    } finally {
+      redis.disconnect();
+    }
+  }
+
+  test('the limit holds across both, and a slot left on one is free on the other', async () => {
+    const held: HeldExport[] = [];
+    try {
+      held.push(await holdExport(base(0), exportOf, seeded.tokens.alice));
+      held.push(await holdExport(base(1), exportOf, seeded.tokens.alice));
+      assert.deepEqual(
+        held.map((h) => h.status),
+        [200, 200],
+      );
+      for (const i of [0, 1]) {
+        const extra = await holdExport(base(i), exportOf, seeded.tokens.aliceAgain);
+        assert.equal(extra.status, 429, `instance ${i}`);
+        assert.match(errorOf(extra).error_description, /at most 2 PGN exports at once per app and user/);
+      }
+      // The slot left on one instance is free on the other.
+      held.shift()?.leave();
+      await waitFor('the slot left on instance 0 to be free on instance 1', async () => {
+        const next = await holdExport(base(1), exportOf, seeded.tokens.alice);
+        held.push(next);
+        return next.status === 200;
+      });
+      // Many at once through both: none while both slots are held, exactly 2 once they are free.
+      const refused = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => holdExport(base(i % 2), exportOf, seeded.tokens.alice)),
+      );
+      assert.deepEqual(new Set(refused.map((h) => h.status)), new Set([429]));
+      leaveAll(held.splice(0));
+      await waitFor('every slot to be given back', async () => (await leasesHeld()) === 0);
+      const rush = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => holdExport(base(i % 2), exportOf, seeded.tokens.alice)),
+      );
+      held.push(...rush);
+      assert.equal(rush.filter((h) => h.status === 200).length, 2);
+      assert.equal(rush.filter((h) => h.status === 429).length, 8);
+    } finally {
+      leaveAll(held);
+    }
+  });
+
+  test('the slots of an instance that dies expire with their leases', async () => {
+    const large = writeGames(env.dir, 'bob-large.pgn', 300, 'Bob', BIG_COMMENT);
+    const bobsLarge = exportPath(await importPgn(env, large, 'bob', 'Bob Large'));
+    const doomed = await startServer(env, settings);
+    const held: HeldExport[] = [];
+    try {
+      // bob holds both of his slots through the instance that will die.
+      for (let i = 0; i < 2; i++) {
+        const one = await holdExport(doomed.base, bobsLarge, seeded.tokens.bob);
+        assert.equal(one.status, 200);
+        held.push(one);
+      }
+      assert.equal((await holdExport(base(0), bobsLarge, seeded.tokens.bob)).status, 429);
+      await doomed.stop('SIGKILL'); // no chance to give anything back
+      let next: HeldExport | undefined;
+      await waitFor('the dead instance’s leases to expire', async () => {
+        next = await holdExport(base(0), bobsLarge, seeded.tokens.bob);
+        held.push(next);
+        return next.status === 200;
+      });
+    } finally {
+      leaveAll(held);
+      await doomed.stop();
+    }
+  });
+});
