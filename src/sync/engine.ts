@@ -22,8 +22,12 @@ import { Mirror } from './mirror.ts';
 import { checkReader, checkServer } from './owner.ts';
 import { writePgnFiles } from './pgn-files.ts';
 import { makePrivateFolder } from './private-files.ts';
+import { TOKENS_FILE } from './saved-sign-in.ts';
+import { type LoginOptions, SyncSignIn } from './sign-in.ts';
 
 export { SYNC_SCOPES, SyncError, type SyncFailure } from './errors.ts';
+export { TOKENS_FILE } from './saved-sign-in.ts';
+export type { LoginOptions, LoginPrompt } from './sign-in.ts';
 
 export const MIRROR_FILE = 'mirror.sqlite';
 export const LOCK_FILE = 'sync.lock';
@@ -32,8 +36,13 @@ export const PGN_FOLDER = 'pgn';
 export interface SyncOptions {
   /** The service's address, like https://chess.example.org. */
   baseUrl: string;
-  /** Needs the scopes user.read, games.read and databases.read. */
-  token: string;
+  /**
+   * Needs the scopes user.read, games.read and databases.read. Without it, the run signs in through the
+   * device flow (`login`), or uses the sign-in kept in the folder (TOKENS_FILE), refreshing it as needed.
+   */
+  token?: string | undefined;
+  /** Sign in through the device flow first; the tokens are kept in the folder once they prove the reader's. */
+  login?: LoginOptions | undefined;
   /** Folder of the mirror; created when missing. */
   out: string;
   /** Feed page size, 1 to 500 (default 500). */
@@ -108,7 +117,7 @@ export async function syncMirror(options: SyncOptions): Promise<SyncSummary> {
   try {
     const mirror = new Mirror(join(out, MIRROR_FILE));
     try {
-      const summary = await run(options, mirror);
+      const summary = await run(options, mirror, join(out, TOKENS_FILE));
       const pgnFiles = options.pgnFiles ? writePgnFiles(mirror, join(out, PGN_FOLDER)) : [];
       return { ...summary, pgnFiles, elapsedMs: Math.round(performance.now() - started) };
     } finally {
@@ -122,17 +131,22 @@ export async function syncMirror(options: SyncOptions): Promise<SyncSummary> {
 async function run(
   options: SyncOptions,
   mirror: Mirror,
+  tokensFile: string,
 ): Promise<Omit<SyncSummary, 'pgnFiles' | 'elapsedMs'>> {
   const { signal } = options;
   const progress: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
   const waits = { rateLimitWaits: 0, rateLimitWaitMs: 0, retries: 0 };
   let detailRequests = 0;
   let waitingUntil = 0;
-  const api = new ChessportClient({
-    baseUrl: options.baseUrl,
-    token: options.token,
+  const http = {
     ...(options.fetch && { fetch: options.fetch }),
     ...(options.userAgent !== undefined && { userAgent: options.userAgent }),
+  };
+  const signIn = options.token === undefined ? new SyncSignIn(tokensFile, http) : undefined;
+  const api = new ChessportClient({
+    baseUrl: options.baseUrl,
+    token: options.token ?? (signIn as SyncSignIn),
+    ...http,
     compression: options.compression ?? !isLoopback(options.baseUrl),
     // A sync waits out any rate limit (docs/design.md 25); it never fails because of one.
     retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRateLimitWaitMs: 3_600_000, ...options.retry },
@@ -165,6 +179,8 @@ async function run(
     throw new Error('--since only applies to a first run: this mirror continues from its saved cursor');
   }
   checkServer(mirror, api.apiBase, full);
+  if (signIn && options.login) await signIn.login(api.apiBase, options.login, signal);
+  else signIn?.load(api.apiBase);
   const reader = (await call(() => api.me({ signal }))).id;
   await checkReader(mirror, reader, {
     full,
@@ -178,6 +194,8 @@ async function run(
         },
       ),
   });
+  // A new sign-in is kept once its reader may write here: another user's would stand in the mirror's way.
+  signIn?.keep();
   // The server judges --since; asked before the claim, so that a mistyped time leaves the folder unbound.
   if (saved === undefined && options.since !== undefined) {
     await call(() => api.changes({ since: options.since, limit: 1 }, { signal }));

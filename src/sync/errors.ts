@@ -1,5 +1,5 @@
 // Why a sync stopped, in terms a caller can act on (the CLI maps each reason to an exit code).
-import { ChessportError } from '../../packages/client/src/index.ts';
+import { ChessportError, ChessportOAuthError } from '../../packages/client/src/index.ts';
 
 export type SyncFailure =
   | 'unauthorized'
@@ -7,7 +7,9 @@ export type SyncFailure =
   | 'cursor_rejected'
   | 'busy'
   | 'other_server'
-  | 'other_reader';
+  | 'other_reader'
+  | 'login_denied'
+  | 'login_expired';
 
 export class SyncError extends Error {
   readonly reason: SyncFailure;
@@ -23,8 +25,21 @@ export const SYNC_SCOPES = ['user.read', 'games.read', 'databases.read'] as cons
 /** The server's description as a sentence, so that the advice after it reads as one. */
 const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
 
-/** A 401 or 403 as the SyncError that stops the run; undefined for anything else. */
+/**
+ * A 401 or 403, or a refresh token the server refuses, as the SyncError that stops the run; undefined for
+ * anything else.
+ */
 export function authFailure(error: unknown): SyncError | undefined {
+  if (error instanceof ChessportOAuthError && error.error !== 'unexpected_response') {
+    return new SyncError(
+      'unauthorized',
+      `the server refused the saved sign-in's refresh token (${error.status} ${error.error}` +
+        `${error.error_description ? `: ${sentence(error.error_description)}` : '.'}) It has expired, was ` +
+        'revoked (on the account page, or by the operator), or was used before. Sign in again with --login; ' +
+        'the mirror and its cursor are kept.',
+      { cause: error },
+    );
+  }
   if (!(error instanceof ChessportError)) return undefined;
   if (error.status === 401) {
     return new SyncError(

@@ -199,7 +199,15 @@ describe('@chessport/client from its npm package', () => {
     const closed = await closedPort();
     const { stdout } = await run(process.execPath, ['main.mjs', server.base, token, closed], { cwd: app });
     const result = JSON.parse(stdout) as Record<string, unknown>;
-    assert.deepEqual(result.exports, ['ChessportClient', 'ChessportError', 'ChessportNetworkError']);
+    assert.deepEqual(result.exports, [
+      'ChessportClient',
+      'ChessportError',
+      'ChessportNetworkError',
+      'ChessportOAuthError',
+      'OAuthTokens',
+      'discoverAuthorizationServer',
+      'startDeviceAuthorization',
+    ]);
     assert.ok(String(result.resolved).endsWith('/node_modules/@chessport/client/dist/index.js'));
     const base = `${server.base}/api/v1`;
     const raw = async (path: string) => (await http<{ data: unknown }>(base, path, { token })).json.data;
@@ -238,6 +246,10 @@ describe('@chessport/client from its npm package', () => {
       'errorFromResponse',
       'retryAfterSeconds',
       'linkTarget',
+      'postForm',
+      'checkedToken',
+      'untilAborted',
+      'tokenSet',
     ])
       assert.doesNotMatch(declarations, new RegExp(`\\b${internal}\\b`), internal);
   });

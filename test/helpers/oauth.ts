@@ -236,6 +236,41 @@ export async function authorize(
   return new URL(location);
 }
 
+/**
+ * Enters a device's user code on /oauth/device as a user would (the code, the confirmation, sign-in when the
+ * browser is not signed in, consent answered with `decision`) and returns the last page: "Device connected"
+ * when allowed.
+ */
+export async function enterDeviceCode(
+  browser: FormBrowser,
+  base: string,
+  userCode: string,
+  login = 'ann',
+  decision: 'allow' | 'deny' = 'allow',
+): Promise<Page> {
+  const entry = await browser.follow(`${base}/oauth/device`, base);
+  let { page, location } = await browser.follow(`${base}/oauth/device`, base, {
+    form: { xsrf: field(entry.page.text, 'xsrf'), user_code: userCode },
+  });
+  ({ page, location } = await browser.follow(`${base}/oauth/device`, base, {
+    form: { xsrf: field(page.text, 'xsrf'), user_code: field(page.text, 'user_code'), confirm: 'yes' },
+  }));
+  for (let step = 0; step < 4 && location === null; step++) {
+    if (page.text.includes('name="password"')) {
+      ({ page, location } = await browser.follow(new URL(action(page.text, '/login'), base).href, base, {
+        form: { csrf: field(page.text, 'csrf'), login, password: PASSWORD },
+      }));
+    } else if (page.text.includes('name="decision"')) {
+      ({ page, location } = await browser.follow(new URL(action(page.text, '/consent'), base).href, base, {
+        form: { csrf: field(page.text, 'csrf'), decision },
+      }));
+    } else {
+      return page;
+    }
+  }
+  throw new Error(`the device flow did not end on a page of the server: ${browser.hops.join(' -> ')}`);
+}
+
 /** A form POST to the token endpoint (or another), with HTTP Basic client authentication when given. */
 export async function tokenRequest(
   base: string,

@@ -1,6 +1,7 @@
-// The client's typed errors. ChessportError: the server answered, and not with a success (docs/design.md 17).
-// ChessportNetworkError: no complete answer came. Everything else a call throws is the caller's own: the
-// reason of their AbortSignal, or a TypeError for a bad argument.
+// The client's typed errors. ChessportError: the API answered, and not with a success (docs/design.md 17).
+// ChessportOAuthError: the authorization server refused a token request (a refresh, the device flow) or
+// answered what no OAuth server does. ChessportNetworkError: no complete answer came. Everything else a call
+// throws is the caller's own: the reason of their AbortSignal, or a TypeError for a bad argument.
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 
 /** The server answered, and not with a success (after the client's waits on 429 and retries of 503). */
@@ -41,7 +42,10 @@ export class ChessportError extends Error {
  */
 export class ChessportNetworkError extends Error {
   override readonly name = 'ChessportNetworkError';
-  /** The URL of the GET. The token travels in the Authorization header only, so it is never here. */
+  /**
+   * The URL of the request (a GET of the API, or a POST to the token endpoint). Tokens travel in headers and
+   * request bodies only, so they are never here.
+   */
   readonly url: string;
   /** Requests the call sent, the first included (429 refusals count too). */
   readonly attempts: number;
@@ -56,16 +60,48 @@ export class ChessportNetworkError extends Error {
     timedOut: boolean;
     truncated: boolean;
     cause: unknown;
+    /** Default GET. */
+    method?: string;
   }) {
     const what = init.truncated
       ? `the answer broke off (${rootMessage(init.cause)})`
       : rootMessage(init.cause);
     const tries = init.attempts === 1 ? '1 attempt' : `${init.attempts} attempts`;
-    super(`GET ${init.url} failed after ${tries}: ${what}`, { cause: init.cause });
+    super(`${init.method ?? 'GET'} ${init.url} failed after ${tries}: ${what}`, { cause: init.cause });
     this.url = init.url;
     this.attempts = init.attempts;
     this.timedOut = init.timedOut;
     this.truncated = init.truncated;
+  }
+}
+
+/**
+ * The authorization server refused a token request, or answered something no OAuth server would (a proxy's
+ * page, metadata naming another issuer): `error` is the OAuth error code (RFC 6749 5.2, RFC 8628 3.5) or
+ * `unexpected_response`. From a refresh, `invalid_grant` means the refresh token has expired, has been
+ * revoked, or was used before (which revokes the grant): the user must sign in again.
+ */
+export class ChessportOAuthError extends Error {
+  override readonly name = 'ChessportOAuthError';
+  /** The answer's HTTP status (400 for most refusals, 401 for `invalid_client`). */
+  readonly status: number;
+  /**
+   * `invalid_grant`, `invalid_client`, `unauthorized_client`, `invalid_scope`, `access_denied`,
+   * `expired_token` ...; `unexpected_response` when the answer was not OAuth's.
+   */
+  readonly error: string;
+  /** The server's words, for developers and logs; empty when it gave none. */
+  readonly error_description: string;
+  /** The endpoint that answered (the token endpoint, the device authorization endpoint, the metadata). */
+  readonly endpoint: string;
+
+  constructor(init: { status: number; error: string; error_description?: string; endpoint: string }) {
+    const description = init.error_description ?? '';
+    super(`${init.endpoint} answered ${init.status} ${init.error}${description ? `: ${description}` : ''}`);
+    this.status = init.status;
+    this.error = init.error;
+    this.error_description = description;
+    this.endpoint = init.endpoint;
   }
 }
 

@@ -8,6 +8,20 @@ export {
   type ExpandedChangesQuery,
   type PageQuery,
 } from './client.ts';
-export { ChessportError, ChessportNetworkError } from './errors.ts';
+export {
+  type DeviceAuthorization,
+  type DeviceAuthorizationOptions,
+  type DevicePollOptions,
+  startDeviceAuthorization,
+} from './device-flow.ts';
+export { ChessportError, ChessportNetworkError, ChessportOAuthError } from './errors.ts';
+export {
+  type AuthorizationServerMetadata,
+  discoverAuthorizationServer,
+  type OAuthClient,
+  type OAuthHttpOptions,
+} from './oauth-http.ts';
+export { OAuthTokens, type OAuthTokensOptions, type TokenSet } from './oauth-tokens.ts';
+export type { TokenSource } from './token-source.ts';
 export type { CallOptions, RetryEvent, RetryOptions, RetryPolicy } from './transport.ts';
 export type * from './types.ts';

@@ -1,8 +1,10 @@
-// One GET with the client's manners: a bearer token, waiting on 429 as Retry-After says, and retrying 503,
-// gateway errors and network failures with exponential backoff. Every API call is a GET, so every call is
-// safe to repeat, a body that breaks off while it is read included. Only global fetch, setTimeout and
-// AbortSignal: the client runs wherever fetch does.
+// One GET with the client's manners: a bearer token (renewed once on 401 invalid_token when it comes from a
+// TokenSource that can), waiting on 429 as Retry-After says, and retrying 503, gateway errors and network
+// failures with exponential backoff. Every API call is a GET, so every call is safe to repeat, a body that
+// breaks off while it is read included. Only global fetch, setTimeout and AbortSignal: the client runs
+// wherever fetch does.
 import { type ChessportError, ChessportNetworkError, errorFromResponse } from './errors.ts';
+import { checkedToken, type TokenSource } from './token-source.ts';
 import { VERSION } from './version.ts';
 
 /** How a call waits and retries. Each field names its default, which the constructor's `retry` changes. */
@@ -61,8 +63,12 @@ export interface RetryEvent {
 export interface TransportOptions {
   /** The service's address, like https://chess.example.org; the /api/v1 prefix is added. */
   baseUrl: string;
-  /** An access token (`cp_...`), sent in the Authorization header only. */
-  token: string;
+  /**
+   * An access token (`cp_...`), sent in the Authorization header only; or a TokenSource, which the client
+   * asks for the token of each request and, on 401 `invalid_token`, for a new one (OAuthTokens refreshes an
+   * OAuth access token).
+   */
+  token: string | TokenSource;
   /** Changes to the RetryPolicy's defaults: `{ maxRetries: 2, timeoutMs: 10_000 }`. */
   retry?: RetryOptions | undefined;
   /** Told before every wait: for logs, progress and counting rate-limit pauses. */
@@ -127,8 +133,11 @@ function retryPolicy(given: RetryOptions = {}): RetryPolicy {
   return policy;
 }
 
-/** The User-Agent to send: the caller's, checked as a header value fetch takes, or the client's own. */
-function userAgent(given: string | undefined): string {
+/**
+ * @internal The User-Agent to send: the caller's, checked as a header value fetch takes, or the client's
+ * own.
+ */
+export function userAgentHeader(given: string | undefined): string {
   if (given === undefined) return `chessport-client/${VERSION}`;
   // fetch refuses a line break with a message quoting the value, and strips the outer whitespace.
   if (typeof given !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(given))
@@ -160,7 +169,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** @internal One GET with the client's manners (see the top of this file). */
 export class Transport {
   readonly apiBase: string;
-  readonly #token: string;
+  readonly #tokens: TokenSource;
   readonly #retry: RetryPolicy;
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
   readonly #fetch: typeof fetch;
@@ -183,17 +192,23 @@ export class Transport {
     if (/[?#]/.test(parsed.href))
       throw new TypeError('the base URL must not carry a query or a fragment; the client adds the paths');
     this.apiBase = `${parsed.href.replace(/\/+$/, '')}/api/v1`;
-    if (!options.token) throw new TypeError('a token is needed');
-    // fetch strips the outer whitespace of a header value (a token read from a file ends with a newline), and
-    // refuses a value with a line break inside, quoting it: the token would end up in an error message.
-    const token = options.token.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
-    if (!/^[\x21-\x7e]+$/.test(token))
-      throw new TypeError('the token must be printable ASCII without spaces or line breaks');
-    this.#token = token;
+    const given: unknown = options.token;
+    if (typeof given === 'object' && given !== null) {
+      const source = given as TokenSource;
+      if (
+        typeof source.accessToken !== 'function' ||
+        !['function', 'undefined'].includes(typeof source.refresh)
+      )
+        throw new TypeError('a token source has an accessToken() method, and may have refresh()');
+      this.#tokens = source;
+    } else {
+      const token = checkedToken(given);
+      this.#tokens = { accessToken: () => token };
+    }
     this.#retry = retryPolicy(options.retry);
     this.#onRetry = options.onRetry;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.#userAgent = userAgent(options.userAgent);
+    this.#userAgent = userAgentHeader(options.userAgent);
     this.#compression = options.compression ?? true;
   }
 
@@ -263,6 +278,7 @@ export class Transport {
     let attempts = 0;
     let failures = 0;
     let refusals = 0;
+    let refreshed = false;
     const retryOrThrow = async (error: unknown, truncated: boolean) => {
       // The caller's abort is theirs, as the platform has it: their signal's reason, not a network failure.
       if (signal?.aborted) throw signal.reason;
@@ -274,10 +290,11 @@ export class Transport {
     };
     for (;;) {
       signal?.throwIfAborted();
+      const token = await this.#accessToken(signal);
       attempts++;
       let response: Response;
       try {
-        response = await this.#attempt(url, accept, signal);
+        response = await this.#attempt(url, accept, token, signal);
       } catch (error) {
         await retryOrThrow(error, false);
         continue;
@@ -301,6 +318,14 @@ export class Transport {
         await this.#wait({ reason: 'rate_limited', url, attempt: refusals, waitMs, cause: refusal }, signal);
         continue;
       }
+      if (response.status === 401 && this.#tokens.refresh && !refreshed) {
+        const refusal = await errorFromResponse(response);
+        if (refusal.error !== 'invalid_token') throw refusal;
+        // Once per call: a source whose new token is refused too has nothing better to give.
+        refreshed = true;
+        await untilAborted(this.#tokens.refresh(token), signal);
+        continue;
+      }
       if (RETRIED_STATUS.has(response.status) && failures < policy.maxRetries) {
         const failure = await errorFromResponse(response);
         failures++;
@@ -318,7 +343,18 @@ export class Transport {
     return new ChessportNetworkError({ url, attempts, timedOut, truncated, cause: error });
   }
 
-  async #attempt(url: string, accept: string, signal: AbortSignal | undefined): Promise<Response> {
+  /** The token of the next request, from the source, checked as the constructor checks a string. */
+  async #accessToken(signal: AbortSignal | undefined): Promise<string> {
+    const token = await untilAborted(Promise.resolve(this.#tokens.accessToken()), signal);
+    return checkedToken(token, 'the token source gave no usable token: ');
+  }
+
+  async #attempt(
+    url: string,
+    accept: string,
+    token: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Response> {
     // The timeout covers the wait for the headers only: a long PGN download is not cut off. Its reason is a
     // TimeoutError DOMException, as AbortSignal.timeout() gives. One beyond setTimeout's range (Infinity)
     // means none.
@@ -334,7 +370,7 @@ export class Transport {
     try {
       return await this.#fetch(url, {
         headers: {
-          authorization: `Bearer ${this.#token}`,
+          authorization: `Bearer ${token}`,
           accept,
           'user-agent': this.#userAgent,
           ...(!this.#compression && { 'accept-encoding': 'identity' }),
@@ -358,6 +394,32 @@ export class Transport {
     this.#onRetry?.(event);
     await sleep(event.waitMs, signal);
   }
+}
+
+/**
+ * @internal `promise`, or the signal's reason once it is aborted: the caller stops waiting, and the work goes
+ * on (a refresh shared by several calls must not be cut off by one of them: its answer is a new token).
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** The same bytes, with the error a failed read ends in replaced by `typed(error)`. */

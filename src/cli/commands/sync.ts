@@ -1,10 +1,18 @@
 // `chessport sync`: the reference consumer of the API. The engine lives in src/sync (it builds on the client
 // alone); this file turns options into a run, prints the summary and maps failures to exit codes.
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { ChessportError, ChessportNetworkError } from '../../../packages/client/src/index.ts';
-import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../sync/engine.ts';
+import {
+  type LoginPrompt,
+  SyncError,
+  type SyncFailure,
+  type SyncProgress,
+  syncMirror,
+  TOKENS_FILE,
+} from '../../sync/engine.ts';
 import { jsonOption } from '../context.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
 import { CliError, nonEmpty, parsePositiveInt } from '../settings.ts';
@@ -17,6 +25,8 @@ export const SYNC_EXIT: Record<SyncFailure | 'interrupted', number> = {
   cursor_rejected: 5,
   other_reader: 6,
   other_server: 6,
+  login_denied: 7,
+  login_expired: 8,
   interrupted: 130,
 };
 
@@ -25,21 +35,28 @@ Exit codes:
   0    the mirror is current
   1    any other failure: server unreachable after retries, server error, bad option, the folder in
        use by another sync
-  3    401 invalid_token: the token is unknown, expired or revoked; get a new one
+  3    401 invalid_token: the token is unknown, expired or revoked; get a new one. Or the saved sign-in's
+       refresh token is refused (expired, revoked, or used before): sign in again with --login
   4    403 insufficient_scope: the token needs user.read, games.read and databases.read
   5    the server rejects the saved cursor of the mirror's own reader: run again with --full to start over
   6    the folder is the mirror of another reader (the token is another user's or app's, or the server's
        secret changed) or of another server; nothing was written. --full starts over only for the same
        reader; --full --switch-reader replaces the mirror with the token's data
+  7    --login: the user denied the sync access
+  8    --login: the code expired (10 minutes) before the user allowed the sync access
   130  interrupted (SIGINT or SIGTERM); the next run continues where this one stopped
 
 A 429 is never a failure: the sync waits as Retry-After says and carries on. The cursor is stored in the
 same transaction as the data of its page, so a run killed at any point is finished by running it again.
-The token may also come from CHESSPORT_TOKEN, which keeps it out of the process list.`;
+The token may also come from CHESSPORT_TOKEN, which keeps it out of the process list. Without either,
+--login signs in through the device flow: it prints an address and a code to enter there in a browser,
+and keeps the tokens in <out>/${TOKENS_FILE} (readable by you only), which later runs use and refresh.`;
 
 interface SyncCliOptions {
   baseUrl: string;
   token?: string;
+  login?: boolean;
+  clientId?: string;
   out: string;
   limit?: string;
   concurrency?: string;
@@ -75,6 +92,8 @@ export function syncCommand(program: Command): void {
       '--token <token>',
       'access token with user.read, games.read and databases.read (or CHESSPORT_TOKEN)',
     )
+    .option('--login', `sign in through the device flow; the tokens are kept in <out>/${TOKENS_FILE}`)
+    .option('--client-id <id>', 'with --login: the client id of the server’s app for chessport sync')
     .requiredOption('--out <dir>', 'folder of the mirror: mirror.sqlite, and pgn/ with --pgn-files')
     .option('--limit <n>', 'changes per feed page (each with its game), 1 to 500', '500')
     .option('--concurrency <n>', 'game details fetched at the same time, from a server without expand', '4')
@@ -90,8 +109,16 @@ export function syncCommand(program: Command): void {
     .option(...jsonOption)
     .addHelpText('after', EXIT_HELP)
     .action(async (opts: SyncCliOptions) => {
-      const token = opts.token ?? process.env.CHESSPORT_TOKEN;
-      if (!token) throw new CliError('give a token with --token or CHESSPORT_TOKEN');
+      if (opts.login && opts.token !== undefined)
+        throw new CliError('--login gets a token through the device flow: give --token or --login, not both');
+      if (opts.clientId !== undefined && !opts.login) throw new CliError('--client-id goes with --login');
+      if (opts.clientId !== undefined) nonEmpty(opts.clientId, '--client-id');
+      // --login is asked for explicitly, so it wins over CHESSPORT_TOKEN; a token wins over a saved sign-in.
+      const token = opts.login ? undefined : (opts.token ?? process.env.CHESSPORT_TOKEN);
+      if (!token && !opts.login && !existsSync(join(opts.out, TOKENS_FILE)))
+        throw new CliError(
+          'give a token with --token or CHESSPORT_TOKEN, or sign in with --login --client-id <id>',
+        );
       const pageSize = parsePositiveInt(opts.limit ?? '500', '--limit');
       if (pageSize > 500) throw new CliError('--limit must be from 1 to 500');
       const concurrency = parsePositiveInt(opts.concurrency ?? '4', '--concurrency');
@@ -115,7 +142,10 @@ export function syncCommand(program: Command): void {
       try {
         const summary = await syncMirror({
           baseUrl: opts.baseUrl,
-          token,
+          ...(token && { token }),
+          ...(opts.login && {
+            login: { ...(opts.clientId !== undefined && { clientId: opts.clientId }), onPrompt: showPrompt },
+          }),
           out: opts.out,
           pageSize,
           concurrency,
@@ -136,6 +166,11 @@ export function syncCommand(program: Command): void {
           },
         });
         progress.done();
+        if (opts.login)
+          process.stderr.write(
+            `chessport sync: signed in; the tokens are kept in ${join(opts.out, TOKENS_FILE)} (readable by ` +
+              'you only), and later runs use them without --token or --login\n',
+          );
         emit(Boolean(opts.json), summary, () => {
           const seconds = (summary.elapsedMs / 1000).toFixed(1);
           const lines = [
@@ -166,6 +201,17 @@ export function syncCommand(program: Command): void {
         process.off('SIGTERM', interrupt);
       }
     });
+}
+
+/** Where to sign in, on stderr (stdout keeps the summary alone); the server's words made terminal-safe. */
+function showPrompt(prompt: LoginPrompt): void {
+  const minutes = Math.max(1, Math.round((prompt.expiresAt - Date.now()) / 60_000));
+  const lines = [
+    `To sign in, open ${prompt.verificationUri} in a browser and enter the code ${prompt.userCode}`,
+    ...(prompt.verificationUriComplete ? [`(or open ${prompt.verificationUriComplete})`] : []),
+    `Waiting for you to allow the sync; the code is good for ${counted(minutes, 'minute')}.`,
+  ];
+  process.stderr.write(`${lines.map((line) => terminalSafe(line)).join('\n')}\n`);
 }
 
 /** An http(s) URL; the text is not quoted back, as it may hold a password. */
