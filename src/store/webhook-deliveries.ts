@@ -198,8 +198,10 @@ export async function releaseDelivery(store: StoreParts, claimed: ClaimedDeliver
     .execute();
 }
 
-function stateOf(row: { status: string; attempts: number }): WebhookDeliveryState {
-  if (row.status === 'pending') return Number(row.attempts) > 0 ? 'retrying' : 'pending';
+function stateOf(row: { status: string; attempts: number; last_error: string | null }): WebhookDeliveryState {
+  // An attempt counts from its lease: one under way with no failure recorded before it is still pending.
+  if (row.status === 'pending')
+    return Number(row.attempts) > 0 && row.last_error !== null ? 'retrying' : 'pending';
   return row.status as WebhookDeliveryState;
 }
 
@@ -253,7 +255,13 @@ export async function listDeliveries(
     query = query.where((eb) =>
       eb.or([
         eb('d.status', '=', 'failed'),
-        eb.and([eb('d.status', '=', 'pending'), eb('d.attempts', '>', 0)]),
+        // Retrying: an attempt failed. Not one whose first attempt is under way (attempts counts it from its
+        // lease, but no error is recorded yet): that has not failed.
+        eb.and([
+          eb('d.status', '=', 'pending'),
+          eb('d.attempts', '>', 0),
+          eb('d.last_error', 'is not', null),
+        ]),
       ]),
     );
   }

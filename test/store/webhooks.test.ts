@@ -236,6 +236,9 @@ for (const { dialect, skip } of DIALECTS) {
       await fanOut();
       const now = Date.now();
       const [attempt] = (await claim(store, now)) as [NonNullable<Awaited<ReturnType<typeof claim>>[number]>];
+      // Under way, nothing failed yet: neither retrying nor among the failed (`webhooks deliveries --failed`).
+      assert.equal((await store.webhooks.listDeliveries({ limit: 1 }))[0]?.state, 'pending');
+      assert.deepEqual(await store.webhooks.listDeliveries({ limit: 10, failed: true }), []);
       const failing = await store.webhooks.recordFailure(attempt, {
         status: 503,
         error: 'HTTP 503',
@@ -247,6 +250,7 @@ for (const { dialect, skip } of DIALECTS) {
       assert.deepEqual(await claim(store, now + 4000), [], 'not due before its retry');
       let [retrying] = await store.webhooks.listDeliveries({ limit: 1 });
       assert.equal(retrying?.state, 'retrying');
+      assert.equal((await store.webhooks.listDeliveries({ limit: 10, failed: true }))[0]?.id, attempt.id);
       assert.equal(retrying?.messageId, attempt.messageId, 'a retry of the same signal keeps its message id');
       await insert(aliceDb);
       await fanOut();
