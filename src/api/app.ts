@@ -11,6 +11,7 @@ import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './context.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
+import { FeedWaits } from './feed-waits.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
@@ -140,6 +141,10 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   openapiRoute(app);
   docsPage(app);
 
+  const waits = new FeedWaits(options.store.signals);
+  // Before the server stops taking connections and waits for the requests in flight: a long-poll is
+  // answered now, with its empty page, rather than held to the end of its wait.
+  app.addHook('preClose', async () => waits.endAll());
   const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
   const context: ApiContext = {
     store: options.store,
@@ -147,6 +152,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     limiter,
     pages,
     positions: new ListPositions(),
+    waits,
   };
   app.register(
     async (api) => {

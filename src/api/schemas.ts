@@ -266,6 +266,9 @@ export const formatParam = {
     'prefers application/x-chess-pgn or application/vnd.chess-pgn. Any other value is 400.',
 } as const;
 
+/** The longest a request of the changes feed may wait for a change (wait=), in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+
 export const changesQuery = {
   cursor: {
     type: 'string',
@@ -282,4 +285,15 @@ export const changesQuery = {
     examples: ['2026-11-21T06:13:00.000Z'],
   },
   limit: { ...pageQuery(100, 500).limit, description: 'Changes per page, 1 to 500, plain decimal digits.' },
+  wait: {
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_WAIT_SECONDS,
+    description:
+      `Long-poll: seconds to wait, 1 to ${MAX_WAIT_SECONDS}, plain decimal digits. When the page would be ` +
+      'empty, the answer waits until a change of the user commits (then it comes at once, with that change) ' +
+      'or the time is up (an empty page, its nextCursor as without wait). A page with changes is answered ' +
+      'at once. A server shutting down answers a waiting request at once with its empty page. One request, ' +
+      'one unit of the rate limit, however long it waits.',
+  },
 } as const;

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { addApp, addUser, findApp, findUser, listApps, listUsers, serverSecret } from './accounts.ts';
 import { beginChanges, type Changes, lastSeq } from './change-allocation.ts';
+import { ChangeSignals } from './change-signals.ts';
 import type { StoreContext } from './context.ts';
 import {
   addDatabase,
@@ -53,6 +54,12 @@ export class Store implements StoreContext {
   private readonly limitSilence: (ms: number) => void;
 
   /**
+   * Signals that a change of an owner may have committed, from this process's writes and (once someone
+   * subscribes) from other processes' (change-signals.ts): what a waiting long-poll wakes on.
+   */
+  readonly signals: ChangeSignals;
+
+  /**
    * The migrations that opening this store applied, in order: every one for a new store (0001_initial
    * first), the newer ones for a store that an older version made, none for a store already up to date.
    */
@@ -63,11 +70,13 @@ export class Store implements StoreContext {
     dialect: Dialect,
     run: RunQuery = kyselyRunner(db),
     limitSilence: (ms: number) => void = () => undefined,
+    signals: ChangeSignals = new ChangeSignals(),
   ) {
     this.db = db;
     this.dialect = dialect;
     this.hot = hotQueries(db, run);
     this.limitSilence = limitSilence;
+    this.signals = signals;
   }
 
   // ---- the store itself ----------------------------------------------------------------------------
@@ -91,6 +100,7 @@ export class Store implements StoreContext {
   }
 
   async close(): Promise<void> {
+    await this.signals.close();
     await this.db.destroy();
   }
 
@@ -146,6 +156,17 @@ export class Store implements StoreContext {
    * changes.
    */
   async write<T>(ownerId: string, fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>): Promise<T> {
+    const result = await this.transact(ownerId, fn);
+    // After the commit, never before: a waiter woken now reads what was written. Other processes hear of
+    // it from PostgreSQL's NOTIFY (sent by beginChanges, delivered at commit) or SQLite's poller.
+    this.signals.committed(ownerId);
+    return result;
+  }
+
+  private async transact<T>(
+    ownerId: string,
+    fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>,
+  ): Promise<T> {
     if (this.dialect === 'postgres') {
       return this.db
         .transaction()

@@ -13,10 +13,11 @@ interface ChangesQuery {
   cursor?: string;
   since?: string;
   limit: number;
+  wait?: number;
 }
 
 export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
-  const { store, secret } = context;
+  const { store, secret, waits } = context;
 
   readRoute(app, context, {
     url: '/changes',
@@ -30,11 +31,12 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       'nextCursor until hasMore is false; then poll with the last nextCursor. The feed signals changes: ' +
       'fetch a changed game with GET /api/v1/games/{id}. 400 for cursor together with since, an invalid ' +
       'since, a malformed, altered or foreign cursor, and a cursor from before the store was restored from ' +
-      'an older backup.',
+      'an older backup. With wait, a request whose page would be empty waits up to that many seconds for a ' +
+      'change of the user to commit (a long-poll), instead of polling.',
     query: changesQuery,
     ok: { description: 'One page of changes.', schema: schemas.changes },
-    handler: async (request, _reply, token) => {
-      const { cursor, since, limit } = request.query as ChangesQuery;
+    handler: async (request, reply, token) => {
+      const { cursor, since, limit, wait } = request.query as ChangesQuery;
       // Cursors are bound to the reader as the API knows it: this user through this app's pairwise id.
       const reader = pairwiseId(secret, token.appSector, token.userId);
       let after = 0;
@@ -64,18 +66,27 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         }
         after = await store.changePositionAt(token.userId, sinceMs);
       }
-      // One row beyond the page tells whether more exist; the page is one statement, one snapshot.
-      const rows = await store.listChanges(token.userId, after, limit + 1);
-      // A cursor past every change the store has made was issued before the store was restored from a
-      // backup: the writes after the restore take the positions it has passed, and its reader would never
-      // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
-      if (rows.length === 0 && cursor !== undefined && after > (await store.lastSeq())) {
-        throw new ApiError(
-          'invalid_request',
-          'cursor is ahead of the store, which was restored from an older backup: read the feed again from ' +
-            'the start, without cursor',
-        );
-      }
+      const read = async () => {
+        // One row beyond the page tells whether more exist; the page is one statement, one snapshot.
+        const rows = await store.listChanges(token.userId, after, limit + 1);
+        // A cursor past every change the store has made was issued before the store was restored from a
+        // backup: the writes after the restore take the positions it has passed, and its reader would never
+        // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
+        if (rows.length === 0 && cursor !== undefined && after > (await store.lastSeq())) {
+          throw new ApiError(
+            'invalid_request',
+            'cursor is ahead of the store, which was restored from an older backup: read the feed again ' +
+              'from the start, without cursor',
+          );
+        }
+        return rows;
+      };
+      // A long-poll reads until a page has changes, or its wait ends (feed-waits.ts). The one place a
+      // request of the feed waits.
+      const rows =
+        wait === undefined
+          ? await read()
+          : await waits.hold(token.userId, wait * 1000, reply, read, (found) => found.length > 0);
       const page = rows.slice(0, limit);
       const position = page.at(-1)?.seq ?? after;
       return {
