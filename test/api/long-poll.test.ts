@@ -32,6 +32,14 @@ const LONG_WAIT = 30;
 /** What "well before the end of the wait" means on a busy machine. */
 const WELL_BEFORE_MS = 10_000;
 
+async function waitFor(condition: () => boolean): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('not within 10 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** The cursor at the head of the user's feed now: a wait from it has nothing to read yet. */
 async function headCursor(base: string, token: string): Promise<string> {
   let cursor = '';
@@ -184,6 +192,8 @@ describe('GET /changes?wait=', () => {
     await waitingAtMost(server.base, 0);
     const cursor = await headCursor(server.base, tokens.alice);
     const left = await metric(server.base, 'chessport_feed_waits_total', 'outcome="disconnect"');
+    const aborted = await metric(server.base, 'chessport_http_requests_aborted_total');
+    const output = captureOutput(server);
     const waiting = waitForChanges(
       server.base,
       tokens.alice,
@@ -194,6 +204,10 @@ describe('GET /changes?wait=', () => {
     waiting.request.destroy();
     await waitingAtMost(server.base, 0);
     assert.equal(await metric(server.base, 'chessport_feed_waits_total', 'outcome="disconnect"'), left + 1);
+    // Leaving a long-poll is how it is used, not an answer cut short: logged as info, not counted as aborted.
+    assert.equal(await metric(server.base, 'chessport_http_requests_aborted_total'), aborted);
+    await waitFor(() => output.text().includes('request left while waiting'));
+    assert.doesNotMatch(output.text(), /request aborted/);
   });
 
   test('a wait that sees nothing ends with an empty page and the cursor it was given', async () => {

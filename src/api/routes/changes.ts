@@ -81,12 +81,13 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         }
         return rows;
       };
-      // A long-poll reads until a page has changes, or its wait ends (feed-waits.ts). The one place a
-      // request of the feed waits.
+      // A long-poll reads until a page has changes, or its wait ends (feed-waits.ts): the one place a request
+      // of the feed waits. The key names everything read() depends on, for waits that share a read.
+      const key = `${token.userId} ${after} ${limit} ${cursor !== undefined}`;
       const rows =
         wait === undefined
           ? await read()
-          : await waits.hold(token.userId, wait * 1000, reply, read, (found) => found.length > 0);
+          : await waits.hold(token.userId, key, wait * 1000, reply, read, (found) => found.length > 0);
       const page = rows.slice(0, limit);
       const position = page.at(-1)?.seq ?? after;
       return {
