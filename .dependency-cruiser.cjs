@@ -1,7 +1,8 @@
-// The project's layers (README "Layout"), checked by dependency-cruiser in `npm test`: data flows one way,
-// `chess` (pure) -> `import` -> `store`, `api` -> `store`, `cli` on top; `client` stands alone and `sync`
-// builds on it; `workers` holds what starts worker threads and knows nothing of the project. Every import
-// counts, `import type` too (a type-only cycle still ties two modules together).
+// The project's layers (docs/architecture.md "Layers"), checked by dependency-cruiser in `npm test`: data
+// flows one way, `chess` (pure) -> `import` -> `store`, `api` -> `store`, `cli` on top; `client`
+// (packages/client) stands alone and `sync` builds on it; `workers` holds what starts worker threads and knows
+// nothing of the project. Every import counts, `import type` too (a type-only cycle still ties two modules
+// together).
 //
 // The project runs TypeScript directly, with `.ts` in its import paths. TypeScript 7 has no compiler API
 // for dependency-cruiser to parse with, so swc (@swc/core) parses, and it reports type-only imports as such.
@@ -48,11 +49,11 @@ module.exports = {
     {
       name: 'client-stands-alone',
       comment:
-        'chessport/client runs on global fetch alone (Node.js, Deno, Bun, browsers) and has no runtime ' +
-        'dependencies: it imports only its own modules, no package and no Node.js built-in.',
+        '@chessport/client (packages/client) runs on global fetch alone (Node.js, Deno, Bun, browsers) and has ' +
+        'no runtime dependencies: its sources import only each other, no package and no Node.js built-in.',
       severity: 'error',
-      from: { path: '^src/client/' },
-      to: { pathNot: '^src/client/' },
+      from: { path: '^packages/client/src/' },
+      to: { pathNot: '^packages/client/src/' },
     },
     {
       name: 'sync-on-client',
@@ -62,11 +63,29 @@ module.exports = {
       to: { path: '^src/(api|cli|import|store|chess|workers)/' },
     },
     {
-      name: 'sync-through-client-entry',
-      comment: 'The sync engine uses the client as a package user does: through src/client/index.ts alone.',
+      name: 'client-through-its-entry',
+      comment:
+        'The project uses the client as a package user does: through packages/client/src/index.ts alone ' +
+        '(the tests may read its types module too).',
       severity: 'error',
-      from: { path: '^src/sync/' },
-      to: { path: '^src/client/', pathNot: '^src/client/index[.]ts$' },
+      from: { path: '^(src|bin|scripts|bench)/' },
+      to: { path: '^packages/client/', pathNot: '^packages/client/src/index[.]ts$' },
+    },
+    {
+      name: 'examples-as-integrators',
+      comment:
+        'examples/ shows an integration: it imports the package @chessport/client by name, as an app that ' +
+        'installed it does, and nothing of the project by path.',
+      severity: 'error',
+      from: { path: '^examples/' },
+      to: { path: '^(src|bin|scripts|bench|test|packages)/' },
+    },
+    {
+      name: 'only-cli-and-sync-use-the-client',
+      comment: 'The server, the store, the import and chess know nothing of the client: they share no code.',
+      severity: 'error',
+      from: { path: '^src/(api|store|import|chess|workers)/' },
+      to: { path: '^packages/client/' },
     },
     {
       name: 'workers-know-nothing',
@@ -95,6 +114,8 @@ module.exports = {
     // what the TypeScript parser reports and, set, would ask for a TypeScript compiler API that 7 lacks.
     parser: 'swc',
     doNotFollow: { path: 'node_modules' },
+    // A package's build output (packages/client/dist) is tsc's, not the project's modules.
+    exclude: { path: '^packages/[^/]+/dist/' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'node', 'default', 'types'],

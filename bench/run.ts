@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const parts = ['chess.ts', 'import.ts', 'feed.ts', 'longpoll.ts', 'http.ts', 'scale.ts'];
+const parts = ['chess.ts', 'import.ts', 'feed.ts', 'longpoll.ts', 'http.ts', 'takeover.ts', 'scale.ts'];
 let failed = false;
 for (const part of parts) {
   const file = join(import.meta.dirname, part);

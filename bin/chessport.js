@@ -21,13 +21,13 @@ const { freshCliBundle } = await import('./cli-bundle.js');
 const cache = module.enableCompileCache?.();
 if (cache?.directory) process.env.NODE_COMPILE_CACHE ??= cache.directory;
 const bundle = freshCliBundle();
-// Installed as a dependency (for chessport/client) or globally, the command is under node_modules, where
+// Installed as a dependency or globally, the command is under node_modules, where
 // Node.js strips no types: the sources failed to load with a stack trace (ERR_UNSUPPORTED_NODE_MODULES_TYPE_
 // STRIPPING). The command runs from a checkout of the project; say so in one line.
 if (import.meta.dirname.split(sep).includes('node_modules')) {
   process.stderr.write(
     'chessport: the command runs from a checkout of the project (git clone, then npm install), not from ' +
-      'node_modules, where Node.js strips no TypeScript types; as a dependency, the package gives chessport/client\n',
+      'node_modules, where Node.js strips no TypeScript types; for the client, install @chessport/client\n',
   );
   process.exit(1);
 }

@@ -1,6 +1,6 @@
 // `postinstall`: bundles the dependencies and workers (vendor-bundles.ts), so that commands start fast.
 // JavaScript, not TypeScript, so that it also runs where Node.js strips no types: in a project that installs
-// chessport as a dependency (for chessport/client), where the commands do not run from node_modules anyway
+// chessport as a dependency, where the commands do not run from node_modules anyway
 // and there is nothing to bundle, and on a Node.js older than 22.18.
 import { spawnSync } from 'node:child_process';
 import { join, sep } from 'node:path';

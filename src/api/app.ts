@@ -35,6 +35,7 @@ import { gameRoutes } from './routes/games.ts';
 import { meRoutes } from './routes/me.ts';
 import { sharedSchemas } from './schemas.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutOptions } from './timeouts.ts';
+import { parseZonedTimestamp } from './timestamp.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -84,7 +85,17 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     // path that does not percent-decode is routed as it is (request-target.ts).
     routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
     rewriteUrl: (raw) => routableUrl(raw.url ?? '/'),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false },
+      // `date-time` (the feed's since) as the API reads it: RFC 3339's date-time, and also without seconds or
+      // with a zone of hours alone (timestamp.ts), as before the document named the format.
+      onCreate: (ajv) => {
+        ajv.addFormat('date-time', {
+          type: 'string',
+          validate: (text) => parseZonedTimestamp(text) !== undefined,
+        });
+      },
+    },
     clientErrorHandler,
     frameworkErrors: (error, request, reply) => {
       reply.header(REQUEST_ID_HEADER, request.id);

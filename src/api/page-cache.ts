@@ -14,6 +14,8 @@ export interface CachedPage {
   body: Buffer;
   /** The Link header of the page (absent on a single page). */
   link: string | undefined;
+  /** The list's X-Total-Count when the page was rendered. */
+  total: number;
   /** Its strong ETag value (conditional.ts), computed once with the body. */
   tag: string;
 }

@@ -1,12 +1,14 @@
 // Strict query parameters (docs/design.md 13): plain decimal integers in range, no unknown names, never clamped.
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
+import { zonedTimestampRule } from './timestamp.ts';
 
 interface PropertySchema {
   type?: string | readonly string[];
   minimum?: number;
   maximum?: number;
   enum?: readonly string[];
+  format?: string;
 }
 
 export interface QuerySchema {
@@ -19,6 +21,8 @@ export interface QuerySchema {
 export function describeParam(name: string, schema: PropertySchema | undefined): string {
   if (!schema) return `unknown parameter "${name}"`;
   if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
+  if (schema.format === 'date-time') return zonedTimestampRule(name);
+  if (schema.type === 'boolean') return `${name} must be true or false`;
   if (schema.type === 'integer') {
     if (schema.maximum !== undefined)
       return `${name} must be an integer from ${schema.minimum ?? 0} to ${schema.maximum}`;
@@ -55,12 +59,16 @@ export function checkRawQuery(request: FastifyRequest, schema: QuerySchema): voi
   }
 }
 
-/** RFC 8288 Link header for offset paging: rel="next" while more items exist, rel="prev" after the first page. */
+/**
+ * RFC 8288 Link header for offset paging: rel="next" and rel="last" (the page holding the last of `total`
+ * items) while more items exist, rel="prev" after the first page.
+ */
 export function pageLinks(
   request: FastifyRequest,
   limit: number,
   offset: number,
   hasMore: boolean,
+  total: number,
 ): string | undefined {
   // Root-relative also for a request in absolute-form (`GET http://host/api/v1/games`, RFC 9112 3.2.2), whose
   // URL names a scheme and host that the client chose.
@@ -73,7 +81,12 @@ export function pageLinks(
     return `<${path}?${params}>; rel="${rel}"`;
   };
   const links: string[] = [];
-  if (hasMore) links.push(link(offset + limit, 'next'));
+  if (hasMore) {
+    links.push(link(offset + limit, 'next'));
+    // Counted apart from the page: a write in between can leave it at or before this page.
+    const last = Math.floor(Math.max(0, total - 1) / limit) * limit;
+    if (last > offset) links.push(link(last, 'last'));
+  }
   if (offset > 0) links.push(link(Math.max(0, offset - limit), 'prev'));
   return links.length ? links.join(', ') : undefined;
 }

@@ -30,3 +30,28 @@ export function pgnHeaders(reply: FastifyReply, slug: string): FastifyReply {
     .header('content-type', `${PGN_TYPE}; charset=utf-8`)
     .header('content-disposition', `attachment; filename="${slug}.pgn"`);
 }
+
+/**
+ * The tag that names a game's id in a database export asked for with gameIds=true. Prefixed with the
+ * service's name so that no tag a user already has means something else by it (Lichess writes GameId).
+ */
+export const GAME_ID_TAG = 'ChessportGameId';
+
+/** Roster tags that the export writes first, always, in this order (Event to Result). */
+const ROSTER_TAGS = 7;
+
+/**
+ * The game's export PGN with `[ChessportGameId "<id>"]` right after the Seven Tag Roster. A tag of that name
+ * it holds already (a file exported with ids and imported again) gives way: the game's own id is the one a
+ * consumer joins on.
+ */
+export function withGameIdTag(pgn: string, id: string): string {
+  const end = pgn.indexOf('\n\n');
+  const tags = end < 0 ? pgn.length : end;
+  let text = pgn;
+  const existing = text.slice(0, tags).indexOf(`\n[${GAME_ID_TAG} "`);
+  if (existing >= 0) text = text.slice(0, existing) + text.slice(text.indexOf('\n', existing + 1));
+  let at = 0;
+  for (let n = 0; n < ROSTER_TAGS; n++) at = text.indexOf('\n', at) + 1;
+  return `${text.slice(0, at)}[${GAME_ID_TAG} "${id}"]\n${text.slice(at)}`;
+}

@@ -1,14 +1,15 @@
 // One place that turns a read endpoint into routes: GET (and HEAD) with auth, rate limit, scope and strict
 // parameters, 405 for every other method (docs/design.md 16) and an OPTIONS answer naming what is allowed (a CORS
 // preflight is answered earlier, by the CORS plugin). The GET route's schema is also its operation in the
-// OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer.
+// OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer; the HEAD route,
+// which Fastify adds with the same schema, and the OPTIONS route are operations there too.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TokenInfo } from '../store/index.ts';
 import { authenticate, requireScope, type Scope } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { ApiError } from './errors.ts';
 import { SECURITY_SCHEME, type Tag } from './openapi/document.ts';
-import { type ReadAnswers, readResponses } from './openapi/responses.ts';
+import { optionsResponses, type ReadAnswers, readResponses } from './openapi/responses.ts';
 import { checkRawQuery, type QuerySchema } from './params.ts';
 
 export const ALLOW = 'GET, HEAD';
@@ -58,6 +59,10 @@ export interface ReadRoute {
   params?: Record<string, { type: 'string'; description: string }>;
   /** The 200 JSON answer. */
   ok: ReadAnswers['ok'];
+  /** The list says its total in X-Total-Count. */
+  total?: boolean;
+  /** What its PGN answer holds, where the `format` parameter asks for one. */
+  pgn?: string;
   handler: (request: FastifyRequest, reply: FastifyReply, token: TokenInfo) => Promise<unknown>;
 }
 
@@ -77,7 +82,8 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     response: readResponses({
       ok: route.ok,
       paged: route.query?.offset !== undefined,
-      pgn: route.query?.format !== undefined,
+      total: route.total ?? false,
+      pgn: route.query?.format === undefined ? undefined : route.pgn,
       notFound: route.params !== undefined,
     }),
     ...(route.params && {
@@ -120,11 +126,28 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     },
     handler: async (request, reply) => route.handler(request, reply, request.token as TokenInfo),
   });
-  methodGuards(app, route.url);
+  methodGuards(app, route.url, {
+    operationId: `${route.operationId}Options`,
+    tags: [route.tag],
+    summary: 'The methods this path answers (OPTIONS), without a token.',
+    description:
+      'Allow names GET, HEAD and OPTIONS; answered before authentication and before any request body is ' +
+      'read. A CORS preflight (Origin and Access-Control-Request-Method) is answered before this operation, ' +
+      'as the document’s x-other-methods.preflight describes.',
+    // No token: the answer is the same for everyone.
+    security: [],
+    ...(route.params && {
+      params: { type: 'object', required: Object.keys(route.params), properties: route.params },
+    }),
+    response: optionsResponses(`${ALLOW}, OPTIONS`),
+  });
 }
 
-/** 405 for every other method and an OPTIONS answer on a read-only path (untagged: not in the document). */
-export function methodGuards(app: FastifyInstance, url: string): void {
+/**
+ * 405 for every other method and an OPTIONS answer on a read-only path. The OPTIONS route is an operation of
+ * the document when given its schema; without one it is untagged, and left out.
+ */
+export function methodGuards(app: FastifyInstance, url: string, options?: FastifySchema): void {
   const refuse = async () => {
     throw new ApiError('method_not_allowed', `The API is read-only: use ${ALLOW}.`, { allow: ALLOW });
   };
@@ -141,5 +164,11 @@ export function methodGuards(app: FastifyInstance, url: string): void {
     reply.code(204).header('allow', `${ALLOW}, OPTIONS`).send();
   // Answered in onRequest too, before Fastify reads a body: OPTIONS with broken JSON or an unknown media type
   // is 204 like any other, and one whose body never comes in is answered at once.
-  app.route({ method: 'OPTIONS', url, onRequest: allow, handler: allow });
+  app.route({
+    method: 'OPTIONS',
+    url,
+    onRequest: allow,
+    handler: allow,
+    ...(options && { schema: options }),
+  });
 }

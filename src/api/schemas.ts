@@ -16,8 +16,10 @@ const timestamp = (description: string) =>
 
 const RESULTS = ['1-0', '0-1', '1/2-1/2', '*'] as const;
 
+// Named ErrorBody, not Error: a schema named Error becomes a type that shadows JavaScript's Error in generated
+// TypeScript clients.
 export const errorSchema = {
-  $id: 'Error',
+  $id: 'ErrorBody',
   type: 'object',
   description: 'The one error shape of the API: every answer other than 2xx and 304 carries it, always JSON.',
   required: ['error', 'error_description'],
@@ -82,7 +84,7 @@ export const databaseSchema = {
   $id: 'Database',
   type: 'object',
   description: 'A collection of games owned by the user.',
-  required: ['id', 'name', 'slug', 'private', 'maxGames', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'slug', 'private', 'maxGames', 'gameCount', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'Database UUID.' },
     name: { type: 'string', description: 'Database name.' },
@@ -93,6 +95,13 @@ export const databaseSchema = {
     },
     private: { type: 'boolean', description: 'Whether the database is private.' },
     maxGames: nullable('integer', 'Maximum number of games the database takes; null when unlimited.'),
+    gameCount: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'Number of games in the database now (deleted ones not counted): the total its list of games ' +
+        'gives in X-Total-Count.',
+    },
     createdAt: timestamp('Creation time.'),
     updatedAt: timestamp('Time of the last change to the database or its games.'),
   },
@@ -136,7 +145,11 @@ export const gameDetailSchema = {
     ...gameSummaryProperties,
     fen: {
       type: 'string',
-      description: 'FEN of the position after the last move of the main line.',
+      description:
+        'FEN of the position after the last move of the main line. The en passant square is written only ' +
+        'when an en passant capture is legal in that position (else -, also right after a two-square pawn ' +
+        'move); castling rights as KQkq for the outermost rooks and as a rook’s file letter otherwise ' +
+        '(X-FEN, Chess960); the halfmove clock counts on past 150.',
       examples: ['rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'],
     },
     moves: {
@@ -169,7 +182,8 @@ export const changeItemSchema = {
   type: 'object',
   description:
     'One changed game in its latest state. A deleted game is a tombstone (deleted: true) that keeps its ' +
-    'last names and result; fetch the others with GET /api/v1/games/{id}.',
+    'last names and result; fetch the others with GET /api/v1/games/{id}, or ask for them with the page ' +
+    '(expand=game).',
   required: ['id', 'databaseId', 'updatedAt', 'deleted', 'white', 'black', 'result'],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'Game UUID.' },
@@ -183,6 +197,12 @@ export const changeItemSchema = {
     white: { $ref: 'Player#' },
     black: { $ref: 'Player#' },
     result: { type: 'string', enum: RESULTS, description: 'Result in PGN notation.' },
+    game: {
+      description:
+        'Only with expand=game, and then on every item: the game as GET /api/v1/games/{id} gives it ' +
+        '(its data), from the same snapshot as the item; null for a deleted game.',
+      anyOf: [{ type: 'null' }, { $ref: 'GameDetail#' }],
+    },
   },
 } as const;
 
@@ -266,6 +286,14 @@ export const formatParam = {
     'prefers application/x-chess-pgn or application/vnd.chess-pgn. Any other value is 400.',
 } as const;
 
+export const gameIdsParam = {
+  type: 'boolean',
+  description:
+    'PGN export only: true writes each game’s id in a tag, [ChessportGameId "<uuid>"], right after the ' +
+    'Seven Tag Roster, so that the file can be joined to the feed and the JSON answers. true or false; ' +
+    'anything else, or the parameter without a PGN answer, is 400.',
+} as const;
+
 /** The longest a request of the changes feed may wait for a change (wait=), in seconds. */
 export const MAX_WAIT_SECONDS = 60;
 
@@ -278,6 +306,7 @@ export const changesQuery = {
   },
   since: {
     type: 'string',
+    format: 'date-time',
     description:
       'First run only: start at the changes made at or after this time, RFC 3339 with a zone ' +
       '(2026-11-21T06:13:00.000Z, or +02:00 written %2B02:00). Without cursor and since the feed starts ' +
@@ -285,6 +314,13 @@ export const changesQuery = {
     examples: ['2026-11-21T06:13:00.000Z'],
   },
   limit: { ...pageQuery(100, 500).limit, description: 'Changes per page, 1 to 500, plain decimal digits.' },
+  expand: {
+    type: 'string',
+    enum: ['game'],
+    description:
+      'game: every item carries game, the game’s detail as GET /api/v1/games/{id} gives it (null for a ' +
+      'deleted game), so that a page of up to 500 changes is one request. Any other value is 400.',
+  },
   wait: {
     type: 'integer',
     minimum: 1,

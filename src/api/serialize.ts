@@ -1,5 +1,5 @@
 // Domain records to the API's JSON shapes (spec "Resources and their fields", docs/design.md 1-11).
-import type { Database, GameChange, GameDetail, GameSummary } from '../store/index.ts';
+import type { Database, ExpandedChange, GameChange, GameDetail, GameSummary } from '../store/index.ts';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -13,6 +13,11 @@ export function databaseJson(db: Database) {
     createdAt: iso(db.createdAt),
     updatedAt: iso(db.updatedAt),
   };
+}
+
+/** A database as /databases lists it: with the number of its live games. */
+export function listedDatabaseJson(db: Database) {
+  return { ...databaseJson(db), gameCount: db.gameCount };
 }
 
 export function gameSummaryJson(game: GameSummary) {
@@ -29,14 +34,15 @@ export function gameSummaryJson(game: GameSummary) {
   };
 }
 
-export function gameDetailJson(game: GameDetail) {
+/** `updatedAt`: the game's time as written already (a feed item's, of the same row). */
+export function gameDetailJson(game: GameDetail, updatedAt = iso(game.updatedAt)) {
   return {
     ...gameSummaryJson(game),
     fen: game.fen,
     moves: game.moves,
     pgn: game.pgn,
     metadata: game.metadata,
-    updatedAt: iso(game.updatedAt),
+    updatedAt,
   };
 }
 
@@ -51,4 +57,10 @@ export function changeJson(change: GameChange) {
     black: change.black,
     result: change.result,
   };
+}
+
+/** A feed item of GET /changes?expand=game: the item and its game as GET /games/{id} gives it, or null. */
+export function expandedChangeJson(change: ExpandedChange) {
+  const item = changeJson(change);
+  return { ...item, game: change.game && gameDetailJson(change.game, item.updatedAt) };
 }

@@ -1,6 +1,11 @@
 // Timestamps that clients send (the feed's `since`, docs/design.md 21): ISO 8601 date and time WITH a zone, as
 // RFC 3339 profiles it. Without a zone the instant is ambiguous, so it is refused rather than guessed.
 
+/** What a client is told when a timestamp parameter is not one parseZonedTimestamp takes. */
+export const zonedTimestampRule = (name: string) =>
+  `${name} must be an ISO 8601 date and time with a zone, like 2026-11-21T06:13:00.000Z or ` +
+  '2026-11-21T08:13:00+02:00 (write + as %2B in a URL)';
+
 const ZONED =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}(?::\d{2})?)$/;
 

@@ -139,6 +139,7 @@ async function insertDatabase(trx: Executor, input: NewDatabase): Promise<Databa
     slug,
     private: input.private ?? false,
     maxGames: input.maxGames ?? null,
+    gameCount: 0,
     createdAt: now,
     updatedAt: now,
   };
@@ -159,16 +160,20 @@ async function insertDatabase(trx: Executor, input: NewDatabase): Promise<Databa
   return database;
 }
 
-/** Marks a write to the database's games: its time, and its seq for the export's ETag (etags.ts). */
+/**
+ * Marks a write to the database's games: its time, its seq for the export's ETag (etags.ts), and the change
+ * in the number of its live games (`added`, negative for games gone).
+ */
 export async function touchDatabase(
   db: Executor,
   databaseId: string,
   now: number,
   seq: number,
+  added: number,
 ): Promise<void> {
   await db
     .updateTable('databases')
-    .set({ updated_at: now, games_seq: seq })
+    .set({ updated_at: now, games_seq: seq, game_count: sql`game_count + ${added}` })
     .where('id', '=', databaseId)
     .execute();
 }

@@ -62,7 +62,7 @@ export async function updateGame(
         ...contentColumns(game, id),
         ...(store.dialect === 'postgres' && { dedup_key: dedupKey(current.database_id, game.contentHash) }),
       },
-      [current.database_id],
+      [[current.database_id, 0]],
     );
     logGameKey(store, current.database_id, current.pk, game.contentHash);
     return change;
@@ -91,7 +91,10 @@ export async function moveGame(
       changes,
       id,
       { database_id: into.id, ...(store.dialect === 'postgres' && { dedup_key: dedupKeySql(into.id) }) },
-      [from, into.id],
+      [
+        [from, -1],
+        [into.id, 1],
+      ],
     );
     logGameKey(store, into.id, current.pk, current.content_hash);
     return { change, fromDatabaseId: from, moved: true };
@@ -101,7 +104,7 @@ export async function moveGame(
 /** Turns a live game into a tombstone (docs/design.md 22). Undefined when there is no such game. */
 export async function deleteGame(store: StoreContext, id: string): Promise<GameChange | undefined> {
   return writeGame(store, id, (trx, current, changes) =>
-    changeGame(trx, changes, id, TOMBSTONE, [current.database_id]),
+    changeGame(trx, changes, id, TOMBSTONE, [[current.database_id, -1]]),
   );
 }
 
@@ -134,7 +137,7 @@ export async function deleteDatabase(
       where games.pk = ranked.pk`.execute(trx);
     await trx
       .updateTable('databases')
-      .set({ deleted_at: now, updated_at: now, ...(count > 0 && { games_seq: seqs.at(-1) }) })
+      .set({ deleted_at: now, updated_at: now, game_count: 0, ...(count > 0 && { games_seq: seqs.at(-1) }) })
       .where('id', '=', database.id)
       .execute();
     // SQLite: its game keys find only tombstones now (the log's ids are AUTOINCREMENT, never reused).
@@ -163,14 +166,15 @@ async function writeGame<T>(
 
 /**
  * Gives a game a change of its own: sets the columns, its new seq and the change time, and marks the write
- * on the databases it leaves or is in. Returns the game's feed item.
+ * on the databases it leaves or is in, each with the change in its number of live games. Returns the game's
+ * feed item.
  */
 async function changeGame(
   trx: Executor,
   changes: Changes,
   id: string,
   set: UpdateObject<DB, 'games'>,
-  databaseIds: string[],
+  databases: [id: string, added: number][],
 ): Promise<GameChange> {
   const { seqs, now } = await changes.take(1);
   const seq = seqs[0] as number;
@@ -179,7 +183,7 @@ async function changeGame(
     .set({ ...set, seq, updated_at: now })
     .where('id', '=', id)
     .execute();
-  for (const databaseId of databaseIds) await touchDatabase(trx, databaseId, now, seq);
+  for (const [databaseId, added] of databases) await touchDatabase(trx, databaseId, now, seq, added);
   return changeOf(trx, id);
 }
 

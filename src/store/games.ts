@@ -9,16 +9,16 @@ import { storable } from './storable.ts';
 export const EXPORT_BATCH_BYTES = 1 << 20;
 
 /**
- * The PGN of every live game of a database in import order, read in keyset batches of at most `batchSize`
- * games and, unless a single game is larger, `batchBytes` bytes (constant memory). Each batch is its own
- * statement: a client that reads slowly holds no transaction or connection open.
+ * The id and PGN of every live game of a database in import order, read in keyset batches of at most
+ * `batchSize` games and, unless a single game is larger, `batchBytes` bytes (constant memory). Each batch is
+ * its own statement: a client that reads slowly holds no transaction or connection open.
  */
 export async function* databasePgn(
   db: Kysely<DB>,
   databaseId: string,
   batchSize: number,
   batchBytes: number,
-): AsyncGenerator<string> {
+): AsyncGenerator<{ id: string; pgn: string }> {
   const live = (after: number) =>
     db
       .selectFrom('games')
@@ -44,8 +44,8 @@ export async function* databasePgn(
       end++;
     }
     const last = Number(sizes[end - 1]?.pk);
-    const rows = await live(after).select('pgn').where('pk', '<=', last).execute();
-    for (const row of rows) yield row.pgn;
+    const rows = await live(after).select(['id', 'pgn']).where('pk', '<=', last).execute();
+    yield* rows;
     if (end === sizes.length && sizes.length < batchSize) return;
     after = last;
   }

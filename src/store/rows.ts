@@ -2,7 +2,17 @@
 // reads it.
 import type { Selectable } from 'kysely';
 import { type DB, type GamesTable, playerColumns } from './schema.ts';
-import type { App, Database, GameChange, GameDetail, GameSummary, Player, TokenInfo, User } from './types.ts';
+import type {
+  App,
+  Database,
+  ExpandedChange,
+  GameChange,
+  GameDetail,
+  GameSummary,
+  Player,
+  TokenInfo,
+  User,
+} from './types.ts';
 
 type GameRow = Selectable<GamesTable>;
 
@@ -58,6 +68,7 @@ export function toDatabase(row: Selectable<DB['databases']>): Database {
     slug: row.slug,
     private: row.private === 1,
     maxGames: row.max_games === null ? null : Number(row.max_games),
+    gameCount: Number(row.game_count),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -84,6 +95,22 @@ export const changeColumns = [
   'deleted',
   'result',
   ...playerColumns,
+] as const;
+
+/** The columns of a game's detail (GameDetail). */
+export const detailColumns = [...summaryColumns, 'fen', 'moves', 'pgn', 'metadata', 'updated_at'] as const;
+
+/** The columns of a feed item with its game's detail (ExpandedChange). */
+export const expandedChangeColumns = [
+  ...changeColumns,
+  'slug',
+  'event',
+  'date',
+  'eco',
+  'fen',
+  'moves',
+  'pgn',
+  'metadata',
 ] as const;
 
 type PlayerColumns<C extends string> = {
@@ -115,7 +142,7 @@ export function toSummary(row: Pick<GameRow, (typeof summaryColumns)[number]>): 
   };
 }
 
-export function toDetail(row: GameRow): GameDetail {
+export function toDetail(row: Pick<GameRow, (typeof detailColumns)[number]>): GameDetail {
   return {
     ...toSummary(row),
     fen: row.fen,
@@ -137,4 +164,9 @@ export function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): Ga
     white: player(row, 'white'),
     black: player(row, 'black'),
   };
+}
+
+/** A feed item with its game's detail, from a whole games row: a tombstone has none. */
+export function toExpandedChange(row: Pick<GameRow, (typeof expandedChangeColumns)[number]>): ExpandedChange {
+  return { ...toChange(row), game: row.deleted === 1 ? null : toDetail(row) };
 }

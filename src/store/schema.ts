@@ -46,6 +46,8 @@ export interface DatabasesTable {
    * export's ETag is made of (etags.ts).
    */
   games_seq: Generated<number>;
+  /** The number of its live games, kept by every write to its games (migration 0011). */
+  game_count: Generated<number>;
 }
 
 export interface GamesTable {

@@ -22,7 +22,16 @@ import { changePositionAt } from './feed.ts';
 import { deleteDatabase, deleteGame, insertGames, moveGame, updateGame } from './game-writes.ts';
 import { databasePgn, EXPORT_BATCH_BYTES, findLiveGame } from './games.ts';
 import { kyselyRunner, prepared, type RunQuery } from './prepared.ts';
-import { changeColumns, summaryColumns, toChange, toDetail, toSummary, toTokenInfo } from './rows.ts';
+import {
+  changeColumns,
+  expandedChangeColumns,
+  summaryColumns,
+  toChange,
+  toDetail,
+  toExpandedChange,
+  toSummary,
+  toTokenInfo,
+} from './rows.ts';
 import type { DB } from './schema.ts';
 import { BackgroundCheckpoints } from './sqlite/checkpoints.ts';
 import { sqliteHandleOf } from './sqlite/handle.ts';
@@ -33,6 +42,7 @@ import type {
   BulkWrites,
   Database,
   Dialect,
+  ExpandedChange,
   GameChange,
   GameDetail,
   GameRecord,
@@ -330,6 +340,18 @@ export class Store implements StoreContext {
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
+  /** The owner's live games across all databases: the sum of the databases' kept counts (migration 0011). */
+  async gameTotal(ownerId: string): Promise<number> {
+    const [row] = await this.hot.gameTotal(ownerId);
+    return Number(row?.total ?? 0);
+  }
+
+  /** A database's live games, as its row keeps the count (migration 0011); 0 for a deleted one. */
+  async databaseGameTotal(databaseId: string): Promise<number> {
+    const [row] = await this.hot.databaseGameTotal(databaseId);
+    return Number(row?.total ?? 0);
+  }
+
   /**
    * A number that changes whenever any of the owner's games changes: the highest change sequence among
    * the owner's rows. Every write to a game (import, update, move, delete, a database's deletion) gives
@@ -352,7 +374,20 @@ export class Store implements StoreContext {
    * The PGN of every live game of a database in import order, read in batches of at most `batchSize`
    * games and, unless a single game is larger, `batchBytes` bytes (ts).
    */
-  databasePgn(databaseId: string, batchSize = 1000, batchBytes = EXPORT_BATCH_BYTES): AsyncGenerator<string> {
+  async *databasePgn(
+    databaseId: string,
+    batchSize = 1000,
+    batchBytes = EXPORT_BATCH_BYTES,
+  ): AsyncGenerator<string> {
+    for await (const game of databasePgn(this.db, databaseId, batchSize, batchBytes)) yield game.pgn;
+  }
+
+  /** databasePgn with each game's id. */
+  databaseGamesPgn(
+    databaseId: string,
+    batchSize = 1000,
+    batchBytes = EXPORT_BATCH_BYTES,
+  ): AsyncGenerator<{ id: string; pgn: string }> {
     return databasePgn(this.db, databaseId, batchSize, batchBytes);
   }
 
@@ -367,6 +402,15 @@ export class Store implements StoreContext {
   async listChanges(ownerId: string, afterSeq: number, limit: number): Promise<GameChange[]> {
     const rows = await this.hot.changes(ownerId, afterSeq, limit);
     return rows.map(toChange);
+  }
+
+  /**
+   * listChanges with each live game's detail, as getGame gives it, read by the same statement: one query
+   * for the page, and every item and its detail from one snapshot.
+   */
+  async listExpandedChanges(ownerId: string, afterSeq: number, limit: number): Promise<ExpandedChange[]> {
+    const rows = await this.hot.expandedChanges(ownerId, afterSeq, limit);
+    return rows.map(toExpandedChange);
   }
 
   /** The feed position just before the owner's first change at or after a time (feed.ts). */
@@ -446,6 +490,21 @@ function hotQueries(db: Kysely<DB>, run: RunQuery) {
         .select((eb) => eb.fn.max('seq').as('version'))
         .where('owner_id', '=', ownerId),
     ),
+    // The owner's few databases, on the databases_owner_slug index.
+    gameTotal: prepared(run, 1, (ownerId: string) =>
+      db
+        .selectFrom('databases')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('game_count'), eb.lit(0)).as('total'))
+        .where('owner_id', '=', ownerId)
+        .where('deleted_at', 'is', null),
+    ),
+    databaseGameTotal: prepared(run, 1, (databaseId: string) =>
+      db
+        .selectFrom('databases')
+        .select('game_count as total')
+        .where('id', '=', databaseId)
+        .where('deleted_at', 'is', null),
+    ),
     game: prepared(run, 2, (ownerId: string, id: string) =>
       db
         .selectFrom('games')
@@ -458,6 +517,15 @@ function hotQueries(db: Kysely<DB>, run: RunQuery) {
       db
         .selectFrom('games')
         .select(changeColumns)
+        .where('owner_id', '=', ownerId)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .limit(limit),
+    ),
+    expandedChanges: prepared(run, 3, (ownerId: string, afterSeq: number, limit: number) =>
+      db
+        .selectFrom('games')
+        .select(expandedChangeColumns)
         .where('owner_id', '=', ownerId)
         .where('seq', '>', afterSeq)
         .orderBy('seq')

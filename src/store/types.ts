@@ -36,6 +36,8 @@ export interface Database {
   slug: string;
   private: boolean;
   maxGames: number | null;
+  /** Its live games, when it was read. */
+  gameCount: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -98,6 +100,11 @@ export interface GameChange {
   white: Player;
   black: Player;
   result: string;
+}
+
+/** A feed item with its game's detail: null for a deleted game (GET /changes?expand=game). */
+export interface ExpandedChange extends GameChange {
+  game: GameDetail | null;
 }
 
 export interface Page {

@@ -1,19 +1,23 @@
 // The reference consumer of the changes feed (spec "What the service does"): follow the feed from the saved
-// cursor, fetch each changed game's detail (which carries its PGN), delete tombstoned games, and store the
-// cursor in the same transaction as its page's data. Databases are read from /databases on every run.
+// cursor with each changed game's detail in its item (expand=game: one request per page), delete tombstoned
+// games, and store the cursor in the same transaction as its page's data. An item without its game (an older
+// server, which refuses expand, or a proxy that drops it) is read from the game's detail endpoint instead.
+// Databases are read from /databases on every run.
 import { join, resolve } from 'node:path';
 import {
   type Change,
+  type ChangesPage,
   type ChangesQuery,
   ChessportClient,
   ChessportError,
   type GameDetail,
   type RetryEvent,
   type RetryPolicy,
-} from '../client/index.ts';
+} from '../../packages/client/src/index.ts';
 import { mapConcurrent } from './concurrent.ts';
 import { authFailure, cursorRejected, SyncError } from './errors.ts';
 import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';
+import { isLoopback } from './loopback.ts';
 import { Mirror } from './mirror.ts';
 import { checkReader, checkServer } from './owner.ts';
 import { writePgnFiles } from './pgn-files.ts';
@@ -32,9 +36,9 @@ export interface SyncOptions {
   token: string;
   /** Folder of the mirror; created when missing. */
   out: string;
-  /** Feed page size, 1 to 500 (the server's default: 100). */
+  /** Feed page size, 1 to 500 (default 500). */
   pageSize?: number;
-  /** Game details fetched at the same time (default 4). */
+  /** Game details fetched at the same time, for items that come without their game (default 4). */
   concurrency?: number;
   /** Also write one PGN file per database into <out>/pgn. */
   pgnFiles?: boolean;
@@ -52,6 +56,13 @@ export interface SyncOptions {
   onRetry?: (event: RetryEvent) => void;
   onPage?: (progress: SyncProgress) => void;
   fetch?: typeof fetch;
+  /** The User-Agent of every request (the client's default: chessport-client/<version>). */
+  userAgent?: string;
+  /**
+   * Whether to ask for compressed answers. Default: yes, unless the server is on this machine (a loopback
+   * address or localhost), where compressing costs CPU on both sides and saves nothing.
+   */
+  compression?: boolean;
 }
 
 export interface SyncProgress {
@@ -74,6 +85,8 @@ export interface SyncSummary extends SyncProgress {
   rateLimitWaitMs: number;
   /** Retries after 503, gateway errors or network failures. */
   retries: number;
+  /** Games read from their detail endpoint because their feed item came without them (an older server). */
+  detailRequests: number;
   pgnFiles: string[];
   elapsedMs: number;
 }
@@ -113,11 +126,14 @@ async function run(
   const { signal } = options;
   const progress: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
   const waits = { rateLimitWaits: 0, rateLimitWaitMs: 0, retries: 0 };
+  let detailRequests = 0;
   let waitingUntil = 0;
   const api = new ChessportClient({
     baseUrl: options.baseUrl,
     token: options.token,
     ...(options.fetch && { fetch: options.fetch }),
+    ...(options.userAgent !== undefined && { userAgent: options.userAgent }),
+    compression: options.compression ?? !isLoopback(options.baseUrl),
     // A sync waits out any rate limit (docs/design.md 25); it never fails because of one.
     retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRateLimitWaitMs: 3_600_000, ...options.retry },
     onRetry: (event) => {
@@ -172,21 +188,28 @@ async function run(
   else mirror.claim(owner);
   mirror.putDatabases(databases, false);
   const concurrency = options.concurrency ?? 4;
-  let query: ChangesQuery = saved !== undefined ? { cursor: saved } : { since: options.since };
-  for (;;) {
-    if (options.pageSize !== undefined) query.limit = options.pageSize;
-    const first = progress.pages === 0;
-    const page = await call(() => api.changes(query, { signal })).catch((error: unknown) => {
-      throw (first && saved !== undefined && cursorRejected(error)) || error;
-    });
-    const applied = await applyPage(page.data, page.nextCursor);
-    progress.pages++;
-    progress.changes += page.data.length;
-    progress.gamesUpserted += applied.upserted;
-    progress.gamesDeleted += applied.deleted;
-    options.onPage?.({ ...progress });
-    if (!page.hasMore) break;
-    query = { cursor: page.nextCursor };
+  const limit = options.pageSize ?? 500;
+  // Until the server refuses it (an older one): then every game of the run comes from its detail endpoint.
+  let expand: 'game' | undefined = 'game';
+  const start: ChangesQuery = saved !== undefined ? { cursor: saved } : { since: options.since };
+  // One page is read ahead: the server builds the next page while this one is written. A page's cursor is
+  // still stored only with the page's own data.
+  let ahead = readAhead({ ...start, limit }, true);
+  try {
+    for (;;) {
+      const page = await ahead.page;
+      if (page.hasMore) ahead = readAhead({ cursor: page.nextCursor, limit }, false);
+      const applied = await applyPage(page.data, page.nextCursor);
+      progress.pages++;
+      progress.changes += page.data.length;
+      progress.gamesUpserted += applied.upserted;
+      progress.gamesDeleted += applied.deleted;
+      options.onPage?.({ ...progress });
+      if (!page.hasMore) break;
+    }
+  } finally {
+    // A read still running when the run fails is stopped and awaited, so that none outlives the run.
+    await ahead.stop();
   }
   // Databases deleted meanwhile leave the mirror; their games left it through their tombstones.
   mirror.putDatabases(await call(() => api.databases({ signal })), true);
@@ -199,12 +222,53 @@ async function run(
     mirrorDatabases: counts.databases,
     ...waits,
     rateLimitWaitMs: Math.round(waits.rateLimitWaitMs),
+    detailRequests,
   };
 
-  /** Fetches the page's live games, then writes them, its deletions and its cursor in one transaction. */
-  async function applyPage(changes: Change[], nextCursor: string) {
-    const live = changes.filter((change) => !change.deleted);
-    const details = await mapConcurrent(live, concurrency, signal, async (change, each) => {
+  /** A feed page being read, and how to stop the read: its failure is the run's only once it is awaited. */
+  function readAhead(feed: ChangesQuery, first: boolean) {
+    const stop = new AbortController();
+    const page = readPage(feed, first, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal);
+    const settled = page.then(
+      () => undefined,
+      () => undefined,
+    );
+    return {
+      page,
+      stop: async () => {
+        stop.abort(new Error('the sync stopped'));
+        await settled;
+      },
+    };
+  }
+
+  /** One feed page, with its games while the server takes expand. */
+  async function readPage(
+    feed: ChangesQuery,
+    first: boolean,
+    each: AbortSignal,
+  ): Promise<ChangesPage<ItemOfPage>> {
+    for (;;) {
+      try {
+        return await call(() => api.changes({ ...feed, expand }, { signal: each }));
+      } catch (error) {
+        if (expand !== undefined && expandRefused(error)) {
+          expand = undefined;
+          continue;
+        }
+        throw (first && saved !== undefined && cursorRejected(error)) || error;
+      }
+    }
+  }
+
+  /**
+   * Fetches the details the page's live items lack (none from a server that takes expand), then writes the
+   * games, the deletions and the cursor in one transaction.
+   */
+  async function applyPage(changes: ItemOfPage[], nextCursor: string) {
+    const missing = changes.filter((change) => !change.deleted && !change.game);
+    detailRequests += missing.length;
+    const fetched = await mapConcurrent(missing, concurrency, signal, async (change, each) => {
       try {
         return await call(() => api.game(change.id, { signal: each }));
       } catch (error) {
@@ -216,11 +280,15 @@ async function run(
         throw error;
       }
     });
-    const upserts = details.filter((game): game is GameDetail => game !== null);
-    const gone = new Set(live.filter((_, i) => details[i] === null).map((change) => change.id));
-    const deletes = changes
-      .filter((change) => change.deleted || gone.has(change.id))
-      .map((change) => change.id);
+    const details = new Map(missing.map((change, i) => [change.id, fetched[i] ?? null]));
+    // In page order: the mirror keeps the order in which it first received the games (the PGN files' order).
+    const upserts: GameDetail[] = [];
+    const deletes: string[] = [];
+    for (const change of changes) {
+      const game = change.deleted ? null : (change.game ?? details.get(change.id) ?? null);
+      if (game) upserts.push(game);
+      else deletes.push(change.id);
+    }
     // A game moved into a database created after the list was read: read the list again first.
     const known = mirror.databaseIds();
     if (upserts.some((game) => !known.has(game.databaseId))) {
@@ -229,4 +297,17 @@ async function run(
     mirror.applyPage({ upserts, deletes, cursor: nextCursor });
     return { upserted: upserts.length, deleted: deletes.length };
   }
+}
+
+/** A feed item with its game (expand), or without it (an older server, or a proxy that dropped it). */
+type ItemOfPage = Change & { game?: GameDetail | null };
+
+/** The server's 400 to expand=game: an older chessport, whose strict parameters do not know it. */
+function expandRefused(error: unknown): boolean {
+  return (
+    error instanceof ChessportError &&
+    error.status === 400 &&
+    error.error === 'invalid_request' &&
+    /\bexpand\b/.test(error.error_description)
+  );
 }

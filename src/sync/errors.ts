@@ -1,5 +1,5 @@
 // Why a sync stopped, in terms a caller can act on (the CLI maps each reason to an exit code).
-import { ChessportError } from '../client/index.ts';
+import { ChessportError } from '../../packages/client/src/index.ts';
 
 export type SyncFailure =
   | 'unauthorized'

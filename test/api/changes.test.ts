@@ -580,6 +580,14 @@ describe('GET /changes: strict parameters', () => {
     // An unencoded + arrives as a space: refused, not misread.
     assert.equal((await get('/changes?since=2026-11-21T08:13:00+02:00')).status, 400);
     assert.equal((await get('/changes?since=2026-11-21T08:13:00%2B02:00')).status, 200);
+    // The document names RFC 3339's date-time; the minutes of the time and of the zone may go, as before.
+    for (const lenient of [
+      '2026-11-21T08:13Z',
+      '2026-11-21T08:13:00%2B02',
+      '2026-11-21t08:13:00.123456789z',
+    ]) {
+      assert.equal((await get(`/changes?since=${lenient}`)).status, 200, lenient);
+    }
   });
 
   test('limit defaults to 100 and may be up to 500', async () => {

@@ -7,7 +7,7 @@
 // here show that check has teeth.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -74,7 +74,7 @@ interface Document {
     headers: Record<string, Node>;
     securitySchemes: Record<string, Node>;
   };
-  [OTHER_METHODS]: Record<'head' | 'options' | 'preflight' | 'other', OtherMethod> & { description: string };
+  [OTHER_METHODS]: Record<'preflight' | 'other', OtherMethod> & { description: string };
 }
 
 let env: Env;
@@ -163,6 +163,14 @@ describe('serving', () => {
     }
   });
 
+  test('docs/openapi.json, the committed contract, is the document served', () => {
+    const committed = readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8');
+    assert.ok(
+      committed === `${JSON.stringify(document, null, 2)}\n`,
+      'docs/openapi.json differs from the document the server serves: run `npm run openapi` and commit it',
+    );
+  });
+
   test('OpenAPI 3.1 with title, version, GPL-3.0-or-later licence, a server and described tags', () => {
     assert.equal(document.openapi, '3.1.0');
     assert.equal(document.info.title, 'chessport API');
@@ -195,6 +203,10 @@ describe('serving', () => {
       '405',
       'HEAD',
       'since',
+      'expand=game',
+      'X-Total-Count',
+      'rel="last"',
+      'ChessportGameId',
     ]) {
       assert.ok(text.includes(topic), `info.description mentions ${topic}`);
     }
@@ -202,11 +214,38 @@ describe('serving', () => {
 });
 
 describe('endpoints and security', () => {
-  test('every endpoint of the spec, with its method, and nothing else (no probes, metrics or docs)', () => {
+  test('every endpoint of the spec, with GET, HEAD and OPTIONS, and nothing else (no probes, metrics or docs)', () => {
     const listed = Object.entries(document.paths).flatMap(([path, operations]) =>
       Object.keys(operations).map((method) => `${method} ${path}`),
     );
-    assert.deepEqual(listed.sort(), ENDPOINTS.map(({ method, path }) => `${method} ${path}`).sort());
+    const expected = ENDPOINTS.flatMap(({ path }) => ['get', 'head', 'options'].map((m) => `${m} ${path}`));
+    assert.deepEqual(listed.sort(), expected.sort());
+  });
+
+  test('HEAD is GET without the body; OPTIONS answers 204 with Allow, without a token', () => {
+    for (const { path, method } of ENDPOINTS) {
+      const get = operation(path, method);
+      const head = operation(path, 'head');
+      assert.equal(head.operationId, `${get.operationId}Head`);
+      assert.deepEqual(head.security, get.security, path);
+      assert.deepEqual(head.parameters, get.parameters, path);
+      assert.deepEqual(Object.keys(head.responses).sort(), Object.keys(get.responses).sort(), path);
+      const { content: _, ...withoutBody } = get.responses['200'] as Node;
+      assert.deepEqual(head.responses['200'], withoutBody, `${path}: HEAD's 200 has GET's headers, no body`);
+      assert.ok(get.responses['200']?.content, path);
+
+      const options = operation(path, 'options');
+      assert.equal(options.operationId, `${get.operationId}Options`);
+      assert.deepEqual(options.security, [], `${path}: no token`);
+      assert.deepEqual(Object.keys(options.responses).sort(), ['204', '4XX']);
+      const allowed = resolved(options.responses['204'] as Node);
+      assert.deepEqual(resolved((allowed.headers as Record<string, Node>).Allow as Node), {
+        description: 'The methods the path answers.',
+        required: true,
+        schema: { type: 'string', const: 'GET, HEAD, OPTIONS' },
+      });
+      assert.equal(allowed.content, undefined);
+    }
   });
 
   test('the bearer scheme names every scope; each operation requires the spec’s scope', () => {
@@ -225,7 +264,7 @@ describe('endpoints and security', () => {
     }
   });
 
-  test('every answer each route gives is documented, errors in the Error shape with their headers', () => {
+  test('every answer each route gives is documented, errors in the ErrorBody shape with their headers', () => {
     for (const { method, path } of ENDPOINTS) {
       const responses = operation(path, method).responses;
       const expected = ['200', '304', ...ERROR_STATUSES, ...(path.includes('{id}') ? ['404'] : [])];
@@ -237,7 +276,7 @@ describe('endpoints and security', () => {
       for (const status of ERROR_STATUSES) {
         const response = resolved(responses[status] as Node);
         const content = response.content as Record<string, { schema: Node }>;
-        assert.deepEqual(content['application/json']?.schema, { $ref: '#/components/schemas/Error' });
+        assert.deepEqual(content['application/json']?.schema, { $ref: '#/components/schemas/ErrorBody' });
         assert.equal(header(status, 'X-Request-Id')?.required, true);
       }
       assert.equal(header('401', 'WWW-Authenticate')?.required, true);
@@ -302,19 +341,14 @@ describe('endpoints and security', () => {
     );
   });
 
-  test('x-other-methods: HEAD as GET, OPTIONS 204 with Allow, CORS preflight, 405 with Allow for the rest', () => {
+  test('x-other-methods: the CORS preflight, 405 with Allow for every method without an operation', () => {
     const other = document[OTHER_METHODS];
     for (const topic of ['CORS', 'rate limit']) assert.ok(other.description.includes(topic), topic);
-    assert.match(other.head.description, /GET/);
+    assert.deepEqual(Object.keys(other).sort(), ['description', 'other', 'preflight']);
     const header = (entry: OtherMethod, status: string, name: string) => {
       const headers = (entry.responses?.[status]?.headers ?? {}) as Record<string, Node>;
       return resolved(headers[name] ?? {});
     };
-    assert.deepEqual(header(other.options, '204', 'Allow'), {
-      description: 'The methods the path answers.',
-      required: true,
-      schema: { type: 'string', const: 'GET, HEAD, OPTIONS' },
-    });
     assert.equal(header(other.preflight, '204', 'Access-Control-Allow-Methods').required, true);
     assert.deepEqual(header(other.other, '405', 'Allow').schema, { type: 'string', const: 'GET, HEAD' });
     assert.equal(header(other.other, '405', 'X-Request-Id').required, true);
@@ -324,7 +358,7 @@ describe('endpoints and security', () => {
     for (const method of ['GET', 'HEAD', 'OPTIONS', 'CONNECT'])
       assert.ok(!other.other.methods?.includes(method));
     const content = other.other.responses?.['405']?.content as Record<string, Node>;
-    assert.deepEqual(content['application/json']?.schema, { $ref: '#/components/schemas/Error' });
+    assert.deepEqual(content['application/json']?.schema, { $ref: '#/components/schemas/ErrorBody' });
     assert.ok(String(document.info.description).includes(OTHER_METHODS), 'info.description points to it');
   });
 });
@@ -332,7 +366,15 @@ describe('endpoints and security', () => {
 describe('schemas and descriptions', () => {
   test('the shared schemas are components referenced by $ref, not inlined copies', () => {
     const names = Object.keys(document.components.schemas).sort();
-    assert.deepEqual(names, ['Change', 'Database', 'Error', 'GameDetail', 'GameSummary', 'Player', 'User']);
+    assert.deepEqual(names, [
+      'Change',
+      'Database',
+      'ErrorBody',
+      'GameDetail',
+      'GameSummary',
+      'Player',
+      'User',
+    ]);
     const summary = document.components.schemas.GameSummary as { properties: Record<string, Node> };
     assert.deepEqual(summary.properties.white, { $ref: '#/components/schemas/Player' });
     const detail = operation('/api/v1/games/{id}').responses['200'] as Node;
@@ -341,8 +383,10 @@ describe('schemas and descriptions', () => {
   });
 
   test('null is a value, never an omission: every field required, unknowns nullable', () => {
+    // A field a parameter asks for is there on every item when asked for, and absent without it.
+    const askedFor: Record<string, string[]> = { Change: ['game'] };
     for (const [name, schema] of Object.entries(document.components.schemas)) {
-      const properties = Object.keys(schema.properties as Node);
+      const properties = Object.keys(schema.properties as Node).filter((p) => !askedFor[name]?.includes(p));
       assert.deepEqual([...(schema.required as string[])].sort(), properties.sort(), name);
     }
     const player = document.components.schemas.Player as { properties: Record<string, Node> };
@@ -596,6 +640,8 @@ describe('black box: every answer a client can provoke, against the document', (
     const methods = document[OTHER_METHODS].other.methods ?? [];
     for (const path of Object.values(paths)) {
       await expect(roomy.base, path, 'OPTIONS', {}, 204);
+      // Refused before any operation: an expectation the server cannot meet.
+      await expect(roomy.base, path, 'OPTIONS', { expect: 'nope' }, 417);
       const preflight = await expect(
         roomy.base,
         path,
@@ -624,11 +670,12 @@ describe('black box: every answer a client can provoke, against the document', (
   test('the reverse: each status and header documented for an operation was seen (but 500, 503)', () => {
     const missing: string[] = [];
     const operations: [string, Record<string, Node>][] = [
-      ...ENDPOINTS.map(
-        ({ method, path }) =>
-          [`${method} ${path}`, operation(path, method).responses] as [string, Record<string, Node>],
+      ...ENDPOINTS.flatMap(({ method, path }) =>
+        [method, 'options'].map(
+          (m) => [`${m} ${path}`, operation(path, m).responses] as [string, Record<string, Node>],
+        ),
       ),
-      ...(['options', 'preflight', 'other'] as const).map(
+      ...(['preflight', 'other'] as const).map(
         (key) =>
           [`${OTHER_METHODS} ${key}`, document[OTHER_METHODS][key].responses ?? {}] as [
             string,

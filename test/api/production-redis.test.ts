@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, issueToken, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   bearer,
   captureOutput,
@@ -69,6 +69,26 @@ describe('two server processes on one Redis', {
     });
     assert.equal(other.status, 200);
     assert.equal(header(other, 'x-ratelimit-remaining'), '9');
+  });
+
+  test('a 304 through either server gives its count back in Redis: the shared budget stays unspent', async () => {
+    await cliJson(env, ['apps', 'add', 'app-poller']);
+    const poller = bearer(await issueToken(env, 'alice', 'app-poller', 'games.read'));
+    const [one, two] = servers as [Server, Server];
+    const first = await raw(one.base, '/api/v1/changes?expand=game', { headers: poller });
+    assert.equal(first.status, 200);
+    assert.equal(header(first, 'x-ratelimit-remaining'), '9');
+    const conditional = { ...poller, 'if-none-match': header(first, 'etag') };
+    for (let i = 0; i < 12; i++) {
+      const again = await raw((i % 2 ? one : two).base, '/api/v1/changes?expand=game', {
+        headers: conditional,
+      });
+      assert.equal(again.status, 304, `request ${i}`);
+      assert.equal(header(again, 'x-ratelimit-remaining'), '9', `request ${i}`);
+      assert.match(header(again, 'ratelimit'), /;r=9;/);
+    }
+    const spent = await raw(two.base, '/api/v1/changes', { headers: poller });
+    assert.equal(header(spent, 'x-ratelimit-remaining'), '8', 'only the 200s were spent, on both servers');
   });
 
   test('many concurrent requests through both still grant exactly the limit', async () => {

@@ -74,7 +74,10 @@ describe('rate limits', () => {
     for (const [what, answer] of answers) {
       assert.equal(answer.status, Number(what.slice(0, 3)), what);
       const remaining = assertRateLimitHeaders(answer, 600, 'app-user', what);
-      if (what !== '403') {
+      if (what === '304') {
+        // A 304 does not spend the limit: it shows the budget the 200 before it left.
+        assert.equal(remaining, previous, what);
+      } else if (what !== '403') {
         // alice's app-one tokens share one bucket, so the count goes down request by request.
         assert.ok(remaining < previous, `${what}: ${remaining} after ${previous}`);
         previous = remaining;
@@ -176,6 +179,49 @@ describe('rate limits', () => {
       Number(header(second, 'x-ratelimit-remaining')),
       Number(header(first, 'x-ratelimit-remaining')) - 1,
     );
+  });
+});
+
+describe('a 304 does not spend the rate limit', () => {
+  test('counted up front, given back once it is 304: lists, the feed, the detail, PGN, HEAD', async () => {
+    const server = await startServer(world.env, { RATE_LIMIT_MAX: '6', RATE_LIMIT_WINDOW: '60s' });
+    try {
+      const alice = bearer(world.tokens.alice);
+      const at = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+        raw(server.base, api(path), { method, headers: { ...alice, ...headers } });
+      const gameId = (JSON.parse((await at('/games?limit=1')).body.toString()) as { data: { id: string }[] })
+        .data[0]?.id;
+      const paths = [
+        '/games?limit=2',
+        '/changes?expand=game&limit=3',
+        `/games/${gameId}`,
+        `/databases/${world.alice.main.slug}/games?format=pgn`,
+      ];
+      const tags = new Map<string, string>();
+      for (const path of paths) {
+        const first = await at(path);
+        assert.equal(first.status, 200, path);
+        tags.set(path, header(first, 'etag'));
+      }
+      // 5 of 6 spent: one left, which each 304 takes and gives back.
+      for (const path of paths) {
+        for (const method of ['GET', 'HEAD', 'GET']) {
+          const again = await at(path, { 'if-none-match': tags.get(path) as string }, method);
+          assert.equal(again.status, 304, `${method} ${path}`);
+          assert.equal(assertRateLimitHeaders(again, 6, 'app-user', `${method} ${path}`), 1, 'unspent');
+        }
+      }
+      const last = await at('/me');
+      assert.equal(last.status, 200);
+      assert.equal(header(last, 'x-ratelimit-remaining'), '0');
+      // Counted before anything else: with the budget spent, a request that would be 304 is 429.
+      const refused = await at(paths[0] as string, {
+        'if-none-match': tags.get(paths[0] as string) as string,
+      });
+      assert.equal(refused.status, 429);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

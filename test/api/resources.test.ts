@@ -1,5 +1,6 @@
 // Every field of every resource, as the spec and docs/design.md 1-17 shape it, seen through HTTP.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -96,6 +97,7 @@ describe('GET /databases', () => {
     for (const db of res.json.data) {
       assert.deepEqual(Object.keys(db).sort(), [
         'createdAt',
+        'gameCount',
         'id',
         'maxGames',
         'name',
@@ -193,7 +195,8 @@ describe('game lists', () => {
     const page = await get('/games?limit=2&offset=2');
     assert.equal(
       page.headers.get('link'),
-      '</api/v1/games?limit=2&offset=4>; rel="next", </api/v1/games?limit=2&offset=0>; rel="prev"',
+      '</api/v1/games?limit=2&offset=4>; rel="next", </api/v1/games?limit=2&offset=6>; rel="last", ' +
+        '</api/v1/games?limit=2&offset=0>; rel="prev"',
     );
     const last = await get<{ data: unknown[] }>('/games?limit=5&offset=5');
     assert.equal(last.json.data.length, 2);
@@ -317,7 +320,8 @@ describe('game lists', () => {
       assert.equal(res.text, one.text);
       assert.equal(
         res.headers.get('link'),
-        '</api/v1/games?limit=1&offset=2>; rel="next", </api/v1/games?limit=1&offset=0>; rel="prev"',
+        '</api/v1/games?limit=1&offset=2>; rel="next", </api/v1/games?limit=1&offset=6>; rel="last", ' +
+          '</api/v1/games?limit=1&offset=0>; rel="prev"',
       );
     }
   });
@@ -379,6 +383,22 @@ describe('GET /games/{id}', () => {
     assert.equal(game.fen, '8/3k4/8/4P3/8/8/8/4K3 b - - 0 2');
     // Its Site and Round are "?" (unknown): metadata leaves them out.
     assert.deepEqual(game.metadata, { SetUp: '1', FEN: '4k3/8/8/8/8/8/4P3/4K3 w - - 0 1' });
+  });
+
+  test('fen names an en passant square only where an en passant capture is legal', async () => {
+    const file = join(world.env.dir, 'en-passant.pgn');
+    const game = (movetext: string, event: string) =>
+      `[Event "${event}"]\n[White "A"]\n[Black "B"]\n[Result "*"]\n\n${movetext} *\n`;
+    writeFileSync(file, [game('1. e4', 'No capture'), game('1. e4 d5 2. e5 f5', 'Capture')].join('\n'));
+    await importPgn(world.env, file, 'alice', 'En passant');
+    const listed = (await get<{ data: GameSummary[] }>('/databases/en-passant/games')).json.data;
+    const fens = [];
+    for (const { id } of listed) fens.push((await get<{ data: Json }>(`/games/${id}`)).json.data.fen);
+    assert.deepEqual(fens, [
+      'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1',
+      'rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3',
+    ]);
+    await cliJson(world.env, ['databases', 'delete', 'en-passant', '--user', 'alice']);
   });
 
   test('a game without moves has empty moves and the start position', async () => {
@@ -542,10 +562,18 @@ describe('empty lists and page sizes', () => {
       const link = (query: string, rel: string) => `</api/v1${path}?${query}>; rel="${rel}"`;
       const first = await page('');
       assert.equal(first.json.data.length, 50, path);
-      assert.equal(first.headers.get('link'), link('limit=50&offset=50', 'next'), path);
+      assert.equal(
+        first.headers.get('link'),
+        `${link('limit=50&offset=50', 'next')}, ${link('limit=50&offset=200', 'last')}`,
+        path,
+      );
       const max = await page('?limit=200');
       assert.equal(max.json.data.length, 200, path);
-      assert.equal(max.headers.get('link'), link('limit=200&offset=200', 'next'), path);
+      assert.equal(
+        max.headers.get('link'),
+        `${link('limit=200&offset=200', 'next')}, ${link('limit=200&offset=200', 'last')}`,
+        path,
+      );
       assert.deepEqual(
         max.json.data.slice(0, 50).map((g) => g.id),
         first.json.data.map((g) => g.id),
@@ -655,6 +683,7 @@ describe('field order', () => {
       'slug',
       'private',
       'maxGames',
+      'gameCount',
       'createdAt',
       'updatedAt',
     ]);

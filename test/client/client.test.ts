@@ -8,7 +8,7 @@ import {
   ChessportError,
   ChessportNetworkError,
   type RetryEvent,
-} from '../../src/client/index.ts';
+} from '../../packages/client/src/index.ts';
 import { http, type Server, startServer } from '../helpers/harness.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 

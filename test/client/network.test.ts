@@ -11,7 +11,7 @@ import {
   ChessportError,
   ChessportNetworkError,
   type RetryEvent,
-} from '../../src/client/index.ts';
+} from '../../packages/client/src/index.ts';
 import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
 import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
 import { makeWorld, type World } from '../helpers/world.ts';

@@ -2,7 +2,10 @@
 // undefined or Infinity, and a base URL as they write it. An undefined value keeps the default, a bad one
 // is a TypeError at once, and neither may turn into endless retries or attempts that time out at once.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { inspect } from 'node:util';
 import {
@@ -10,7 +13,9 @@ import {
   ChessportNetworkError,
   type RetryEvent,
   type RetryOptions,
-} from '../../src/client/index.ts';
+} from '../../packages/client/src/index.ts';
+import { VERSION } from '../../packages/client/src/version.ts';
+import { ROOT } from '../helpers/harness.ts';
 
 /** What the call threw; it must throw. */
 async function thrown(promise: Promise<unknown>): Promise<unknown> {
@@ -167,5 +172,65 @@ describe('arguments', () => {
     assert.ok(error instanceof TypeError, inspect(error));
     assert.match(error.message, /since is an invalid Date/);
     assert.equal(requests, 0);
+  });
+});
+
+/** The value of one header field in each request a real HTTP server received, each answered as /me. */
+async function headerSeen(
+  name: string,
+  options: { userAgent?: string | undefined; compression?: boolean | undefined },
+): Promise<(string | string[] | undefined)[]> {
+  const seen: (string | string[] | undefined)[] = [];
+  const server = createHttpServer((req, res) => {
+    seen.push(req.headers[name]);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"data":{"id":"u","name":null,"email":null,"image":null}}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const client = new ChessportClient({ baseUrl: `http://127.0.0.1:${port}`, token: 'cp_x', ...options });
+    await client.me();
+    await client.databases();
+    return seen;
+  } finally {
+    server.close();
+  }
+}
+
+describe('compression', () => {
+  test('by default fetch negotiates gzip; compression: false asks for answers as they are', async () => {
+    assert.deepEqual(await headerSeen('accept-encoding', {}), ['gzip, deflate', 'gzip, deflate']);
+    assert.deepEqual(await headerSeen('accept-encoding', { compression: undefined }), [
+      'gzip, deflate',
+      'gzip, deflate',
+    ]);
+    assert.deepEqual(await headerSeen('accept-encoding', { compression: false }), ['identity', 'identity']);
+  });
+});
+
+describe('userAgent', () => {
+  const agentsSeen = (options: { userAgent?: string | undefined }) => headerSeen('user-agent', options);
+
+  test('by default every request says chessport-client and the package version', async () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/client/package.json'), 'utf8'));
+    assert.equal(VERSION, manifest.version, 'version.ts follows package.json');
+    const expected = `chessport-client/${manifest.version}`;
+    assert.deepEqual(await agentsSeen({}), [expected, expected]);
+    assert.deepEqual(await agentsSeen({ userAgent: undefined }), [expected, expected]);
+  });
+
+  test('userAgent names the integration on every request', async () => {
+    const agent = 'acme-sync/2.1 (+https://acme.example/bot) chessport-client/0.1.0';
+    assert.deepEqual(await agentsSeen({ userAgent: agent }), [agent, agent]);
+  });
+
+  test('a userAgent that is no header value is a TypeError at once', () => {
+    for (const userAgent of ['', ' acme', 'acme ', 'acme\r\nX-Injected: 1', 'acme\u00e9', 'tab\there'])
+      assert.throws(
+        () => new ChessportClient({ baseUrl: 'https://chess.example.org', token: 'cp_x', userAgent }),
+        (error) => error instanceof TypeError && /userAgent must be printable ASCII/.test(error.message),
+        JSON.stringify(userAgent),
+      );
   });
 });

@@ -1,13 +1,9 @@
-// chessport/client as a consumer gets it: `npm pack` of the project (its `prepare` compiles the client into
-// dist/client), the package put into a fresh project's node_modules, imported from a plain .mjs file under
-// Node.js, which strips no types there, and called against a real server. Its declarations type-check a
-// consumer's TypeScript.
-//
-// npm cannot install the package offline: npm 11 asks the registry for the full documents of the package's
-// own dependencies (the server's: Fastify, pg...), and the npm cache holds only the abbreviated ones. So the
-// tarball is unpacked where `npm install` would put it, without those dependencies, and `npm rebuild` runs its
-// install scripts (postinstall) as an install would. That nothing else is installed also shows that the
-// client loads no package.
+// @chessport/client as an integrator gets it: `npm pack` of packages/client (its `prepack` compiles the
+// sources into dist/), the tarball installed into a fresh project with `npm install`, offline (the client
+// has no dependency for npm to fetch), used from a plain .mjs file under Node.js, which strips no types in
+// node_modules, and from strict TypeScript, type-checked with the package's declarations and run, both
+// against a real server. Also: the chessport project itself, installed as a dependency, says in one line
+// that its command runs from a checkout.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
+import { CLIENT_PACKAGE, installClient, packClient } from '../helpers/client-package.ts';
 import { cliJson, type Env, http, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 
@@ -30,6 +27,7 @@ async function closedPort(): Promise<string> {
   await new Promise((resolve) => server.close(resolve));
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 }
+
 /** The project's tsc, run with this Node.js. */
 function tscPath(): string {
   const manifest = fileURLToPath(import.meta.resolve('typescript/package.json'));
@@ -37,13 +35,16 @@ function tscPath(): string {
   return join(dirname(manifest), bin.tsc);
 }
 
+/** Every file under a folder, relative to it, sorted. */
+const filesUnder = (folder: string) => readdirSync(folder, { recursive: true, encoding: 'utf8' }).sort();
+
 /**
- * What the consumer's script prints: the module's exports, where it loaded from, two answers, and what a
- * closed port gives.
+ * What the consumer's script prints: the module's exports, where it loaded from, answers of the API, and
+ * what a closed port gives.
  */
 const CONSUMER_SCRIPT = `
-import * as exported from 'chessport/client';
-import { ChessportClient, ChessportError, ChessportNetworkError } from 'chessport/client';
+import * as exported from '@chessport/client';
+import { ChessportClient, ChessportError, ChessportNetworkError } from '@chessport/client';
 
 const [baseUrl, token, closedUrl] = process.argv.slice(2);
 const api = new ChessportClient({ baseUrl, token });
@@ -51,6 +52,10 @@ const me = await api.me();
 const databases = await api.databases();
 const games = [];
 for await (const game of api.allGames({ limit: 2 })) games.push(game.id);
+const changes = [];
+for await (const page of api.feed({ limit: 2 })) changes.push(...page.data.map((change) => change.id));
+const expanded = [];
+for await (const page of api.feed({ limit: 2, expand: 'game' })) expanded.push(...page.data.map((change) => change.game));
 let refused;
 try {
   await api.game('00000000-0000-4000-8000-000000000000');
@@ -68,39 +73,66 @@ try {
 }
 console.log(JSON.stringify({
   exports: Object.keys(exported).sort(),
-  resolved: import.meta.resolve('chessport/client'),
-  me, databases, games, refused, unreachable,
+  resolved: import.meta.resolve('@chessport/client'),
+  me, databases, games, changes, expanded, refused, unreachable,
 }));
 `;
 
-/** A consumer's TypeScript, strict, with an error on purpose when `broken`. */
+/**
+ * A consumer's strict TypeScript that runs against the server: settings that may be unset passed on as
+ * integrators write them (exactOptionalPropertyTypes), the answers typed. With an error on purpose when
+ * `broken`.
+ */
 const consumerTs = (broken: boolean) => `
-import { ChessportClient, ChessportError, ChessportNetworkError, type GameDetail, type User } from 'chessport/client';
+import {
+  type ChangesPage,
+  ChessportClient,
+  ChessportError,
+  ChessportNetworkError,
+  type ExpandedChange,
+  type GameDetail,
+  type User,
+} from '@chessport/client';
 
-// Settings that may be unset, passed on as integrators write it, also under exactOptionalPropertyTypes.
-declare const settings: { maxRetries?: number; fetch?: typeof fetch; signal?: AbortSignal; cursor?: string };
+const [baseUrl = '', token = ''] = process.argv.slice(2);
+const settings: {
+  maxRetries?: number;
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+  cursor?: string;
+  userAgent?: string;
+} = {};
 const api = new ChessportClient({
-  baseUrl: 'https://chess.example.org',
-  token: 'cp_x',
+  baseUrl,
+  token,
   retry: { maxRetries: settings.maxRetries },
   fetch: settings.fetch,
+  userAgent: settings.userAgent,
 });
 const { signal } = settings;
 const me: User = await api.me({ signal });
-for await (const page of api.feed({ cursor: settings.cursor }, { signal })) page.nextCursor.length;
-const game: GameDetail = await api.game(me.id);
-const white: string | null = game.white.name;
+const pages: ChangesPage[] = [];
+for await (const page of api.feed({ cursor: settings.cursor, limit: 3 }, { signal })) pages.push(page);
+const first = pages[0]?.data[0];
+const game: GameDetail | undefined = first && (await api.game(first.id));
+const white: string | null | undefined = game?.white.name;
+const withGames: ChangesPage<ExpandedChange>[] = [];
+for await (const page of api.feed({ cursor: settings.cursor, limit: 3, expand: 'game' })) withGames.push(page);
+const expanded: GameDetail | null | undefined = withGames[0]?.data[0]?.game;
 let failed: { url: string; attempts: number; timedOut: boolean; truncated: boolean; cause?: unknown } | undefined;
 try {
   await api.databases();
 } catch (error) {
   if (error instanceof ChessportNetworkError) failed = error;
+  else if (error instanceof ChessportError) throw error;
 }
-${broken ? 'const wrong: number = game.pgn;' : ''}
-export { ChessportError, failed, white };
+${broken ? 'const wrong: number = game?.pgn;' : ''}
+console.log(
+  JSON.stringify({ me: me.id, pages: pages.length, white, expanded: expanded?.pgn === game?.pgn, failed: failed !== undefined }),
+);
 `;
 
-describe('chessport/client from an npm package', () => {
+describe('@chessport/client from its npm package', () => {
   let env: Env;
   let server: Server;
   let token: string;
@@ -124,59 +156,60 @@ describe('chessport/client from an npm package', () => {
     env?.cleanup();
   });
 
-  test('npm pack builds dist/client and ships it, JavaScript and declarations, without the tests', async () => {
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
-      cwd: ROOT,
-      maxBuffer: 16 << 20,
-    });
-    const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-    assert.ok(packed);
-    tarball = join(dir, packed.filename);
-    const files = packed.files.map((file) => file.path);
+  test('npm pack builds dist/ and ships it, JavaScript and declarations, and nothing else', async () => {
+    const packed = await packClient(dir);
+    tarball = packed.tarball;
+    const { files } = packed;
     for (const name of ['index', 'client', 'errors', 'link', 'transport', 'types']) {
-      assert.ok(files.includes(`dist/client/${name}.js`), `dist/client/${name}.js`);
-      assert.ok(files.includes(`dist/client/${name}.d.ts`), `dist/client/${name}.d.ts`);
+      assert.ok(files.includes(`dist/${name}.js`), `dist/${name}.js`);
+      assert.ok(files.includes(`dist/${name}.d.ts`), `dist/${name}.d.ts`);
     }
-    const built = files.filter((file) => file.startsWith('dist/'));
-    assert.ok(
-      built.every((file) => file.startsWith('dist/client/') && !file.includes('sync')),
-      'only the client is built, not the sync engine',
+    assert.deepEqual(
+      files.filter((file) => !file.startsWith('dist/')),
+      ['README.md', 'package.json'],
+      'no sources, tests or build files',
     );
-    assert.ok(!files.some((file) => file.startsWith('test/')), 'no tests in the package');
+    const manifest = JSON.parse(readFileSync(join(CLIENT_PACKAGE, 'package.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(manifest.name, '@chessport/client');
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies'])
+      assert.equal(manifest[field], undefined, `no ${field}`);
   });
 
-  test('installed into a fresh project, it loads under plain Node.js and answers from a real server', async () => {
+  test('npm install puts the client and nothing else into a fresh project', async () => {
     assert.ok(tarball, 'packed');
-    writeFileSync(
-      join(app, 'package.json'),
-      JSON.stringify({ name: 'app', private: true, dependencies: { chessport: `file:${tarball}` } }),
+    assert.doesNotMatch(await installClient(app, tarball), /ERR|warn/i);
+    const modules = join(app, 'node_modules');
+    assert.deepEqual(
+      readdirSync(modules).filter((name) => name !== '.package-lock.json'),
+      ['@chessport'],
     );
-    const installed = join(app, 'node_modules/chessport');
-    mkdirSync(installed, { recursive: true });
-    await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
-    // The package's install scripts, as `npm install` runs them: the postinstall must not fail here, nor
-    // complain (there is nothing to bundle in node_modules).
-    const rebuilt = await run(
-      'npm',
-      ['rebuild', 'chessport', '--offline', '--no-audit', '--no-fund', '--foreground-scripts'],
-      { cwd: app },
+    assert.deepEqual(readdirSync(join(modules, '@chessport')), ['client']);
+    assert.ok(
+      filesUnder(join(modules, '@chessport/client')).every(
+        (file) => file === 'package.json' || file === 'README.md' || file.startsWith('dist'),
+      ),
     );
-    assert.doesNotMatch(`${rebuilt.stdout}${rebuilt.stderr}`, /ERR_|not bundled|Error/);
+  });
 
+  test('a plain .mjs file loads it under Node.js and gets what the server answers', async () => {
     writeFileSync(join(app, 'main.mjs'), CONSUMER_SCRIPT);
     const closed = await closedPort();
     const { stdout } = await run(process.execPath, ['main.mjs', server.base, token, closed], { cwd: app });
     const result = JSON.parse(stdout) as Record<string, unknown>;
     assert.deepEqual(result.exports, ['ChessportClient', 'ChessportError', 'ChessportNetworkError']);
-    assert.ok(String(result.resolved).endsWith('/node_modules/chessport/dist/client/index.js'));
+    assert.ok(String(result.resolved).endsWith('/node_modules/@chessport/client/dist/index.js'));
     const base = `${server.base}/api/v1`;
     const raw = async (path: string) => (await http<{ data: unknown }>(base, path, { token })).json.data;
     assert.deepEqual(result.me, await raw('/me'));
     assert.deepEqual(result.databases, await raw('/databases'));
-    assert.deepEqual(
-      result.games,
-      ((await raw('/games?limit=200')) as { id: string }[]).map((g) => g.id),
-    );
+    const listed = ((await raw('/games?limit=200')) as { id: string }[]).map((g) => g.id);
+    assert.deepEqual(result.games, listed);
+    assert.deepEqual(result.changes, listed, 'the feed, in change order: the import order here');
+    const details = await Promise.all(listed.map((id) => raw(`/games/${id}`)));
+    assert.deepEqual(result.expanded, details, "feed({ expand: 'game' }): each change with its game");
     assert.deepEqual(result.refused, { status: 404, error: 'not_found' });
     assert.deepEqual(result.unreachable, {
       name: 'ChessportNetworkError',
@@ -187,24 +220,8 @@ describe('chessport/client from an npm package', () => {
     });
   });
 
-  test('its chessport command says in one line that it runs from a checkout, not from node_modules', async () => {
-    assert.ok(tarball, 'packed');
-    const bin = join(app, 'node_modules/chessport/bin/chessport.js');
-    const failed = await run(process.execPath, [bin, 'sync', '--help'], { cwd: app }).then(
-      () => assert.fail('the command ran'),
-      (error: { code?: number; stdout?: string; stderr?: string }) => error,
-    );
-    assert.equal(failed.code, 1);
-    assert.equal(failed.stdout, '');
-    // Node.js threw ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING with a stack trace.
-    assert.match(
-      failed.stderr ?? '',
-      /^chessport: the command runs from a checkout of the project \(git clone, then npm install\), not from node_modules, .*chessport\/client\n$/,
-    );
-  });
-
   test('its declarations hold the public API only: no internals, nothing an older TypeScript cannot read', () => {
-    const dist = join(app, 'node_modules/chessport/dist/client');
+    const dist = join(app, 'node_modules/@chessport/client/dist');
     const declarations = readdirSync(dist)
       .filter((name) => name.endsWith('.d.ts'))
       .map((name) => readFileSync(join(dist, name), 'utf8'))
@@ -225,8 +242,7 @@ describe('chessport/client from an npm package', () => {
       assert.doesNotMatch(declarations, new RegExp(`\\b${internal}\\b`), internal);
   });
 
-  test("its declarations type a consumer's strict TypeScript, and catch its type errors", async () => {
-    assert.ok(tarball, 'packed');
+  test("strict TypeScript type-checks with its declarations, catches a consumer's type error, and runs", async () => {
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
@@ -238,14 +254,14 @@ describe('chessport/client from an npm package', () => {
           types: [],
           strict: true,
           exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
           noEmit: true,
         },
-        files: ['main.ts'],
+        files: ['main.ts', 'globals.d.ts'],
       }),
     );
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-    writeFileSync(join(app, 'main.ts'), consumerTs(false));
-    await run(process.execPath, [tscPath(), '-p', app], { cwd: app });
+    // process.argv without @types/node, which the fresh project does not install.
+    writeFileSync(join(app, 'globals.d.ts'), 'declare const process: { argv: string[] };\n');
     writeFileSync(join(app, 'main.ts'), consumerTs(true));
     const broken = await run(process.execPath, [tscPath(), '-p', app], { cwd: app }).then(
       () => '',
@@ -253,7 +269,65 @@ describe('chessport/client from an npm package', () => {
     );
     assert.match(
       broken,
-      /main\.ts\(\d+,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/,
+      /main\.ts\(\d+,\d+\): error TS2322: Type 'string \| undefined' is not assignable to type 'number'/,
     );
+    writeFileSync(join(app, 'main.ts'), consumerTs(false));
+    await run(process.execPath, [tscPath(), '-p', app], { cwd: app });
+    const { stdout } = await run(process.execPath, ['main.ts', server.base, token], { cwd: app });
+    const me = (await http<{ data: { id: string } }>(`${server.base}/api/v1`, '/me', { token })).json.data;
+    assert.deepEqual(JSON.parse(stdout), {
+      me: me.id,
+      pages: 2,
+      white: 'Carol White 1',
+      expanded: true,
+      failed: false,
+    });
+  });
+});
+
+describe('the chessport project installed as a dependency', () => {
+  test('its chessport command says in one line that it runs from a checkout, not from node_modules', async () => {
+    const env = tempEnv();
+    try {
+      const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', env.dir], {
+        cwd: ROOT,
+        maxBuffer: 16 << 20,
+      });
+      const [packed] = JSON.parse(stdout) as { filename: string }[];
+      assert.ok(packed);
+      // npm cannot install the project offline (it asks the registry for the full documents of the server's
+      // dependencies, which the cache lacks): the tarball is unpacked where npm would put it.
+      const tarball = join(env.dir, packed.filename);
+      const app = join(env.dir, 'app');
+      const installed = join(app, 'node_modules/chessport');
+      mkdirSync(installed, { recursive: true });
+      writeFileSync(
+        join(app, 'package.json'),
+        JSON.stringify({ name: 'app', private: true, dependencies: { chessport: `file:${tarball}` } }),
+      );
+      await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+      // The package's install scripts, as `npm install` runs them: the postinstall must not fail here, nor
+      // complain (there is nothing to bundle in node_modules).
+      const rebuilt = await run(
+        'npm',
+        ['rebuild', 'chessport', '--offline', '--no-audit', '--no-fund', '--foreground-scripts'],
+        { cwd: app },
+      );
+      assert.doesNotMatch(`${rebuilt.stdout}${rebuilt.stderr}`, /ERR_|not bundled|Error/);
+      const bin = join(installed, 'bin/chessport.js');
+      const failed = await run(process.execPath, [bin, 'sync', '--help'], { cwd: env.dir }).then(
+        () => assert.fail('the command ran'),
+        (error: { code?: number; stdout?: string; stderr?: string }) => error,
+      );
+      assert.equal(failed.code, 1);
+      assert.equal(failed.stdout, '');
+      // Node.js threw ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING with a stack trace.
+      assert.match(
+        failed.stderr ?? '',
+        /^chessport: the command runs from a checkout of the project \(git clone, then npm install\), not from node_modules, .*install @chessport\/client\n$/,
+      );
+    } finally {
+      env.cleanup();
+    }
   });
 });

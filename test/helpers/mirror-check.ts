@@ -4,12 +4,15 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
-import type { Database, GameDetail } from '../../src/client/types.ts';
+import type { Database, GameDetail } from '../../packages/client/src/types.ts';
 import { http } from './harness.ts';
 
+/** The databases as the mirror holds them, without the server's gameCount: DataSet.counts has those. */
 export interface DataSet {
-  databases: Database[];
+  databases: Omit<Database, 'gameCount'>[];
   games: Map<string, GameDetail>;
+  /** The server's gameCount of each database; the mirror's own count of its games. */
+  counts: Map<string, number>;
 }
 
 async function getData<T>(
@@ -24,7 +27,9 @@ async function getData<T>(
 
 /** Every database and every game's detail, as the API gives them to this token. */
 export async function serverData(base: string, token: string): Promise<DataSet> {
-  const databases = (await getData<Database[]>(base, '/databases', token)).data;
+  const listed = (await getData<Database[]>(base, '/databases', token)).data;
+  const databases = listed.map(({ gameCount: _, ...database }) => database);
+  const counts = new Map(listed.map((database) => [database.id, database.gameCount]));
   const ids: string[] = [];
   let path: string | null = '/games?limit=200';
   while (path) {
@@ -41,7 +46,7 @@ export async function serverData(base: string, token: string): Promise<DataSet> 
     }
   };
   await Promise.all(Array.from({ length: 6 }, worker));
-  return { databases, games };
+  return { databases, games, counts };
 }
 
 interface GameRow {
@@ -71,7 +76,7 @@ export function mirrorData(out: string): DataSet {
           `select id, name, slug, private, max_games as maxGames, created_at as createdAt,
            updated_at as updatedAt from databases`,
         )
-        .all() as (Omit<Database, 'private'> & { private: number })[]
+        .all() as (Omit<Database, 'private' | 'gameCount'> & { private: number })[]
     ).map((row) => ({ ...row, private: row.private === 1 }));
     const games = new Map<string, GameDetail>();
     for (const row of db.prepare('select * from games').all() as GameRow[]) {
@@ -92,7 +97,9 @@ export function mirrorData(out: string): DataSet {
         updatedAt: row.updated_at,
       });
     }
-    return { databases, games };
+    const counts = new Map(databases.map((database) => [database.id, 0]));
+    for (const game of games.values()) counts.set(game.databaseId, (counts.get(game.databaseId) ?? 0) + 1);
+    return { databases, games, counts };
   } finally {
     db.close();
   }
@@ -144,6 +151,11 @@ export function assertSameData(mirror: DataSet, server: DataSet, context: string
     `${context}: databases`,
   );
   assert.deepEqual([...mirror.games.keys()].sort(), [...server.games.keys()].sort(), `${context}: game ids`);
+  assert.deepEqual(
+    [...mirror.counts].sort(),
+    [...server.counts].sort(),
+    `${context}: each database's games, counted`,
+  );
   for (const [id, game] of server.games) {
     const mirrored = mirror.games.get(id);
     assert.equal(mirrored?.databaseId, game.databaseId, `${context}: database of game ${id}`);
@@ -160,7 +172,12 @@ export const splitPgn = (text: string): string[] =>
     .filter(Boolean);
 
 /** <out>/pgn holds one file per database, each with the games of the server's export, and nothing else. */
-export async function assertPgnFiles(out: string, base: string, token: string, databases: Database[]) {
+export async function assertPgnFiles(
+  out: string,
+  base: string,
+  token: string,
+  databases: DataSet['databases'],
+) {
   const folder = join(out, 'pgn');
   assert.deepEqual(readdirSync(folder).sort(), databases.map((db) => `${db.slug}.pgn`).sort());
   for (const db of databases) {

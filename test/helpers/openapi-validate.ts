@@ -4,8 +4,9 @@
 // of the API goes undocumented, and a JSON body matches the schema of its media type. Paths outside /api/v1
 // are not checked; non-JSON bodies (PGN) only as far as their status, headers and media type go.
 //
-// The write methods and OPTIONS have no operations (see src/api/openapi/methods.ts): their answers are
-// checked against the document's x-other-methods extension in the same way. A path the document does not
+// GET, HEAD and OPTIONS are operations; the write methods and the CORS preflight have none (see
+// src/api/openapi/methods.ts): their answers are checked against the document's x-other-methods extension
+// in the same way. A path the document does not
 // have must be 404 in the Error shape.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -128,7 +129,7 @@ function documentedAnswer(
   const operationMethod = method === 'head' && item.head === undefined ? 'get' : method;
   let operation = `${operationMethod} ${path.template}`;
   let responsesPointer = ['paths', path.template, operationMethod, 'responses'];
-  if (item[operationMethod] === undefined) {
+  if (item[operationMethod] === undefined || isPreflightAnswer(exchange)) {
     const key = otherMethodKey(contract, exchange, fail);
     operation = `${OTHER_METHODS} ${key}`;
     responsesPointer = [OTHER_METHODS, key, 'responses'];
@@ -146,13 +147,19 @@ function documentedAnswer(
 }
 
 /**
- * The x-other-methods entry of a method without an operation. An OPTIONS answer is taken for a CORS
- * preflight's when it carries Access-Control-Allow-Methods (the answer, not the request, is at hand here).
+ * An OPTIONS answer is taken for a CORS preflight's when it carries Access-Control-Allow-Methods (the answer,
+ * not the request, is at hand here): the CORS handling gives it, before the path's OPTIONS operation.
  */
+function isPreflightAnswer(exchange: Exchange): boolean {
+  return exchange.method.toUpperCase() === 'OPTIONS' && exchange.headers.has('access-control-allow-methods');
+}
+
+/** The x-other-methods entry of a method without an operation, or of a CORS preflight. */
 function otherMethodKey(contract: Contract, exchange: Exchange, fail: (detail: string) => never): string {
   const method = exchange.method.toUpperCase();
   if (method === 'OPTIONS') {
-    return exchange.headers.has('access-control-allow-methods') ? 'preflight' : 'options';
+    if (isPreflightAnswer(exchange)) return 'preflight';
+    fail('OPTIONS has no operation on this path');
   }
   const methods = at(contract.document, [OTHER_METHODS, 'other', 'methods']);
   if (!Array.isArray(methods) || !methods.includes(method)) {
@@ -204,7 +211,7 @@ function checkErrorBody(contract: Contract, exchange: Exchange, fail: (detail: s
   if (exchange.method.toUpperCase() === 'HEAD') return;
   const type = exchange.headers.get('content-type') ?? '';
   if (!type.startsWith('application/json')) fail(`an error answer must be JSON, got "${type}"`);
-  checkJson(contract, exchange.text, '#/components/schemas/Error', fail);
+  checkJson(contract, exchange.text, '#/components/schemas/ErrorBody', fail);
 }
 
 function describe(validate: ValidateFunction): string {

@@ -23,8 +23,8 @@ describe('chessport sync when the network fails', () => {
   let token: string;
   let gateway: CuttingGateway;
   let gatewayBase: string;
-  /** Game details the gateway passes whole before it cuts every answer; Infinity: it cuts nothing. */
-  let wholeDetails = Number.POSITIVE_INFINITY;
+  /** Feed pages the gateway passes whole before it cuts every one; Infinity: it cuts nothing. */
+  let wholePages = Number.POSITIVE_INFINITY;
 
   before(async () => {
     env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
@@ -33,10 +33,10 @@ describe('chessport sync when the network fails', () => {
     await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
     token = await issue(env, 'alice');
     server = await startServer(env);
-    // Game details pass whole until wholeDetails of them have; every one after is cut.
+    // Feed pages pass whole until wholePages of them have; every one after is cut.
     gateway = await cuttingGateway(
       server.base,
-      (req) => /^\/api\/v1\/games\/[^/?]+$/.test(req.url ?? '') && wholeDetails-- <= 0,
+      (req) => /^\/api\/v1\/changes\?/.test(req.url ?? '') && wholePages-- <= 0,
     );
     gatewayBase = gateway.base;
   });
@@ -72,7 +72,7 @@ describe('chessport sync when the network fails', () => {
   test('answers cut mid-way from the third page on: the run fails in one line and keeps two pages; the next run finishes', async () => {
     const out = join(env.dir, 'cut');
     const args = ['sync', '--base-url', gatewayBase, '--token', token, '--out', out, '--limit', '4'];
-    wholeDetails = 8;
+    wholePages = 2;
     const first = await cli(env, args);
     assert.equal(first.code, 1, first.stderr);
     const [, cause] = ONE_LINE.exec(first.stderr) ?? [];
@@ -80,7 +80,7 @@ describe('chessport sync when the network fails', () => {
     assert.ok(!`${first.stdout}${first.stderr}`.includes(token));
     assert.equal(mirroredCount(out), 8, 'the two pages written before the cuts are kept');
 
-    wholeDetails = Number.POSITIVE_INFINITY;
+    wholePages = Number.POSITIVE_INFINITY;
     const second = await cliJson<SyncSummary>(env, args);
     assert.equal(second.resumed, true);
     assert.equal(second.gamesUpserted, 4, 'only the rest');

@@ -3,14 +3,14 @@
 // a 429 storm, 401/403 and a rotated server secret with their exit codes. owner.test.ts: whose a mirror is.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
-import { createServer, type Server as HttpServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Sqlite from 'better-sqlite3';
+import packageJson from '../../package.json' with { type: 'json' };
 import type { SyncSummary } from '../../src/sync/engine.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -18,6 +18,7 @@ import {
   mirroredCount,
   serverData,
 } from '../helpers/mirror-check.ts';
+import { type RecordingProxy, recordingProxy, upstreamJson } from '../helpers/recording-proxy.ts';
 import { spawnSync } from '../helpers/sync-processes.ts';
 import { importInto, issue, syncArgs } from '../helpers/sync-setup.ts';
 import { ALICE_PGN, CLASSICS_PGN } from '../helpers/world.ts';
@@ -345,12 +346,12 @@ describe('a 429 storm', () => {
   test('slows the sync down but does not fail it', async () => {
     const out = join(env.dir, 'mirror');
     const started = performance.now();
-    const summary = await cliJson<SyncSummary>(env, syncArgs(limited, token, out, ['--limit', '4']));
+    const summary = await cliJson<SyncSummary>(env, syncArgs(limited, token, out, ['--limit', '1']));
     const seconds = (performance.now() - started) / 1000;
-    // /me, /databases, 3 pages, 12 details and /databases again at 4 per second.
+    // /me, /databases, 12 pages of one game and /databases again at 4 per second.
     assert.ok(summary.rateLimitWaits > 0, 'the limit was hit');
     assert.ok(summary.rateLimitWaitMs >= 1000);
-    assert.ok(seconds >= 2.5, `18 requests at 4/s take time (took ${seconds.toFixed(1)} s)`);
+    assert.ok(seconds >= 2.5, `15 requests at 4/s take time (took ${seconds.toFixed(1)} s)`);
     assert.equal(summary.mirrorGames, 12);
     const mirror = mirrorData(out);
     assertSameData(mirror, await serverData(`${unlimited.base}/api/v1`, token), 'after the storm');
@@ -361,10 +362,9 @@ describe('a 429 storm', () => {
 describe('a proxy or server that answers what chessport would not', () => {
   let env: Env;
   let server: Server;
-  let proxy: HttpServer;
-  let proxyBase: string;
+  let proxy: RecordingProxy;
   let token: string;
-  /** The game whose first detail request the proxy answers with its own 404 page. */
+  /** The game whose feed items the proxy sends without their game, and whose first detail request it answers with its own 404 page. */
   let hidden: string | undefined;
   /** A slug the proxy gives every database in /databases, in place of the server's. */
   let slug: string | undefined;
@@ -377,46 +377,37 @@ describe('a proxy or server that answers what chessport would not', () => {
     token = await issue(env, 'alice');
     server = await startServer(env);
     // A proxy in front of the server, as a gateway during a deploy: once, a 404 page of its own.
-    proxy = createServer((req, res) => {
+    proxy = await recordingProxy(server.base, async (req) => {
+      const json = (body: unknown) => ({ status: 200, type: 'application/json', body: JSON.stringify(body) });
+      if (hidden !== undefined && req.url?.startsWith('/api/v1/changes?')) {
+        const page = await upstreamJson<{ data: { id: string; game?: unknown }[] }>(server.base, req);
+        for (const item of page.data) if (item.id === hidden) delete item.game;
+        return json(page);
+      }
       if (hidden !== undefined && req.url === `/api/v1/games/${hidden}`) {
         hidden = undefined;
-        res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>404 Not Found</body></html>');
-        return;
+        return { status: 404, type: 'text/html', body: '<html><body>404 Not Found</body></html>' };
       }
       if (slug !== undefined && req.url === '/api/v1/databases') {
-        fetch(`${server.base}${req.url}`, { headers: { authorization: req.headers.authorization ?? '' } })
-          .then((up) => up.json() as Promise<{ data: { slug: string }[] }>)
-          .then(({ data }) => {
-            for (const database of data) database.slug = slug as string;
-            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
-          });
-        return;
+        const { data } = await upstreamJson<{ data: { slug: string }[] }>(server.base, req);
+        for (const database of data) database.slug = slug;
+        return json({ data });
       }
-      const upstream = request(
-        `${server.base}${req.url}`,
-        { method: req.method, headers: req.headers },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        },
-      );
-      req.pipe(upstream);
+      return undefined;
     });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    proxyBase = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   });
   after(async () => {
-    proxy?.close();
+    await proxy?.close();
     await server?.stop();
     env?.cleanup();
   });
 
-  test('fails the run rather than deleting the game from the mirror; the next run mirrors it', async () => {
+  test('a game read from its detail answered with a proxy’s 404 fails the run rather than leaving the mirror; the next run mirrors it', async () => {
     const base = `${server.base}/api/v1`;
     const expected = await serverData(base, token);
     hidden = [...expected.games.keys()][5];
     const out = join(env.dir, 'mirror');
-    const args = ['sync', '--base-url', proxyBase, '--token', token, '--out', out, '--limit', '4'];
+    const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, '--limit', '4'];
     const first = await cli(env, args);
     assert.equal(first.code, 1, `the run fails: ${first.stderr}`);
     assert.match(first.stderr, /404/);
@@ -428,7 +419,7 @@ describe('a proxy or server that answers what chessport would not', () => {
 
   test('--pgn-files refuses a slug that is not a plain file name, and writes nothing outside the folder', async () => {
     const out = join(env.dir, 'slugs');
-    const args = ['sync', '--base-url', proxyBase, '--token', token, '--out', out, '--pgn-files'];
+    const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, '--pgn-files'];
     for (const bad of ['../escaped', '.hidden', 'a/b']) {
       slug = bad;
       const run = await cli(env, args);
@@ -440,5 +431,140 @@ describe('a proxy or server that answers what chessport would not', () => {
     slug = undefined;
     assert.equal((await cli(env, args)).code, 0);
     assert.deepEqual(readdirSync(join(out, 'pgn')), ['main.pgn']);
+  });
+});
+
+describe('one request per feed page, each with its games', () => {
+  let env: Env;
+  let server: Server;
+  let token: string;
+  /** Whether the proxy plays an older server, which refuses expand like any unknown parameter. */
+  let older = false;
+  /** Games whose feed items the proxy sends without their game. */
+  const stripped = new Set<string>();
+  let proxy: RecordingProxy;
+
+  before(async () => {
+    env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
+    await cliJson(env, ['users', 'add', 'erin']);
+    await cliJson(env, ['apps', 'add', 'mirror']);
+    await importInto(env, 'erin', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 1200)));
+    await importInto(env, 'erin', 'Side', writePgn(env.dir, 'side.pgn', numberedGames('Side', 100)));
+    token = await issue(env, 'erin');
+    server = await startServer(env);
+    proxy = await recordingProxy(server.base, async (req) => {
+      const url = new URL(req.url ?? '/', 'http://proxy');
+      if (url.pathname !== '/api/v1/changes') return undefined;
+      if (older && url.searchParams.has('expand'))
+        return {
+          status: 400,
+          type: 'application/json',
+          body: JSON.stringify({ error: 'invalid_request', error_description: 'unknown parameter "expand"' }),
+        };
+      if (stripped.size === 0) return undefined;
+      const page = await upstreamJson<{ data: { id: string; game?: unknown }[] }>(server.base, req);
+      for (const item of page.data) if (stripped.has(item.id)) delete item.game;
+      return { status: 200, type: 'application/json', body: JSON.stringify(page) };
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  /** The requests of one sync through the proxy, by kind. */
+  async function syncThroughProxy(out: string, extra: string[] = []) {
+    proxy.requests.length = 0;
+    proxy.headers.length = 0;
+    const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, ...extra];
+    const summary = await cliJson<SyncSummary>(env, args);
+    const kinds = { me: 0, databases: 0, pages: 0, details: 0, other: 0 };
+    for (const line of proxy.requests) {
+      if (line === 'GET /api/v1/me') kinds.me++;
+      else if (line === 'GET /api/v1/databases') kinds.databases++;
+      else if (line.startsWith('GET /api/v1/changes?')) kinds.pages++;
+      else if (/^GET \/api\/v1\/games\/[^/?]+$/.test(line)) kinds.details++;
+      else kinds.other++;
+    }
+    return { summary, kinds };
+  }
+
+  test('a backfill of 1,300 games sends /me, /databases, 3 pages with expand=game and /databases: no game detail', async () => {
+    const out = join(env.dir, 'mirror');
+    const { summary, kinds } = await syncThroughProxy(out);
+    assert.deepEqual(kinds, { me: 1, databases: 2, pages: 3, details: 0, other: 0 });
+    assert.ok(
+      proxy.requests
+        .filter((line) => line.includes('/changes?'))
+        .every((line) => /[?&]limit=500&expand=game$/.test(line)),
+      proxy.requests.join('\n'),
+    );
+    assert.deepEqual([summary.pages, summary.gamesUpserted, summary.detailRequests], [3, 1300, 0]);
+    assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'after the backfill');
+  });
+
+  test('its requests name the sync; a server on this machine is asked for uncompressed answers unless told', async () => {
+    const agents = (headers: IncomingHttpHeaders[]) => new Set(headers.map((h) => h['user-agent']));
+    const encodings = (headers: IncomingHttpHeaders[]) => new Set(headers.map((h) => h['accept-encoding']));
+    await syncThroughProxy(join(env.dir, 'auto'));
+    assert.deepEqual(agents(proxy.headers), new Set([`chessport-sync/${packageJson.version}`]));
+    assert.deepEqual(encodings(proxy.headers), new Set(['identity']), 'the proxy listens on 127.0.0.1');
+    const compressed = await syncThroughProxy(join(env.dir, 'compressed'), ['--compression', 'on']);
+    assert.deepEqual(encodings(proxy.headers), new Set(['gzip, deflate']));
+    assertSameData(mirrorData(join(env.dir, 'compressed')), mirrorData(join(env.dir, 'auto')), 'compressed');
+    assert.equal(compressed.summary.mirrorGames, 1300);
+    await syncThroughProxy(join(env.dir, 'plain'), ['--compression', 'off']);
+    assert.deepEqual(encodings(proxy.headers), new Set(['identity']));
+    const wrong = await cli(env, syncArgs(server, token, join(env.dir, 'x'), ['--compression', 'yes']));
+    assert.equal(wrong.code, 1);
+    assert.equal(wrong.stderr, 'chessport: --compression must be auto, on or off\n');
+  });
+
+  test('an item that comes without its game (a proxy dropped it) is read from its detail, that one only', async () => {
+    const out = join(env.dir, 'stripped');
+    const listed = (
+      await http<{ data: { id: string }[] }>(`${server.base}/api/v1`, '/games?limit=3', { token })
+    ).json.data;
+    for (const game of listed) stripped.add(game.id);
+    try {
+      const { summary, kinds } = await syncThroughProxy(out);
+      assert.deepEqual(kinds, { me: 1, databases: 2, pages: 3, details: 3, other: 0 });
+      assert.equal(summary.detailRequests, 3);
+      assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'with 3 details');
+    } finally {
+      stripped.clear();
+    }
+  });
+
+  test('an older server, which refuses expand, is synced game by game; the human summary says so', async () => {
+    older = true;
+    try {
+      const out = join(env.dir, 'older');
+      const { summary, kinds } = await syncThroughProxy(out, ['--limit', '200', '--concurrency', '8']);
+      // The first page is asked with expand=game once, refused, and asked again without it.
+      assert.deepEqual(kinds, { me: 1, databases: 2, pages: 1 + 7, details: 1300, other: 0 });
+      assert.equal(summary.detailRequests, 1300);
+      assertSameData(
+        mirrorData(out),
+        await serverData(`${server.base}/api/v1`, token),
+        'from an older server',
+      );
+      const human = await cli(env, [
+        'sync',
+        '--base-url',
+        proxy.base,
+        '--token',
+        token,
+        '--out',
+        join(env.dir, 'older2'),
+        '--limit',
+        '500',
+      ]);
+      assert.equal(human.code, 0, human.stderr);
+      assert.match(human.stdout, /\nread 1300 games one by one: the feed sent their changes without them/);
+    } finally {
+      older = false;
+    }
   });
 });

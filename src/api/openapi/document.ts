@@ -32,7 +32,9 @@ Follow \`GET /api/v1/changes\`: the first run without \`cursor\` backfills every
 \`since\`); follow \`nextCursor\` until \`hasMore\` is false, and store the cursor only after the page's data
 is safely written. Every write to a game (import, update, move, delete) moves it to the end of the feed,
 once, in its latest state. Deleted games stay as tombstones (\`deleted: true\`, with their last names and
-result) and are 404 everywhere else. Fetch changed games with \`GET /api/v1/games/{id}\` (JSON or PGN).
+result) and are 404 everywhere else. Fetch changed games with \`GET /api/v1/games/{id}\` (JSON or PGN), or
+ask for them with the page: \`expand=game\` gives every item its game's detail (\`null\` for a deleted
+game), up to 500 in one request.
 The cursor comes on every page, also an empty one, so it stays usable; cursors do not expire. They are
 encrypted and authenticated, reveal nothing, and are bound to the user as one app sees them: another user's
 or app's cursor, one from another server secret, or an altered one is 400 (after a server secret rotation,
@@ -48,8 +50,9 @@ restart with \`since\`).
 ## Paging and parameters
 
 Lists are in import order, oldest first, stable under new imports, so offset paging never shows a game
-twice. Follow the \`Link\` header (RFC 8288, root-relative targets): \`rel="next"\` while more pages exist,
-\`rel="prev"\` after the first page. Parameters are strict: \`limit\` and \`offset\` must be plain decimal
+twice. Follow the \`Link\` header (RFC 8288, root-relative targets): \`rel="next"\` and \`rel="last"\`
+while more pages exist, \`rel="prev"\` after the first page. \`X-Total-Count\` gives the length of the
+whole list (\`/databases\` too), and each database its \`gameCount\`. Parameters are strict: \`limit\` and \`offset\` must be plain decimal
 integers in range, and an unknown, repeated or empty parameter is 400 \`invalid_request\` naming it; nothing
 is clamped or ignored.
 
@@ -58,11 +61,12 @@ is clamped or ignored.
 \`format=pgn\`, or an \`Accept\` header whose most preferred type is \`application/x-chess-pgn\` or
 \`application/vnd.chess-pgn\`, gives \`application/x-chess-pgn; charset=utf-8\` with
 \`Content-Disposition: attachment; filename="<slug>.pgn"\`. A database's export is streamed and always holds
-every game, so \`limit\`/\`offset\` with it are 400.
+every game, so \`limit\`/\`offset\` with it are 400; \`gameIds=true\` writes each game's id in a
+\`[ChessportGameId "<uuid>"]\` tag after the Seven Tag Roster.
 
 ## Errors
 
-Always JSON \`{error, error_description}\` (schema Error), never a stack trace: 400 \`invalid_request\`,
+Always JSON \`{error, error_description}\` (schema ErrorBody), never a stack trace: 400 \`invalid_request\`,
 401 \`invalid_token\`, 403 \`insufficient_scope\`, 404 \`not_found\`, 405 \`method_not_allowed\`,
 429 \`rate_limited\`, 500 \`server_error\`, 503 \`unavailable\`. Authentication is checked before anything
 about the user, the resource or the parameters. 401 and 403 carry an RFC 6750 \`WWW-Authenticate\` challenge,
@@ -76,12 +80,13 @@ to the requests before it on the connection. An \`Expect\` other than \`100-cont
 
 ## Methods
 
-Every operation here also answers \`HEAD\` (the same headers, no body). Every other method (POST, PUT,
+Every path answers GET, \`HEAD\` (the same status and headers, no body) and \`OPTIONS\` (204 with
+\`Allow: GET, HEAD, OPTIONS\`, without a token), each an operation here. Every other method (POST, PUT,
 PATCH, DELETE, QUERY, TRACE, PROPFIND, ...) on an API path is 405 \`method_not_allowed\` with
 \`Allow: GET, HEAD\`, before authentication and before any body is read; so is CONNECT, on any target, and
-then the connection closes. OPTIONS answers 204 with \`Allow: GET, HEAD, OPTIONS\`; CORS preflights are
-answered before authentication (any origin, no credentials). OpenAPI 3.1 describes operations only: these
-answers, with their headers, are in the \`x-other-methods\` extension at the root of this document.
+then the connection closes. CORS preflights are answered before authentication (any origin, no
+credentials). Those two answers have no operation (one that never succeeds would give generated clients
+methods that always fail): they are in the \`x-other-methods\` extension at the root of this document.
 Unknown paths are 404 \`not_found\`, with any method and without a token.
 
 ## Rate limits and caching
@@ -90,7 +95,9 @@ Per app and user (all tokens of one app and user share one budget), and per clie
 without a valid token. Every counted answer carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`,
 \`X-RateLimit-Reset\` and the IETF draft's \`RateLimit-Policy\` and \`RateLimit\`; 429 and 503 add
 \`Retry-After\` (seconds). Every 200 carries a strong \`ETag\` and \`Cache-Control: private, no-cache\`;
-\`If-None-Match\` gives 304, on the feed and the PGN export too. Answers are compressed (gzip, br) when asked.
+\`If-None-Match\` gives 304, on the feed and the PGN export too, and a 304 does not spend the rate limit:
+it is counted when it comes in and given back, and its \`X-RateLimit-Remaining\` shows it unspent.
+Answers are compressed (gzip, br) when asked.
 `.trim();
 
 const SCHEME_DESCRIPTION = `
@@ -123,6 +130,7 @@ type Json = { [key: string]: unknown };
 
 /** Names of the answers that are the same on every operation, in components/responses. */
 const SHARED_RESPONSES: Record<string, string> = {
+  204: 'Allowed',
   304: 'NotModified',
   400: 'BadRequest',
   401: 'Unauthorized',
@@ -131,12 +139,18 @@ const SHARED_RESPONSES: Record<string, string> = {
   429: 'TooManyRequests',
   500: 'ServerError',
   503: 'Unavailable',
+  '4XX': 'RefusedRequest',
 };
 
-/** The components/responses name of an answer: a list page's 304 carries Link, the others' do not. */
+/**
+ * The components/responses name of an answer: a list page's 304 carries Link and X-Total-Count, an unpaged
+ * list's X-Total-Count, the others' neither.
+ */
 function sharedName(status: string, response: Json): string | undefined {
   const name = SHARED_RESPONSES[status];
-  if (status === '304' && (response.headers as Json | undefined)?.Link) return `${name}Page`;
+  const headers = response.headers as Json | undefined;
+  if (status === '304' && headers?.Link) return `${name}Page`;
+  if (status === '304' && headers?.['X-Total-Count']) return `${name}List`;
   return name;
 }
 
@@ -149,10 +163,35 @@ function responsesOf(document: Json): Record<string, Json>[] {
 
 /** The last touches @fastify/swagger cannot make from route schemas (see the steps), and extensions. */
 export function finishDocument(document: Json, extensions: Record<`x-${string}`, unknown> = {}): Json {
+  describeHead(document);
   liftRequiredHeaders(document);
   shareHeaders(document);
   shareResponses(document);
   return Object.assign(document, extensions);
+}
+
+/**
+ * @fastify/swagger gives a HEAD route the GET route's schema and operationId with `-head`: here the operation
+ * is named in the GET one's style, says what it is, and its 200 has no body (the answers with an error body
+ * are shared with GET's and name the body GET would carry).
+ */
+function describeHead(document: Json): void {
+  for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, Json>>)) {
+    const { get, head } = item;
+    if (!get || !head) continue;
+    const responses = { ...(head.responses as Record<string, Json>) };
+    const { content: _, ...ok } = responses['200'] ?? {};
+    item.head = {
+      ...head,
+      operationId: `${String(get.operationId)}Head`,
+      summary: `${String(get.summary).replace(/\.$/, '')}: the headers only (HEAD).`,
+      description:
+        'The status and headers GET answers, without the body (RFC 9110 9.3.2): to revalidate an ETag, or ' +
+        'read the rate limit or a list’s X-Total-Count, without the transfer. Counted by the rate limit as ' +
+        'GET is.',
+      responses: { ...responses, 200: ok },
+    };
+  }
 }
 
 /**

@@ -1,9 +1,10 @@
-// What every API path answers to the methods it has no operation for, as the document's `x-other-methods`
-// extension. OpenAPI 3.1 has no place for it: responses belong to operations, and an operation per refused
-// method (POST, PUT, ...) would be one that never succeeds (Redocly's recommended rules warn about those),
-// would give generated clients a method per path that always fails, and could not name QUERY or PROPFIND at
-// all. The answers are written here once, in the document's own shapes (Response and Header Objects), and
-// the test suite's validator checks the server's 405 and OPTIONS answers against them.
+// What every API path answers beside its operations (GET, HEAD, OPTIONS), as the document's `x-other-methods`
+// extension: the CORS preflight, which the CORS handling answers before any operation, and the 405 of every
+// other method. OpenAPI 3.1 has no place for them: responses belong to operations, and an operation per
+// refused method (POST, PUT, ...) would be one that never succeeds (Redocly's recommended rules warn about
+// those), would give generated clients a method per path that always fails, and could not name QUERY or
+// PROPFIND at all. The answers are written here once, in the document's own shapes (Response and Header
+// Objects), and the test suite's validator checks the server's preflight and 405 answers against them.
 import { ALLOWED_HEADERS } from '../plugins/cors.ts';
 import { ALLOW, REFUSED_METHODS } from '../route.ts';
 
@@ -19,32 +20,11 @@ const varyOrigin = {
 export function otherMethods() {
   return {
     description:
-      'The answers of every path in paths to the methods it has no operation for. They are the same on ' +
-      'every path, with or without a token, and none is counted by the rate limit. Every path also answers ' +
+      'The answers of every path in paths that no operation gives: a CORS preflight, and every method but ' +
+      'GET, HEAD and OPTIONS. They are the same on every path, with or without a token, and none is ' +
+      'counted by the rate limit. Every path also answers ' +
       'CORS: Access-Control-Allow-Origin: * and Access-Control-Expose-Headers (every header documented here ' +
       'that a browser app may read) on every answer.',
-    head: {
-      description: 'HEAD answers as the path’s GET operation: the same status and headers, no body.',
-    },
-    options: {
-      description:
-        'OPTIONS without Origin and Access-Control-Request-Method: the methods the path answers. Answered ' +
-        'before any request body is read.',
-      responses: {
-        204: {
-          description: 'No Content, naming the methods in Allow.',
-          headers: {
-            Allow: {
-              description: 'The methods the path answers.',
-              required: true,
-              schema: { type: 'string', const: `${ALLOW}, OPTIONS` },
-            },
-            'X-Request-Id': requestId,
-            Vary: varyOrigin,
-          },
-        },
-      },
-    },
     preflight: {
       description:
         'OPTIONS with Origin and Access-Control-Request-Method: a CORS preflight, answered for any origin ' +
@@ -98,7 +78,7 @@ export function otherMethods() {
           },
           content: {
             'application/json': {
-              schema: { $ref: '#/components/schemas/Error' },
+              schema: { $ref: '#/components/schemas/ErrorBody' },
               example: {
                 error: 'method_not_allowed',
                 error_description: `The API is read-only: use ${ALLOW}.`,

@@ -26,6 +26,9 @@ export function openapiGenerator(app: FastifyInstance): void {
   app.register(fastifySwagger, {
     openapi: openapiBase,
     hideUntagged: true,
+    // HEAD as an operation of its own in each path item (OpenAPI 3.1 allows it), so that mock servers and
+    // generated clients know it; finishDocument names it and drops the body it cannot have.
+    exposeHeadRoutes: true,
     // Shared schemas keep their $id as their name in components/schemas (Player, GameDetail, ...).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (documents) =>

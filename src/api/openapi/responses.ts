@@ -10,6 +10,7 @@ interface HeaderSchema {
   type: 'string' | 'integer';
   description: string;
   minimum?: number;
+  const?: string;
   required?: true;
 }
 
@@ -52,11 +53,21 @@ export const HEADERS = {
     'private, no-cache: never for shared caches; a client may keep a 200 but revalidates it ' +
       '(If-None-Match) before reuse.',
   ),
-  Vary: header('string', 'authorization, accept-encoding and, where PGN can be negotiated, accept.'),
+  Vary: header(
+    'string',
+    'The request headers the answer depends on: authorization, accept-encoding and, where PGN can be ' +
+      'negotiated, accept; Origin where the CORS handling adds it (every origin gets the same answer).',
+  ),
   Link: header(
     'string',
-    'RFC 8288 paging links with root-relative targets: rel="next" while more items exist, rel="prev" ' +
-      'after the first page, e.g. `</api/v1/games?limit=50&offset=50>; rel="next"`.',
+    'RFC 8288 paging links with root-relative targets: rel="next" and rel="last" (the page with the last ' +
+      'item) while more items exist, rel="prev" after the first page, e.g. ' +
+      '`</api/v1/games?limit=50&offset=50>; rel="next", </api/v1/games?limit=50&offset=950>; rel="last"`.',
+  ),
+  'X-Total-Count': header(
+    'integer',
+    'Number of items in the whole list (every page), counted when the answer was made; on JSON answers.',
+    { minimum: 0 },
   ),
   'Content-Disposition': header('string', 'On PGN answers: `attachment; filename="<slug>.pgn"`.'),
   'WWW-Authenticate': header(
@@ -99,7 +110,7 @@ const errorEntry = (
   headers: headers(names, mandatory),
   content: {
     'application/json': {
-      schema: { $ref: 'Error#' },
+      schema: { $ref: 'ErrorBody#' },
       example: { error: code, error_description: example },
     },
   },
@@ -112,8 +123,10 @@ export interface ReadAnswers {
   ok: { description: string; schema: object };
   /** Offset paging with a Link header. */
   paged: boolean;
-  /** PGN can be asked for (format=pgn or Accept). */
-  pgn: boolean;
+  /** A list that says its total (X-Total-Count). */
+  total: boolean;
+  /** What the PGN answer holds, when PGN can be asked for (format=pgn or Accept). */
+  pgn: string | undefined;
   /** The path names a resource that may not exist. */
   notFound: boolean;
 }
@@ -121,33 +134,38 @@ export interface ReadAnswers {
 export function readResponses(answers: ReadAnswers): Record<string, object> {
   const okHeaders: HeaderName[] = [...COUNTED, 'ETag', ...CACHING];
   if (answers.paged) okHeaders.push('Link');
+  if (answers.total) okHeaders.push('X-Total-Count');
   if (answers.pgn) okHeaders.push('Content-Disposition');
+  // Only on some answers: Link when there is another page, Content-Disposition on PGN, X-Total-Count on
+  // JSON where PGN can be asked for.
+  const sometimes: HeaderName[] = [
+    'Link',
+    'Content-Disposition',
+    ...(answers.pgn ? ['X-Total-Count' as const] : []),
+  ];
   const content: Record<string, { schema: object }> = { 'application/json': { schema: answers.ok.schema } };
-  if (answers.pgn) {
-    content[`${PGN_MEDIA_TYPE}`] = {
-      schema: {
-        type: 'string',
-        description:
-          'PGN text in export format (charset=utf-8); games separated by one blank line, an empty ' +
-          'database gives an empty file.',
-      },
-    };
-  }
+  if (answers.pgn) content[`${PGN_MEDIA_TYPE}`] = { schema: { type: 'string', description: answers.pgn } };
   return {
     200: {
       description: answers.ok.description,
       headers: headers(
         okHeaders,
-        okHeaders.filter((name) => name !== 'Link' && name !== 'Content-Disposition'),
+        okHeaders.filter((name) => !sometimes.includes(name)),
       ),
       content,
     },
     304: {
       description:
         'Not Modified: If-None-Match named the current ETag (any content coding of it, or *). No body.',
-      // A list page's 304 carries its Link header too, as its 200 would.
+      // A list's 304 carries its Link and X-Total-Count too, as its 200 would.
       headers: headers(
-        [...COUNTED, 'ETag', ...CACHING, ...(answers.paged ? (['Link'] as const) : [])],
+        [
+          ...COUNTED,
+          'ETag',
+          ...CACHING,
+          ...(answers.paged ? (['Link'] as const) : []),
+          ...(answers.total ? (['X-Total-Count'] as const) : []),
+        ],
         [...COUNTED, 'ETag', ...CACHING],
       ),
       type: 'null',
@@ -206,6 +224,32 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
       // The token is looked up in the store before the request is counted: no rate-limit headers then.
       [...COUNTED, ...CACHING, 'Retry-After'],
       ['X-Request-Id', ...CACHING, 'Retry-After'],
+    ),
+  };
+}
+
+/**
+ * The answers of a path's OPTIONS operation: 204 with Allow, and the refusals that come before any operation
+ * (the request is not valid HTTP, too slow, its head too large, or it expects what the server cannot meet).
+ */
+export function optionsResponses(allow: string): Record<string, object> {
+  return {
+    204: {
+      description: 'No Content, naming the methods in Allow.',
+      headers: {
+        Allow: required(header('string', 'The methods the path answers.', { const: allow })),
+        'X-Request-Id': required(HEADERS['X-Request-Id']),
+        Vary: HEADERS.Vary,
+      },
+      type: 'null',
+    },
+    '4XX': errorEntry(
+      'invalid_request, before any operation, on any path and with any method: 400 for a request that is ' +
+        'not valid HTTP, 408 for one not received within the request timeout, 417 for an Expect other ' +
+        'than 100-continue, 431 for headers too large. After a 400, 408 or 431 the connection closes.',
+      'invalid_request',
+      'The Expect header asks for what the server cannot do: only 100-continue is understood.',
+      ['X-Request-Id'],
     ),
   };
 }

@@ -115,6 +115,7 @@ const REPLACED_HEADERS = [
   'content-encoding',
   'content-length',
   'link',
+  'x-total-count',
   'allow',
   'www-authenticate',
   'retry-after',

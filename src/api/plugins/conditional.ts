@@ -2,7 +2,8 @@
 // strong ETag, and a matching If-None-Match gets 304 with no body.
 //
 // The tag hashes the representation: its media type, Content-Disposition and Link header (a new page
-// behind the last one changes `rel="next"` but not the body) and the body, before compression. The
+// behind the last one changes `rel="next"` but not the body), X-Total-Count where a list has it, and the
+// body, before compression. The
 // negotiated content coding is appended (`"…-gzip"`), so each coding has its own strong validator; the
 // comparison ignores that suffix, as If-None-Match compares weakly anyway.
 //
@@ -34,11 +35,18 @@ function digest(parts: (string | Buffer)[], hash: Hash | Hmac = createHash('sha2
 }
 
 /**
- * The strong tag of a body sent with this Content-Type, Content-Disposition and Link: what the onSend hook
- * computes when the handler has not named the tag itself.
+ * The strong tag of a body sent with this Content-Type, Content-Disposition, Link and X-Total-Count (empty
+ * when absent): what the onSend hook computes when the handler has not named the tag itself.
  */
-export function bodyTag(contentType: string, disposition: string, link: string, body: Buffer): string {
-  return digest([contentType, disposition, link, body]);
+export function bodyTag(
+  contentType: string,
+  disposition: string,
+  link: string,
+  total: string,
+  body: Buffer,
+): string {
+  // Without a total the parts are those of the answers before lists had one: their tags stay.
+  return digest([contentType, disposition, link, ...(total ? [`total ${total}`] : []), body]);
 }
 
 function headerText(reply: FastifyReply, name: string): string {
@@ -73,8 +81,17 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
     const database = await store.findDatabase(request.token.userId, id);
     if (!database) return; // the handler answers 404
     const version = await store.databaseVersion(database.id);
+    // With the games' ids it is another representation (and without them the tag it always had).
+    const { gameIds } = request.query as { gameIds?: boolean };
     request.representationTag = digest(
-      ['pgn-export/3', database.id, database.slug, String(database.updatedAt), String(version)],
+      [
+        'pgn-export/3',
+        database.id,
+        database.slug,
+        String(database.updatedAt),
+        String(version),
+        ...(gameIds ? ['game ids'] : []),
+      ],
       createHmac('sha256', secret).update('chessport etag\0'),
     );
   });
@@ -91,7 +108,13 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
       if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
       // Encoded once: the same bytes are hashed, compressed and written.
       const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
-      tag = bodyTag(contentType, headerText(reply, 'content-disposition'), headerText(reply, 'link'), bytes);
+      tag = bodyTag(
+        contentType,
+        headerText(reply, 'content-disposition'),
+        headerText(reply, 'link'),
+        headerText(reply, 'x-total-count'),
+        bytes,
+      );
       body = bytes;
     }
     const coding = negotiatedCoding(request, contentType);

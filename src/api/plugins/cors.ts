@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 export const EXPOSED_HEADERS = [
   'ETag',
   'Link',
+  'X-Total-Count',
   'Retry-After',
   'Content-Disposition',
   'WWW-Authenticate',

@@ -49,6 +49,17 @@ export interface RateLimiter {
   refuseSpentAddress(request: FastifyRequest, reply: FastifyReply): void;
 }
 
+/** Where a request was counted, so that its count can be given back (a 304: see rateLimiter). */
+interface Charge {
+  /** Counted in Redis (else in this process). */
+  shared: boolean;
+  bucket: string;
+  /** When its window ends (ms since the epoch), as the count reported it. */
+  windowEnd: number;
+  max: number;
+  ttlInSeconds: number;
+}
+
 type Count = ReturnType<FastifyInstance['createRateLimit']>;
 type Counted = Extract<Awaited<ReturnType<Count>>, { isAllowed: false }>;
 
@@ -64,6 +75,18 @@ function bucketOf(request: FastifyRequest): string {
   const token = request.token;
   return token ? `app:${token.appId}:user:${token.userId}` : addressBucket(request);
 }
+
+/**
+ * Gives one count of a Redis bucket back (KEYS[1]) if its window is still the one counted: one that ends
+ * within ARGV[1] ms (a later window ends at least a window after the counted one). The count left, or -1.
+ */
+const REFUND = `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 or ttl >= tonumber(ARGV[1]) then return -1 end
+local current = tonumber(redis.call('GET', KEYS[1]))
+if not current or current <= 0 then return -1 end
+return redis.call('DECR', KEYS[1])
+`;
 
 /** Bounds the memory of spent addresses; a flood of fresh addresses drops the oldest first. */
 const SPENT_ADDRESSES = 100_000;
@@ -98,6 +121,18 @@ class LocalCounts implements FastifyRateLimitStore {
     answer(null, { current: window.count, ttl: window.start + timeWindow - now });
   }
 
+  /**
+   * Gives one count of the bucket back if its window is still the one that ends at windowEnd (a later
+   * window ends at least a window later: half a window tells them apart). The count left, or undefined.
+   */
+  refund(key: string, windowEnd: number, timeWindow: number): number | undefined {
+    const window = this.windows.get(key);
+    if (!window || window.count === 0 || window.start + timeWindow >= windowEnd + timeWindow / 2)
+      return undefined;
+    window.count--;
+    return window.count;
+  }
+
   child(): FastifyRateLimitStore {
     return this; // no route has its own limits
   }
@@ -112,15 +147,21 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
   };
   let local: Count | undefined;
   let shared: Count | undefined;
+  const counts = new LocalCounts();
+  // The plugin makes its store from a class; this one hands it the counts kept here, which refunds reach.
+  class Counts implements FastifyRateLimitStore {
+    incr: FastifyRateLimitStore['incr'] = (key, answer, timeWindow) => counts.incr(key, answer, timeWindow);
+    child = () => this;
+  }
   // Each registration in its own scope: the plugin decorates the instance it is registered on.
   app.register(async (scope) => {
-    await scope.register(fastifyRateLimit, { ...common, store: LocalCounts });
+    await scope.register(fastifyRateLimit, { ...common, store: Counts });
     local = scope.createRateLimit();
   });
   const redis = settings.redis;
+  const nameSpace = `${settings.redisPrefix ?? 'chessport:'}ratelimit:`;
   if (redis) {
     app.register(async (scope) => {
-      const nameSpace = `${settings.redisPrefix ?? 'chessport:'}ratelimit:`;
       await scope.register(fastifyRateLimit, { ...common, redis, nameSpace });
       shared = scope.createRateLimit();
     });
@@ -134,6 +175,19 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
   const outage = new OutageLog(app.log, SHARED_OUTAGE, settings.outageLogIntervalMs);
   app.addHook('onClose', async () => outage.close());
 
+  // What each request still being answered was counted in, for a refund.
+  const charges = new WeakMap<FastifyRequest, Charge>();
+  const charge = (request: FastifyRequest, counted: Counted, isShared: boolean): Counted => {
+    charges.set(request, {
+      shared: isShared,
+      bucket: counted.key,
+      windowEnd: Date.now() + counted.ttl,
+      max: counted.max,
+      ttlInSeconds: counted.ttlInSeconds,
+    });
+    return counted;
+  };
+
   async function count(request: FastifyRequest): Promise<Counted | undefined> {
     if (shared) {
       if (breaker.allow()) {
@@ -141,7 +195,7 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
           const counted = await shared(request);
           breaker.succeeded();
           outage.succeeded();
-          return counted.isAllowed ? undefined : counted;
+          return counted.isAllowed ? undefined : charge(request, counted, true);
         } catch (error) {
           rateLimitMetrics.sharedStoreErrors.inc();
           breaker.failed();
@@ -155,8 +209,44 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
     }
     if (!local) return undefined;
     const counted = await local(request);
-    return counted.isAllowed ? undefined : counted;
+    return counted.isAllowed ? undefined : charge(request, counted, false);
   }
+
+  /** Gives the request's count back where it was counted; the count left there, or undefined for none. */
+  async function refund(spent: Charge): Promise<number | undefined> {
+    if (!spent.shared) return counts.refund(spent.bucket, spent.windowEnd, settings.windowMs);
+    if (!redis || !breaker.allow()) return undefined;
+    const before = spent.windowEnd + settings.windowMs / 2 - Date.now();
+    try {
+      const left = Number(
+        await redis.eval(REFUND, 1, `${nameSpace}${spent.bucket}`, String(Math.floor(before))),
+      );
+      breaker.succeeded();
+      return left < 0 ? undefined : left;
+    } catch (error) {
+      rateLimitMetrics.sharedStoreErrors.inc();
+      breaker.failed();
+      const reason = error instanceof Error ? error.message : String(error);
+      outage.failed({ reason, coolDownMs: breaker.coolDownMs });
+      return undefined;
+    }
+  }
+
+  // A 304 does not spend the rate limit (GitHub's rule): counted when it came in, like every request, so
+  // that a client cannot run more than the limit at once, and given back once the answer is known to be
+  // 304, in the store that counted it. Its headers show the budget unspent. After the ETag hook
+  // (conditional.ts), which turns a 200 into the 304.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode !== 304) return payload;
+    const spent = charges.get(request);
+    if (!spent) return payload;
+    charges.delete(request);
+    const left = await refund(spent);
+    if (left !== undefined) {
+      setHeaders(request, reply, { ...spent, remaining: Math.max(0, spent.max - left) });
+    }
+    return payload;
+  });
 
   const windowSeconds = Math.ceil(settings.windowMs / 1000);
   // Client addresses whose bucket is used up, and when their window ends (ms since the epoch). Kept in this
@@ -174,10 +264,10 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
     }
   }
 
-  function answer(
+  function setHeaders(
     request: FastifyRequest,
     reply: FastifyReply,
-    counted: { max: number; remaining: number; ttlInSeconds: number; isExceeded: boolean },
+    counted: { max: number; remaining: number; ttlInSeconds: number },
   ): void {
     const policy = policyOf(request);
     const reset = counted.ttlInSeconds;
@@ -189,7 +279,17 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
       'ratelimit-policy': `"${policy}";q=${counted.max};w=${windowSeconds}`,
       ratelimit: `"${policy}";r=${counted.remaining};t=${reset}`,
     });
+  }
+
+  function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    counted: { max: number; remaining: number; ttlInSeconds: number; isExceeded: boolean },
+  ): void {
+    setHeaders(request, reply, counted);
     if (!counted.isExceeded) return;
+    const policy = policyOf(request);
+    const reset = counted.ttlInSeconds;
     rateLimitMetrics.limited.inc({ policy });
     const per = policy === 'app-user' ? 'app and user' : 'client address';
     throw new ApiError(

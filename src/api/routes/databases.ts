@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { pgnHeaders, wantsPgn } from '../pgn.ts';
+import { pgnHeaders, wantsPgn, withGameIdTag } from '../pgn.ts';
 import { readRoute } from '../route.ts';
-import { formatParam, pageQuery, schemas } from '../schemas.ts';
-import { databaseJson } from '../serialize.ts';
+import { formatParam, gameIdsParam, pageQuery, schemas } from '../schemas.ts';
+import { listedDatabaseJson } from '../serialize.ts';
 import { sendPage } from './paging.ts';
 
 export function databaseRoutes(app: FastifyInstance, context: ApiContext): void {
@@ -19,9 +19,12 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     summary: 'Databases owned by the user.',
     description: 'Every database of the user, in creation order, in one answer (not paged).',
     ok: { description: 'The databases.', schema: schemas.databases },
-    handler: async (_request, _reply, token) => ({
-      data: (await store.listDatabases(token.userId)).map(databaseJson),
-    }),
+    total: true,
+    handler: async (_request, reply, token) => {
+      const databases = await store.listDatabases(token.userId);
+      reply.header('x-total-count', String(databases.length));
+      return { data: databases.map(listedDatabaseJson) };
+    },
   });
 
   readRoute(app, context, {
@@ -33,14 +36,28 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     description:
       'As JSON: one page of game list items in import order; follow the Link header for the next page. ' +
       'As PGN (format=pgn or Accept): every game of the database in one streamed file, games separated by ' +
-      'one blank line; limit and offset are refused with it (400), as the export always holds every game.',
+      'one blank line; limit and offset are refused with it (400), as the export always holds every game. ' +
+      'gameIds=true adds each game’s id to it as a tag.',
     params: { id: { type: 'string', description: 'Database UUID (letters in either case) or slug.' } },
-    query: { ...pageQuery(50, 200), format: formatParam },
+    query: { ...pageQuery(50, 200), format: formatParam, gameIds: gameIdsParam },
     ok: { description: 'One page of the database’s games, or its PGN file.', schema: schemas.gameList },
+    pgn:
+      'Every game of the database in PGN export format (charset=utf-8), in import order, separated by one ' +
+      'blank line; an empty database gives an empty file. With gameIds=true each game has a ' +
+      '[ChessportGameId "<uuid>"] tag right after the Seven Tag Roster.',
+    total: true,
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
+      const { gameIds } = request.query as { gameIds?: boolean };
       const database = await store.findDatabase(token.userId, id);
       if (!database) throw notFound('database');
+      if (gameIds !== undefined && !wantsPgn(request)) {
+        throw new ApiError(
+          'invalid_request',
+          'gameIds applies to the PGN export only (format=pgn or Accept: application/x-chess-pgn), whose ' +
+            'games have no id otherwise',
+        );
+      }
       if (wantsPgn(request)) {
         // The parsed query has the defaults filled in; the URL tells what the client actually sent.
         const sent = new URLSearchParams(request.url.split('?')[1] ?? '');
@@ -51,11 +68,12 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
           );
         }
         // Streamed game by game from keyset batches: constant memory however large the database.
-        const games = store.databasePgn(database.id);
+        const games = store.databaseGamesPgn(database.id);
         const body = Readable.from(
           (async function* () {
             let first = true;
-            for await (const pgn of games) {
+            for await (const game of games) {
+              const pgn = gameIds ? withGameIdTag(game.pgn, game.id) : game.pgn;
               yield first ? pgn : `\n${pgn}`;
               first = false;
             }
@@ -63,8 +81,14 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         );
         return pgnHeaders(reply, database.slug).send(body);
       }
-      return sendPage(request, reply, context, database.ownerId, `database ${database.id}`, (page) =>
-        store.listDatabaseGames(database.id, page),
+      return sendPage(
+        request,
+        reply,
+        context,
+        database.ownerId,
+        `database ${database.id}`,
+        (page) => store.listDatabaseGames(database.id, page),
+        () => store.databaseGameTotal(database.id),
       );
     },
   });

@@ -21,8 +21,17 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
       'follow the Link header for the next page.',
     query: pageQuery(50, 200),
     ok: { description: 'One page of games.', schema: schemas.gameList },
+    total: true,
     handler: async (request, reply, token) =>
-      sendPage(request, reply, context, token.userId, 'games', (page) => store.listGames(token.userId, page)),
+      sendPage(
+        request,
+        reply,
+        context,
+        token.userId,
+        'games',
+        (page) => store.listGames(token.userId, page),
+        () => store.gameTotal(token.userId),
+      ),
   });
 
   readRoute(app, context, {
@@ -37,6 +46,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
     params: { id: { type: 'string', description: 'Game UUID (letters in either case).' } },
     query: { format: formatParam },
     ok: { description: 'The game, as JSON or as PGN.', schema: schemas.gameDetail },
+    pgn: 'The one game in PGN export format (charset=utf-8), as its pgn field holds it.',
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
       const game = await store.getGame(token.userId, id);

@@ -1,6 +1,8 @@
-// Offset paging shared by the game lists: one extra row tells whether a next page exists. A page is
-// rendered once per version of the owner's games and then served from the page cache (page-cache.ts); a
-// page that starts where a rendered one ended seeks to its list position instead of skipping games.
+// Offset paging shared by the game lists: one extra row tells whether a next page exists, and the list's
+// total (X-Total-Count, Link rel="last") is the count each database keeps (migration 0011), not a count
+// of the games. A page is rendered once per version of the owner's games and then served from the page
+// cache (page-cache.ts); a page that starts where a rendered one ended seeks to its list position instead
+// of skipping games.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ListedGame, Page } from '../../store/index.ts';
 import type { ApiContext } from '../context.ts';
@@ -10,7 +12,10 @@ import { gameSummaryJson } from '../serialize.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** One page of a list of the owner's games, named by `list`: `fetch` reads the rows of a page of it. */
+/**
+ * One page of a list of the owner's games, named by `list`: `fetch` reads the rows of a page of it, `total`
+ * the number of games in it.
+ */
 export async function sendPage(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -18,13 +23,16 @@ export async function sendPage(
   ownerId: string,
   list: string,
   fetch: (page: Page) => Promise<ListedGame[]>,
+  total: () => Promise<number>,
 ): Promise<unknown> {
   const { pages, positions, store } = context;
   const { limit, offset } = request.query as { limit: number; offset: number };
   if (!pages.enabled) {
     const { games, hasMore } = await readPage(limit, offset, undefined, fetch);
-    const link = pageLinks(request, limit, offset, hasMore);
+    const count = await total();
+    const link = pageLinks(request, limit, offset, hasMore, count);
     if (link) reply.header('link', link);
+    reply.header('x-total-count', String(count));
     return { data: games.map(gameSummaryJson) };
   }
   // Read before the rows: a page rendered from rows newer than its version can only be served to
@@ -35,16 +43,20 @@ export async function sendPage(
   if (!page) {
     const at = (n: number) => `${ownerId} ${list} ${version} ${n}`;
     const { games, hasMore } = await readPage(limit, offset, positions.get(at(offset)), fetch);
+    // Read after the version, as the rows are: a total newer than the version is served only with it.
+    const count = await total();
     const last = games.at(-1);
     if (hasMore && last) positions.set(at(offset + games.length), last.position);
-    const link = pageLinks(request, limit, offset, hasMore);
+    const link = pageLinks(request, limit, offset, hasMore, count);
     // The route's own serialiser for a 200 JSON answer: the same bytes as an answer rendered uncached.
     const data = games.map(gameSummaryJson);
     const body = Buffer.from(reply.serializeInput({ data }, '200', 'application/json') as string);
-    page = { version, body, link, tag: bodyTag(JSON_TYPE, '', link ?? '', body) };
+    const tag = bodyTag(JSON_TYPE, '', link ?? '', String(count), body);
+    page = { version, body, link, total: count, tag };
     pages.set(key, page);
   }
   if (page.link) reply.header('link', page.link);
+  reply.header('x-total-count', String(page.total));
   request.representationTag = page.tag;
   return reply.type(JSON_TYPE).send(page.body);
 }

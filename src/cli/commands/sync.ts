@@ -2,7 +2,8 @@
 // alone); this file turns options into a run, prints the summary and maps failures to exit codes.
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ChessportError, ChessportNetworkError } from '../../client/index.ts';
+import packageJson from '../../../package.json' with { type: 'json' };
+import { ChessportError, ChessportNetworkError } from '../../../packages/client/src/index.ts';
 import { SyncError, type SyncFailure, type SyncProgress, syncMirror } from '../../sync/engine.ts';
 import { jsonOption } from '../context.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
@@ -46,6 +47,7 @@ interface SyncCliOptions {
   full?: boolean;
   switchReader?: boolean;
   since?: string;
+  compression: string;
   json?: boolean;
 }
 
@@ -74,18 +76,23 @@ export function syncCommand(program: Command): void {
       'access token with user.read, games.read and databases.read (or CHESSPORT_TOKEN)',
     )
     .requiredOption('--out <dir>', 'folder of the mirror: mirror.sqlite, and pgn/ with --pgn-files')
-    .option('--limit <n>', 'changes per feed page, 1 to 500', '100')
-    .option('--concurrency <n>', 'game details fetched at the same time', '4')
+    .option('--limit <n>', 'changes per feed page (each with its game), 1 to 500', '500')
+    .option('--concurrency <n>', 'game details fetched at the same time, from a server without expand', '4')
     .option('--pgn-files', 'also write one PGN file per database into <out>/pgn (each replaced atomically)')
     .option('--full', 'start over: empty the mirror and read the whole feed again (same reader only)')
     .option('--switch-reader', 'with --full: let a mirror made for another reader become this token’s')
     .option('--since <time>', 'first run only: start at changes from this time (ISO 8601 with a zone)')
+    .option(
+      '--compression <when>',
+      'ask for compressed answers: auto (unless the server is on this machine), on, off',
+      'auto',
+    )
     .option(...jsonOption)
     .addHelpText('after', EXIT_HELP)
     .action(async (opts: SyncCliOptions) => {
       const token = opts.token ?? process.env.CHESSPORT_TOKEN;
       if (!token) throw new CliError('give a token with --token or CHESSPORT_TOKEN');
-      const pageSize = parsePositiveInt(opts.limit ?? '100', '--limit');
+      const pageSize = parsePositiveInt(opts.limit ?? '500', '--limit');
       if (pageSize > 500) throw new CliError('--limit must be from 1 to 500');
       const concurrency = parsePositiveInt(opts.concurrency ?? '4', '--concurrency');
       // Checked before the mirror's folder is made: an empty --out made the mirror in the working folder,
@@ -95,6 +102,9 @@ export function syncCommand(program: Command): void {
       if (statSync(opts.out, { throwIfNoEntry: false })?.isDirectory() === false)
         throw new CliError(`--out ${opts.out} is not a folder: name the folder of the mirror`);
       checkBaseUrl(opts.baseUrl);
+      if (!['auto', 'on', 'off'].includes(opts.compression))
+        throw new CliError('--compression must be auto, on or off');
+      const compression = opts.compression === 'auto' ? undefined : opts.compression === 'on';
 
       const controller = new AbortController();
       const interrupt = () => controller.abort(new Error('interrupted'));
@@ -113,6 +123,8 @@ export function syncCommand(program: Command): void {
           full: Boolean(opts.full),
           switchReader: Boolean(opts.switchReader),
           ...(opts.since !== undefined && { since: opts.since }),
+          userAgent: `chessport-sync/${packageJson.version}`,
+          ...(compression !== undefined && { compression }),
           signal: controller.signal,
           onPage: (p) => {
             last = p;
@@ -138,6 +150,10 @@ export function syncCommand(program: Command): void {
             );
           }
           if (summary.retries > 0) lines.push(`retried ${counted(summary.retries, 'request')} after errors`);
+          if (summary.detailRequests > 0)
+            lines.push(
+              `read ${counted(summary.detailRequests, 'game')} one by one: the feed sent their changes without them (an older server?)`,
+            );
           if (summary.pgnFiles.length > 0)
             lines.push(`wrote ${counted(summary.pgnFiles.length, 'PGN file')}`);
           return lines.join('\n');

@@ -12,6 +12,7 @@ import { up as sqliteGameKeys } from './0005_sqlite_game_keys.ts';
 import { up as exportResult } from './0006_export_result.ts';
 import { up as databaseGamesSeq } from './0007_database_games_seq.ts';
 import { up as escapeLinesAndHalfmoveClock } from './0008_escape_lines_and_halfmove_clock.ts';
+import { up as databaseGameCount } from './0011_database_game_count.ts';
 
 /** A migration's work: Kysely's schema builder is untyped by design (its tables are not there yet). */
 type Up = (db: Kysely<unknown>, dialect: Dialect) => Promise<void>;
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Up> = {
   '0006_export_result': exportResult,
   '0007_database_games_seq': databaseGamesSeq,
   '0008_escape_lines_and_halfmove_clock': escapeLinesAndHalfmoveClock,
+  '0011_database_game_count': databaseGameCount,
 };
 
 /** The migrations for Kysely's Migrator, which applies the pending ones in name order. */

@@ -22,7 +22,7 @@ export async function insertPostgresBatch(batch: GameBatch): Promise<InsertOutco
   if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
   const { rows, now } = await rowsOf(batch, fresh);
   await insertPostgresRows(trx, rows);
-  await touchDatabase(trx, database.id, now, (rows.at(-1) as GameInsertRow).seq);
+  await touchDatabase(trx, database.id, now, (rows.at(-1) as GameInsertRow).seq, rows.length);
   return { inserted: rows.length, duplicates, overLimit, ids: rows.map((r) => r.id) };
 }
 

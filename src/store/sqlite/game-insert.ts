@@ -13,7 +13,7 @@ import { perConnection } from './handle.ts';
 interface SqliteStatements {
   existing: Statement<[string, string], string>;
   count: Statement<[string], number>;
-  touch: Statement<[number, number, string]>;
+  touch: Statement<[number, number, number, string]>;
 }
 
 const statementsOf = perConnection(
@@ -28,8 +28,8 @@ const statementsOf = perConnection(
     count: handle
       .prepare<[string], number>('select count(*) from games where database_id = ? and deleted = 0')
       .pluck(),
-    touch: handle.prepare<[number, number, string]>(
-      'update databases set updated_at = ?, games_seq = ? where id = ?',
+    touch: handle.prepare<[number, number, number, string]>(
+      'update databases set updated_at = ?, games_seq = ?, game_count = game_count + ? where id = ?',
     ),
   }),
 );
@@ -71,6 +71,6 @@ export async function insertSqliteBatch(handle: SqliteHandle, batch: GameBatch):
     lastPk - fresh.length + 1,
     fresh.map((g) => g.contentHash),
   );
-  statements.touch.run(now, firstSeq + fresh.length - 1, database.id);
+  statements.touch.run(now, firstSeq + fresh.length - 1, ids.length, database.id);
   return { inserted: ids.length, duplicates, overLimit, ids };
 }

@@ -85,6 +85,7 @@ for (const { dialect, skip } of DIALECTS) {
             '0006_export_result',
             '0007_database_games_seq',
             '0008_escape_lines_and_halfmove_clock',
+            '0011_database_game_count',
           ],
         );
       } finally {
@@ -113,7 +114,7 @@ for (const { dialect, skip } of DIALECTS) {
         );
         assert.equal(
           first.stderr,
-          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock)\n`,
+          `chessport: upgraded the store ${cliUrl} to this version (migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock, 0011_database_game_count)\n`,
         );
         const again = await run(process.execPath, [BIN, 'users', 'list', '--json'], { env, cwd: dir });
         assert.equal(again.stderr, '', 'an up-to-date store opens without a word');
@@ -138,13 +139,14 @@ for (const { dialect, skip } of DIALECTS) {
         const upgraded = await serveLog();
         assert.deepEqual(upgraded, {
           ...upgraded,
-          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock',
+          msg: 'upgraded the store: applied migrations 0006_export_result, 0007_database_games_seq, 0008_escape_lines_and_halfmove_clock, 0011_database_game_count',
           store,
           dialect,
           migrations: [
             '0006_export_result',
             '0007_database_games_seq',
             '0008_escape_lines_and_halfmove_clock',
+            '0011_database_game_count',
           ],
           secretFrom: 'store',
           redis: null,

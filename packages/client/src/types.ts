@@ -54,6 +54,8 @@ export interface Database {
   private: boolean;
   /** The most games it takes; null when unlimited. */
   maxGames: number | null;
+  /** Its live games: the total its game list gives. */
+  gameCount: number;
   /** ISO 8601, UTC, milliseconds. */
   createdAt: string;
   /** The last change to the database or its games; ISO 8601, UTC, milliseconds. */
@@ -93,7 +95,10 @@ export interface GameDetail extends GameSummary {
   updatedAt: string;
 }
 
-/** One changed game in its latest state; fetch the detail of one that is not deleted with game(id). */
+/**
+ * One changed game in its latest state. Its detail comes with the item when the feed is asked with
+ * `expand: 'game'` (ExpandedChange); otherwise fetch the detail of one that is not deleted with game(id).
+ */
 export interface Change {
   /** The game's UUID. */
   id: string;
@@ -108,10 +113,16 @@ export interface Change {
   result: GameResult;
 }
 
-/** One page of the changes feed. */
-export interface ChangesPage {
+/** A feed item of `feed({ expand: 'game' })`: the change and its game, from the same snapshot. */
+export interface ExpandedChange extends Change {
+  /** The game as game(id) gives it; null for a deleted game (a tombstone). */
+  game: GameDetail | null;
+}
+
+/** One page of the changes feed; its items are ExpandedChange with `expand: 'game'`. */
+export interface ChangesPage<Item extends Change = Change> {
   /** Changed games in change order, each once. */
-  data: Change[];
+  data: Item[];
   /** Opaque; also on an empty page, where it is the position that was sent. */
   nextCursor: string;
   /** More changes exist now after nextCursor: fetch the next page. */

@@ -3,7 +3,16 @@
 import { ChessportError } from './errors.ts';
 import { linkTarget } from './link.ts';
 import { type Answer, type CallOptions, Transport, type TransportOptions } from './transport.ts';
-import type { ChangesPage, Database, GameDetail, GameSummary, ListPage, User } from './types.ts';
+import type {
+  Change,
+  ChangesPage,
+  Database,
+  ExpandedChange,
+  GameDetail,
+  GameSummary,
+  ListPage,
+  User,
+} from './types.ts';
 
 /** The constructor's options: where the API is, the token, and how calls wait and retry. */
 export type ClientOptions = TransportOptions;
@@ -26,7 +35,15 @@ export interface ChangesQuery {
   since?: Date | string | undefined;
   /** 1 to 500; the server's default is 100. */
   limit?: number | undefined;
+  /**
+   * `'game'`: every item carries `game`, the game's detail as game(id) gives it (null for a deleted game),
+   * so that a page of up to 500 changes is one request.
+   */
+  expand?: 'game' | undefined;
 }
+
+/** A ChangesQuery with `expand: 'game'`: its pages' items are ExpandedChange. */
+export type ExpandedChangesQuery = ChangesQuery & { expand: 'game' };
 
 const JSON_TYPE = 'application/json';
 const PGN_TYPE = 'application/x-chess-pgn';
@@ -134,24 +151,30 @@ export class ChessportClient {
     return (await this.#http.stream(url, PGN_TYPE, options)).pipeThrough(new TextDecoderStream());
   }
 
-  /** GET /changes: one page of the feed. */
-  async changes(feed: ChangesQuery = {}, options?: CallOptions): Promise<ChangesPage> {
+  /** GET /changes: one page of the feed; with `expand: 'game'`, each item with its game's detail. */
+  changes(feed: ExpandedChangesQuery, options?: CallOptions): Promise<ChangesPage<ExpandedChange>>;
+  changes(feed?: ChangesQuery, options?: CallOptions): Promise<ChangesPage>;
+  async changes(feed: ChangesQuery = {}, options?: CallOptions): Promise<ChangesPage<Change>> {
     const since = feed.since instanceof Date ? isoTime(feed.since) : feed.since;
-    const url = this.#http.url(`/changes${query({ cursor: feed.cursor, since, limit: feed.limit })}`);
+    const { cursor, limit, expand } = feed;
+    const url = this.#http.url(`/changes${query({ cursor, since, limit, expand })}`);
     return this.#json<ChangesPage>(url, options);
   }
 
   /**
-   * The feed page by page, from `cursor` (or `since`, or the beginning) until a page says hasMore: false.
-   * Store each page's nextCursor only once that page's changes are applied: then a crash repeats at most
-   * one page, and applying a page twice is harmless because each item is a game's latest state.
+   * The feed page by page, from `cursor` (or `since`, or the beginning) until a page says hasMore: false;
+   * with `expand: 'game'`, each item with its game's detail. Store each page's nextCursor only once that
+   * page's changes are applied: then a crash repeats at most one page, and applying a page twice is harmless
+   * because each item is a game's latest state.
    */
+  feed(feed: ExpandedChangesQuery, options?: CallOptions): AsyncGenerator<ChangesPage<ExpandedChange>>;
+  feed(feed?: ChangesQuery, options?: CallOptions): AsyncGenerator<ChangesPage>;
   async *feed(feed: ChangesQuery = {}, options?: CallOptions): AsyncGenerator<ChangesPage> {
     let page = await this.changes(feed, options);
     yield page;
     while (page.hasMore) {
       const cursor = page.nextCursor;
-      page = await this.changes({ cursor, limit: feed.limit }, options);
+      page = await this.changes({ cursor, limit: feed.limit, expand: feed.expand }, options);
       // The server's pages always move on; one that does not (a faulty proxy or cache) would loop forever.
       if (page.hasMore && page.data.length === 0 && page.nextCursor === cursor)
         throw new ChessportError({
@@ -178,12 +201,13 @@ export class ChessportClient {
     if (!Array.isArray(data)) throw unexpected(response, 'a list page without a data array');
     const next = linkTarget(response.headers.get('link'), 'next', url);
     if (next === null) return { data, next: null };
-    const target = this.#http.underApi(next);
+    if (next.url === null) throw unexpected(response, `a Link rel="next" to ${next.target}, which is no URL`);
+    const target = this.#http.underApi(next.url);
     // A server (or proxy) that names a page elsewhere answered wrongly: the token is not sent there.
     if (target === null)
       throw unexpected(
         response,
-        `a Link rel="next" to ${next}: refusing to send the token outside ${this.apiBase}`,
+        `a Link rel="next" to ${next.url}: refusing to send the token outside ${this.apiBase}`,
       );
     return { data, next: target };
   }

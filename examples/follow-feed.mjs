@@ -1,0 +1,58 @@
+// A minimal integration: take over a user's games and keep them current by following the changes feed with
+// each game in its item (one request per page of up to 500), as an app that installed @chessport/client
+// does. Each game becomes <out>/games/<id>.pgn, a deleted game's file goes, and the feed's cursor is saved
+// in <out>/cursor once its page is saved: the next run continues from there, and a run stopped at any point
+// repeats at most that page.
+//
+//   npm install @chessport/client
+//   CHESSPORT_URL=http://127.0.0.1:8080 CHESSPORT_TOKEN=cp_... node follow-feed.mjs [out-folder]
+//
+// `chessport demo` prints a token (user.read, databases.read and games.read) and serves on port 8080.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ChessportClient } from '@chessport/client';
+
+const baseUrl = process.env.CHESSPORT_URL ?? 'http://127.0.0.1:8080';
+const token = process.env.CHESSPORT_TOKEN;
+if (!token) {
+  console.error('set CHESSPORT_TOKEN to an access token (chessport demo prints one)');
+  process.exit(1);
+}
+const out = process.argv[2] ?? 'chessport-games';
+const games = join(out, 'games');
+const cursorFile = join(out, 'cursor');
+mkdirSync(games, { recursive: true });
+
+/** Writes a file whole or not at all: a temp file, then a rename. */
+function writeWhole(file, text) {
+  writeFileSync(`${file}.tmp`, text);
+  renameSync(`${file}.tmp`, file);
+}
+
+const api = new ChessportClient({ baseUrl, token, userAgent: 'follow-feed-example/1.0' });
+const me = await api.me();
+console.log(`following the games of ${me.name ?? me.id}`);
+
+const saved = existsSync(cursorFile) ? readFileSync(cursorFile, 'utf8') : undefined;
+let upserted = 0;
+let deleted = 0;
+for await (const page of api.feed({ cursor: saved, expand: 'game', limit: 500 })) {
+  for (const change of page.data) {
+    const file = join(games, `${change.id}.pgn`);
+    if (change.game) {
+      writeWhole(file, change.game.pgn);
+      upserted++;
+      const { white, black, result } = change.game;
+      console.log(`saved ${change.id}: ${white.name ?? '?'} - ${black.name ?? '?'} ${result}`);
+    } else {
+      rmSync(file, { force: true });
+      deleted++;
+      console.log(`deleted ${change.id}`);
+    }
+  }
+  // Only once the page's games are saved.
+  writeWhole(cursorFile, page.nextCursor);
+}
+console.log(
+  `${upserted} saved, ${deleted} deleted (${saved ? 'continued' : 'first run'}); cursor in ${cursorFile}`,
+);

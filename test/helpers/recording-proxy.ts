@@ -1,0 +1,60 @@
+// An HTTP proxy in front of a server that records every request it passes (method and path with query), for
+// tests that count what a client sent; `intercept` may answer a request itself instead, as an older server,
+// a gateway or a faulty proxy would.
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordingProxy {
+  base: string;
+  /** `GET /api/v1/...` for each request, in the order they came. */
+  requests: string[];
+  /** The header fields of each request, in the same order. */
+  headers: IncomingHttpHeaders[];
+  close(): Promise<void>;
+}
+
+/** An answer of the proxy's own; undefined passes the request on. */
+export type Intercept = (
+  req: IncomingMessage,
+) => Promise<{ status: number; type: string; body: string } | undefined> | undefined;
+
+export async function recordingProxy(upstream: string, intercept?: Intercept): Promise<RecordingProxy> {
+  const target = new URL(upstream);
+  const requests: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
+  const proxy = createServer(async (req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    headers.push(req.headers);
+    const own = await intercept?.(req);
+    if (own) {
+      res.writeHead(own.status, { 'content-type': own.type }).end(own.body);
+      return;
+    }
+    const forward = request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    requests,
+    headers,
+    close: async () => {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    },
+  };
+}
+
+/** The upstream's JSON answer to the same request, for an intercept that rewrites it. */
+export async function upstreamJson<T>(upstream: string, req: IncomingMessage): Promise<T> {
+  const answer = await fetch(`${upstream}${req.url}`, {
+    headers: { authorization: req.headers.authorization ?? '' },
+  });
+  return (await answer.json()) as T;
+}
