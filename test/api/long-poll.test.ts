@@ -150,6 +150,24 @@ describe('GET /changes?wait=', () => {
     assert.ok(at - waiting.sentAt < WELL_BEFORE_MS);
   });
 
+  test('wait with expand=game: the change that wakes it comes with its game', async () => {
+    const cursor = await headCursor(server.base, tokens.alice);
+    const waiting = waitForChanges(
+      server.base,
+      tokens.alice,
+      `wait=${LONG_WAIT}&expand=game&cursor=${encodeURIComponent(cursor)}`,
+    );
+    await waitingAtLeast(server.base, 1);
+    await importPgn(env, ALICE_PGN, 'alice', 'Expanded');
+    const { status, json } = await waiting.answer;
+    assert.equal(status, 200);
+    assert.ok(json.data.length > 0);
+    for (const item of json.data as unknown as { id: string; game: { id: string; pgn: string } }[]) {
+      assert.equal(item.game.id, item.id);
+      assert.match(item.game.pgn, /\[Event /);
+    }
+  });
+
   test('wait outside 1 to 60, or not plain digits, is 400 invalid_request naming the range', async () => {
     for (const value of ['0', '61', '1.5', '-1', 'abc', '', '1e1', '+5', '99999999999999999999']) {
       const answer = await http(`${server.base}/api/v1`, `/changes?wait=${encodeURIComponent(value)}`, {
