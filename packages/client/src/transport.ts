@@ -225,12 +225,19 @@ export class Transport {
     return origin === base.origin && pathname.startsWith(`${base.pathname}/`) && !username && !password;
   }
 
-  /** A successful answer to GET url with its body read whole; or ChessportError, ChessportNetworkError. */
-  async text(url: string, accept: string, options: CallOptions = {}): Promise<Answer> {
-    return this.#get(url, accept, options.signal, async (response) => ({
-      response,
-      text: await response.text(),
-    }));
+  /**
+   * A successful answer to GET url with its body read whole; or ChessportError, ChessportNetworkError.
+   * heldMs: how long the server may hold the request before it answers (a long-poll), added to the
+   * attempt's timeout.
+   */
+  async text(url: string, accept: string, options: CallOptions = {}, heldMs = 0): Promise<Answer> {
+    return this.#get(
+      url,
+      accept,
+      options.signal,
+      async (response) => ({ response, text: await response.text() }),
+      heldMs,
+    );
   }
 
   /**
@@ -257,6 +264,7 @@ export class Transport {
     accept: string,
     signal: AbortSignal | undefined,
     read: (response: Response, attempts: number) => Promise<T>,
+    heldMs = 0,
   ): Promise<T> {
     if (!this.#isUnderApi(url)) throw new TypeError(`refusing to send the token outside ${this.apiBase}`);
     const policy = this.#retry;
@@ -277,7 +285,7 @@ export class Transport {
       attempts++;
       let response: Response;
       try {
-        response = await this.#attempt(url, accept, signal);
+        response = await this.#attempt(url, accept, signal, heldMs);
       } catch (error) {
         await retryOrThrow(error, false);
         continue;
@@ -318,12 +326,17 @@ export class Transport {
     return new ChessportNetworkError({ url, attempts, timedOut, truncated, cause: error });
   }
 
-  async #attempt(url: string, accept: string, signal: AbortSignal | undefined): Promise<Response> {
+  async #attempt(
+    url: string,
+    accept: string,
+    signal: AbortSignal | undefined,
+    heldMs: number,
+  ): Promise<Response> {
     // The timeout covers the wait for the headers only: a long PGN download is not cut off. Its reason is a
     // TimeoutError DOMException, as AbortSignal.timeout() gives. One beyond setTimeout's range (Infinity)
-    // means none.
+    // means none. A long-poll's headers come only when the server stops holding it: heldMs later.
     const timeout = new AbortController();
-    const { timeoutMs } = this.#retry;
+    const timeoutMs = this.#retry.timeoutMs + heldMs;
     const timer =
       timeoutMs <= TIMER_MAX
         ? setTimeout(
