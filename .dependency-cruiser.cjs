@@ -1,8 +1,8 @@
-// The project's layers (docs/architecture.md "Layers"), checked by dependency-cruiser in `npm test`: data
-// flows one way, `chess` (pure) -> `import` -> `store`, `api` -> `store`, `cli` on top; `client`
-// (packages/client) stands alone and `sync` builds on it; `workers` holds what starts worker threads and knows
-// nothing of the project. Every import counts, `import type` too (a type-only cycle still ties two modules
-// together).
+// The project's layers (docs/architecture.md "Layers"), checked by dependency-cruiser in `npm test`:
+// data flows one way, `chess` (pure) -> `import` -> `store`, `api` -> `store`, `cli` on top; `client`
+// (packages/client) stands alone and `sync` builds on it; `workers` holds what starts worker threads and
+// knows nothing of the project. Every import counts, `import type` too (a type-only cycle still ties two
+// modules together).
 //
 // The project runs TypeScript directly, with `.ts` in its import paths. TypeScript 7 has no compiler API
 // for dependency-cruiser to parse with, so swc (@swc/core) parses, and it reports type-only imports as such.

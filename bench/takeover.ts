@@ -99,7 +99,8 @@ try {
   };
   let apps = 0;
   const syncOnce = async (name: string, extra: string[]) => {
-    // A token of an app of its own: the rate limit counts per app and user, and each run is a first take-over.
+    // A token of an app of its own: the rate limit counts per app and user, and each run is a first
+    // take-over.
     const app = `takeover-${++apps}`;
     await cli('apps', 'add', app);
     const { token } = await cli('tokens', 'issue', '--user', 'bench', '--app', app, '--scopes', SCOPES);

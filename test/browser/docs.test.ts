@@ -9,15 +9,15 @@ import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-// The spec's endpoint table.
+// The spec's endpoint table, each path with its GET, HEAD and OPTIONS operations.
 const ENDPOINTS = [
-  'GET /api/v1/me',
-  'GET /api/v1/databases',
-  'GET /api/v1/databases/{id}/games',
-  'GET /api/v1/games',
-  'GET /api/v1/games/{id}',
-  'GET /api/v1/changes',
-];
+  '/api/v1/me',
+  '/api/v1/databases',
+  '/api/v1/databases/{id}/games',
+  '/api/v1/games',
+  '/api/v1/games/{id}',
+  '/api/v1/changes',
+].flatMap((path) => ['GET', 'HEAD', 'OPTIONS'].map((method) => `${method} ${path}`));
 
 const skip = existsSync(CHROMIUM)
   ? false
