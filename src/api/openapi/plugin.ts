@@ -4,8 +4,8 @@
 // x-other-methods extension (methods.ts).
 //
 // The document needs no token and is not rate limited: it is the same for everyone, held in memory, and
-// touches no store. It is compressed once, when first asked for, at the highest levels (41 KB of JSON: br
-// 7.2 KB in about 25 ms of the thread pool, gzip 8.7 KB), and each request gets the coding it accepts.
+// touches no store. It is compressed once, when first asked for, at the highest levels (sizes and time in
+// docs/performance.md), and each request gets the coding it accepts.
 // @fastify/compress, which registers after this route is added, leaves it alone (it would compress on every
 // request, at the lower levels live answers need). One weak ETag names every coding: the same document.
 import { createHash } from 'node:crypto';
