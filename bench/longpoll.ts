@@ -1,7 +1,7 @@
 // Long-polls of GET /changes?wait= against `chessport serve`: how soon a waiting request is answered after a
 // write of another process commits (the SQLite poller, PostgreSQL's LISTEN/NOTIFY), for one waiter and for
-// 1,000 waiting at once, and the server's resident memory with 1,000 waiting requests against idle; on SQLite,
-// and on PostgreSQL when it answers.
+// 1,000 waiting at once, and the server's resident memory with 1,000 waiting requests against idle; on
+// SQLite, and on PostgreSQL when it answers.
 // Usage: node bench/longpoll.ts [--rounds N] [--waiters N] [--stores sqlite,postgres]
 //   (default 50 rounds of one waiter, 1000 waiters; PostgreSQL: BENCH_POSTGRES_URL, else TEST_POSTGRES_URL,
 //   else postgres://postgres@127.0.0.1:5432/postgres, in a database the bench makes and drops)
@@ -201,9 +201,8 @@ async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
     console.log(`${'case'.padEnd(52)} ${'answers'.padStart(8)}     p50     p99     max`);
     const line = (name: string, latencies: number[]) => {
       const sorted = [...latencies].sort((a, b) => a - b);
-      console.log(
-        `${name.padEnd(52)} ${String(sorted.length).padStart(8)} ${fmt(percentile(sorted, 50))} ${fmt(percentile(sorted, 99))} ${fmt(sorted.at(-1) ?? Number.NaN)}`,
-      );
+      const figures = [percentile(sorted, 50), percentile(sorted, 99), sorted.at(-1) ?? Number.NaN];
+      console.log(`${name.padEnd(52)} ${String(sorted.length).padStart(8)} ${figures.map(fmt).join(' ')}`);
     };
     line('one waiter, one write per round', single);
     line(`one waiter, ${others.length} of other users waiting too`, amongOthers);
