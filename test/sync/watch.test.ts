@@ -115,7 +115,17 @@ describe('chessport sync --watch', () => {
     const now = await serverData(base, token);
     await mirrorComesToEqual(out, now, 'after an update, a move, a delete and an import');
     await lines(stdout, CURRENT, 3);
-    await assertPgnFiles(out, base, token, now.databases);
+    // The PGN files follow at the end of the burst (each replaced through a temp file and a rename).
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        await assertPgnFiles(out, base, token, now.databases);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
 
     sync.child.kill('SIGTERM');
     const exit = await sync.exited;
