@@ -8,6 +8,7 @@ const parts = [
   'chess.ts',
   'import.ts',
   'feed.ts',
+  'longpoll.ts',
   'http.ts',
   'takeover.ts',
   'abuse.ts',

@@ -11,6 +11,7 @@ import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './context.ts';
 import { docsPage } from './docs.ts';
 import { ApiError } from './errors.ts';
+import { FeedWaits } from './feed-waits.ts';
 import type { HeavyKind, HeavyLimits } from './heavy-kinds.ts';
 import { longAnswers, type StreamLimits } from './long-answers.ts';
 import { type OAuthSettings, oauthServer } from './oauth/index.ts';
@@ -197,6 +198,10 @@ export function buildApp(options: ApiOptions): FastifyInstance {
       redisPrefix: options.rateLimit?.redisPrefix,
     });
 
+  const waits = new FeedWaits(options.store.signals);
+  // Before the server stops taking connections and waits for the requests in flight: a long-poll is
+  // answered now, with its empty page, rather than held to the end of its wait.
+  app.addHook('preClose', async () => waits.endAll());
   const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
   const context: ApiContext = {
     store: options.store,
@@ -207,6 +212,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     pages,
     positions: new ListPositions(),
     resourceMetadataUrl: () => oauth?.resourceMetadataUrl(),
+    waits,
   };
   app.register(
     async (api) => {

@@ -2,6 +2,7 @@
 // them (buildApp in app.ts). A module of its own, so that the routes and the route helper depend on it and
 // not on the app that registers them.
 import type { Store } from '../store/index.ts';
+import type { FeedWaits } from './feed-waits.ts';
 import type { LongAnswers } from './long-answers.ts';
 import type { ListPositions, PageCache } from './page-cache.ts';
 import type { HeavyRequests } from './plugins/heavy-requests.ts';
@@ -20,4 +21,6 @@ export interface ApiContext {
   positions: ListPositions;
   /** The protected-resource metadata's URL (RFC 9728), named in 401 challenges; undefined without OAuth. */
   resourceMetadataUrl: () => string | undefined;
+  /** The requests of the changes feed that wait for a change (wait=). */
+  waits: FeedWaits;
 }

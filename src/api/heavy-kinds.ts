@@ -22,6 +22,24 @@ export interface HeavyKindDefinition extends HeavyLimits {
 
 export const HEAVY_KINDS = {
   export: { what: 'PGN exports', one: 'PGN export', env: 'EXPORTS', perClient: 2, perInstance: 8 },
+  // A long-poll holds little (a socket, a waiter) but for up to a minute: a client follows the feed with one
+  // at a time, a few when one user runs an app on several devices. An instance holds thousands.
+  'long-poll': {
+    what: 'long-polls of the changes feed (wait)',
+    one: 'long-poll of the changes feed (wait)',
+    env: 'LONG_POLLS',
+    perClient: 4,
+    perInstance: 5000,
+  },
+  // An expanded page reads and writes 500 games' details at once: a take-over reads one page while it writes
+  // the one before.
+  'expanded-feed': {
+    what: 'expanded pages of the changes feed (expand=game)',
+    one: 'expanded page of the changes feed (expand=game)',
+    env: 'EXPANDED_FEEDS',
+    perClient: 2,
+    perInstance: 16,
+  },
 } as const satisfies Record<string, HeavyKindDefinition>;
 
 export type HeavyKind = keyof typeof HEAVY_KINDS;

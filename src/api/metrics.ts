@@ -39,6 +39,17 @@ export const feedMetrics = {
     help: 'Change items served by the changes feed.',
     registers: [processRegistry],
   }),
+  waiting: new Gauge({
+    name: 'chessport_feed_waiting',
+    help: 'Requests of the changes feed waiting for a change now (wait=).',
+    registers: [processRegistry],
+  }),
+  waits: new Counter({
+    name: 'chessport_feed_waits_total',
+    help: 'Waits of the changes feed ended, by outcome (change, timeout, shutdown, disconnect, error).',
+    labelNames: ['outcome'] as const,
+    registers: [processRegistry],
+  }),
 };
 
 export const rateLimitMetrics = {

@@ -294,6 +294,9 @@ export const gameIdsParam = {
     'anything else, or the parameter without a PGN answer, is 400.',
 } as const;
 
+/** The longest a request of the changes feed may wait for a change (wait=), in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+
 export const changesQuery = {
   cursor: {
     type: 'string',
@@ -317,5 +320,16 @@ export const changesQuery = {
     description:
       'game: every item carries game, the game’s detail as GET /api/v1/games/{id} gives it (null for a ' +
       'deleted game), so that a page of up to 500 changes is one request. Any other value is 400.',
+  },
+  wait: {
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_WAIT_SECONDS,
+    description:
+      `Long-poll: seconds to wait, 1 to ${MAX_WAIT_SECONDS}, plain decimal digits. When the page would be ` +
+      'empty, the answer waits until a change of the user commits (then it comes at once, with that change) ' +
+      'or the time is up (an empty page, its nextCursor as without wait). A page with changes is answered ' +
+      'at once. A server shutting down answers a waiting request at once with its empty page. One request, ' +
+      'one unit of the rate limit, however long it waits.',
   },
 } as const;

@@ -2,6 +2,7 @@
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
 import { resolve } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import packageJson from '../../package.json' with { type: 'json' };
 import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
@@ -69,6 +70,7 @@ export async function runServer(
     },
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
+  logChangeListener(app.log, store);
   let closing = false;
   let webhooks: { worker: DeliveryWorker; store: Store } | undefined;
   const shutdown = async (signal: string) => {
@@ -167,6 +169,26 @@ async function startWebhooks(
   });
   worker.start();
   return { worker, store: own };
+}
+
+/**
+ * PostgreSQL: the LISTEN connection that wakes long-polls (src/store/postgres/change-listener.ts), logged when
+ * it is lost and when it listens again; its retries in between, one line per outage.
+ */
+function logChangeListener(log: FastifyBaseLogger, store: Store): void {
+  let lost = false;
+  store.signals.onSourceEvent = (event) => {
+    if (event.kind === 'lost' && !lost) {
+      lost = true;
+      log.warn(
+        { reason: event.reason },
+        'change listener: connection lost, long-polls wake late until it is back',
+      );
+    } else if (event.kind === 'listening' && lost) {
+      lost = false;
+      log.info('change listener: listening again');
+    }
+  };
 }
 
 /** Which store this instance serves and how it found it, without the password: the first line of its log. */

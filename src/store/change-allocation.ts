@@ -7,6 +7,12 @@
 import { type QueryExecutorProvider, sql } from 'kysely';
 import type { Dialect } from './types.ts';
 
+/**
+ * PostgreSQL: the channel every write transaction notifies, its owner's id the payload
+ * (postgres/change-listener.ts listens).
+ */
+export const CHANGE_CHANNEL = 'chessport_changes';
+
 /** The change sequence values and change time a write takes for the games it writes (Store.write). */
 export interface ChangeAllocation {
   /** n values, increasing (consecutive on SQLite, maybe with gaps on PostgreSQL). */
@@ -78,13 +84,15 @@ export async function lastSeq(db: QueryExecutorProvider, dialect: Dialect): Prom
 /**
  * PostgreSQL: locks the owner's feed head until the transaction ends (see Store.write) and moves its change
  * time to now, unless that is earlier. The first write of an owner inserts the row; a concurrent first
- * write waits on the inserted key like on the row lock (INSERT ... ON CONFLICT DO UPDATE).
+ * write waits on the inserted key like on the row lock (INSERT ... ON CONFLICT DO UPDATE). The same
+ * statement NOTIFYs the owner's id to every process that listens (postgres/change-listener.ts): PostgreSQL
+ * delivers it when the transaction commits, and drops it when it rolls back.
  */
 async function lockOwner(trx: QueryExecutorProvider, ownerId: string): Promise<number> {
   const { rows } = await sql<{ change_time: number }>`
     insert into feed_heads (user_id, change_time) values (${ownerId}, ${Date.now()})
     on conflict (user_id) do update set change_time = greatest(feed_heads.change_time, excluded.change_time)
-    returning change_time`.execute(trx);
+    returning change_time, pg_notify(${CHANGE_CHANNEL}, user_id)`.execute(trx);
   return Number(rows[0]?.change_time);
 }
 

@@ -1,3 +1,4 @@
+export { ANY_OWNER, type ChangeCallback, ChangeSignals, type SourceEvent } from './change-signals.ts';
 export {
   DEFAULT_DATABASE_URL,
   DEFAULT_LOCK_TIMEOUT_MS,

@@ -19,6 +19,7 @@ import {
   setPasswordHash,
 } from './accounts.ts';
 import { beginChanges, type Changes, lastSeq } from './change-allocation.ts';
+import { ChangeSignals } from './change-signals.ts';
 import type { StoreContext } from './context.ts';
 import {
   addDatabase,
@@ -80,6 +81,12 @@ export class Store implements StoreContext {
   private readonly limitSilence: (ms: number) => void;
 
   /**
+   * Signals that a change of an owner may have committed, from this process's writes and (once someone
+   * subscribes) from other processes' (change-signals.ts): what a waiting long-poll wakes on.
+   */
+  readonly signals: ChangeSignals;
+
+  /**
    * The migrations that opening this store applied, in order: every one for a new store (0001_initial
    * first), the newer ones for a store that an older version made, none for a store already up to date.
    */
@@ -90,6 +97,7 @@ export class Store implements StoreContext {
     dialect: Dialect,
     run: RunQuery = kyselyRunner(db),
     limitSilence: (ms: number) => void = () => undefined,
+    signals: ChangeSignals = new ChangeSignals(),
   ) {
     this.db = db;
     this.dialect = dialect;
@@ -97,6 +105,7 @@ export class Store implements StoreContext {
     this.limitSilence = limitSilence;
     this.oauth = new OAuthStore(this);
     this.webhooks = new WebhookStore(this);
+    this.signals = signals;
   }
 
   // ---- the store itself ----------------------------------------------------------------------------
@@ -120,6 +129,7 @@ export class Store implements StoreContext {
   }
 
   async close(): Promise<void> {
+    await this.signals.close();
     await this.db.destroy();
   }
 
@@ -175,6 +185,17 @@ export class Store implements StoreContext {
    * changes. A transaction that takes any also records its owner's webhook signal (webhook-outbox.ts).
    */
   async write<T>(ownerId: string, fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>): Promise<T> {
+    const result = await this.transact(ownerId, fn);
+    // After the commit, never before: a waiter woken now reads what was written. Other processes hear of
+    // it from PostgreSQL's NOTIFY (sent by beginChanges, delivered at commit) or SQLite's poller.
+    this.signals.committed(ownerId);
+    return result;
+  }
+
+  private async transact<T>(
+    ownerId: string,
+    fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>,
+  ): Promise<T> {
     // The owner's webhook signal is recorded in the same transaction (webhook-outbox.ts): a write that
     // commits has its signal, one that rolls back has none.
     const run = (trx: Kysely<DB>) => signalling(trx, ownerId, beginChanges(trx, this.dialect, ownerId), fn);

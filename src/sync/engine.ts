@@ -12,6 +12,7 @@ import {
   ChessportError,
   type GameDetail,
   type RetryEvent,
+  type RetryOptions,
   type RetryPolicy,
 } from '../../packages/client/src/index.ts';
 import { mapConcurrent } from './concurrent.ts';
@@ -30,6 +31,8 @@ export { TOKENS_FILE } from './saved-sign-in.ts';
 export type { LoginOptions, LoginPrompt } from './sign-in.ts';
 
 export const MIRROR_FILE = 'mirror.sqlite';
+/** With watch: how long each long-poll may be held, by default (the server takes 1 to 60). */
+export const DEFAULT_WAIT_SECONDS = 30;
 export const LOCK_FILE = 'sync.lock';
 export const PGN_FOLDER = 'pgn';
 
@@ -60,6 +63,17 @@ export interface SyncOptions {
   switchReader?: boolean;
   /** First run only: start at the changes made at or after this time instead of a full backfill. */
   since?: string;
+  /**
+   * Keep the mirror current until `signal` aborts: once caught up, follow the feed with long-polls and apply
+   * each change as it commits. The abort then ends the run as its end does (with the summary), at a page
+   * boundary, not as an interruption; network failures and 503s once caught up are retried for as long as
+   * it takes (a server restarting).
+   */
+  watch?: boolean;
+  /** With watch: seconds the server may hold each long-poll, 1 to 60 (default DEFAULT_WAIT_SECONDS). */
+  waitSeconds?: number;
+  /** Each time the mirror is current: at the end of the feed, and with watch after each burst of changes. */
+  onCurrent?: (current: SyncCurrent) => void;
   signal?: AbortSignal;
   retry?: Partial<RetryPolicy>;
   onRetry?: (event: RetryEvent) => void;
@@ -80,6 +94,12 @@ export interface SyncProgress {
   gamesUpserted: number;
   /** Tombstones applied (a game deleted on the server, whether or not the mirror had it). */
   gamesDeleted: number;
+}
+
+/** The mirror, current with the server: the run's progress so far and what the mirror holds. */
+export interface SyncCurrent extends SyncProgress {
+  mirrorGames: number;
+  mirrorDatabases: number;
 }
 
 export interface SyncSummary extends SyncProgress {
@@ -117,9 +137,8 @@ export async function syncMirror(options: SyncOptions): Promise<SyncSummary> {
   try {
     const mirror = new Mirror(join(out, MIRROR_FILE));
     try {
-      const summary = await run(options, mirror, join(out, TOKENS_FILE));
-      const pgnFiles = options.pgnFiles ? writePgnFiles(mirror, join(out, PGN_FOLDER)) : [];
-      return { ...summary, pgnFiles, elapsedMs: Math.round(performance.now() - started) };
+      const summary = await run(options, mirror, join(out, TOKENS_FILE), join(out, PGN_FOLDER));
+      return { ...summary, elapsedMs: Math.round(performance.now() - started) };
     } finally {
       mirror.close();
     }
@@ -132,8 +151,11 @@ async function run(
   options: SyncOptions,
   mirror: Mirror,
   tokensFile: string,
-): Promise<Omit<SyncSummary, 'pgnFiles' | 'elapsedMs'>> {
+  pgnFolder: string,
+): Promise<Omit<SyncSummary, 'elapsedMs'>> {
   const { signal } = options;
+  // With watch, the signal is how the run ends: an abort then stops it at a page boundary, with the summary.
+  const stopped = () => Boolean(options.watch && signal?.aborted);
   const progress: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
   const waits = { rateLimitWaits: 0, rateLimitWaitMs: 0, retries: 0 };
   let detailRequests = 0;
@@ -143,27 +165,31 @@ async function run(
     ...(options.userAgent !== undefined && { userAgent: options.userAgent }),
   };
   const signIn = options.token === undefined ? new SyncSignIn(tokensFile, http) : undefined;
-  const api = new ChessportClient({
-    baseUrl: options.baseUrl,
-    token: options.token ?? (signIn as SyncSignIn),
-    ...http,
-    compression: options.compression ?? !isLoopback(options.baseUrl),
-    // A sync waits out any rate limit (docs/design.md 25); it never fails because of one.
-    retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRateLimitWaitMs: 3_600_000, ...options.retry },
-    onRetry: (event) => {
-      if (event.reason === 'rate_limited') {
-        waits.rateLimitWaits++;
-        // Wall-clock time: parallel requests wait together, so only the part past the current wait counts.
-        const now = performance.now();
-        const until = now + event.waitMs;
-        waits.rateLimitWaitMs += Math.max(0, until - Math.max(now, waitingUntil));
-        waitingUntil = Math.max(waitingUntil, until);
-      } else {
-        waits.retries++;
-      }
-      options.onRetry?.(event);
-    },
-  });
+  const client = (retry: RetryOptions) =>
+    new ChessportClient({
+      baseUrl: options.baseUrl,
+      token: options.token ?? (signIn as SyncSignIn),
+      ...http,
+      compression: options.compression ?? !isLoopback(options.baseUrl),
+      // A sync waits out any rate limit (docs/design.md 25); it never fails because of one.
+      retry: { maxRateLimitRetries: Number.POSITIVE_INFINITY, maxRateLimitWaitMs: 3_600_000, ...retry },
+      onRetry: (event) => {
+        if (event.reason === 'rate_limited') {
+          waits.rateLimitWaits++;
+          // Wall-clock time: parallel requests wait together, so only the part past the current wait counts.
+          const now = performance.now();
+          const until = now + event.waitMs;
+          waits.rateLimitWaitMs += Math.max(0, until - Math.max(now, waitingUntil));
+          waitingUntil = Math.max(waitingUntil, until);
+        } else {
+          waits.retries++;
+        }
+        options.onRetry?.(event);
+      },
+    });
+  const api = client({ ...options.retry });
+  // Once caught up, a watch outlives a server's restart: its long-polls retry failures for as long as it takes.
+  const watcher = client({ ...options.retry, maxRetries: Number.POSITIVE_INFINITY });
   const call = async <T>(request: () => Promise<T>): Promise<T> => {
     try {
       return await request();
@@ -213,24 +239,31 @@ async function run(
   // One page is read ahead: the server builds the next page while this one is written. A page's cursor is
   // still stored only with the page's own data.
   let ahead = readAhead({ ...start, limit }, true);
+  /** The last page's cursor; with watch, where the long-polls go on from. */
+  let cursor: string | undefined;
+  /** Pages applied since the mirror was last current (its PGN files written). */
+  let unsettled = false;
+  let pgnFiles: string[] = [];
   try {
-    for (;;) {
-      const page = await ahead.page;
-      if (page.hasMore) ahead = readAhead({ cursor: page.nextCursor, limit }, false);
-      const applied = await applyPage(page.data, page.nextCursor);
-      progress.pages++;
-      progress.changes += page.data.length;
-      progress.gamesUpserted += applied.upserted;
-      progress.gamesDeleted += applied.deleted;
-      options.onPage?.({ ...progress });
-      if (!page.hasMore) break;
+    try {
+      for (;;) {
+        const page = await ahead.page;
+        if (page.hasMore) ahead = readAhead({ cursor: page.nextCursor, limit }, false);
+        await apply(page);
+        cursor = page.nextCursor;
+        if (!page.hasMore) break;
+      }
+    } finally {
+      // A read still running when the run fails is stopped and awaited, so that none outlives the run.
+      await ahead.stop();
     }
-  } finally {
-    // A read still running when the run fails is stopped and awaited, so that none outlives the run.
-    await ahead.stop();
+    await current();
+    if (options.watch && cursor !== undefined) await watch(cursor);
+  } catch (error) {
+    if (!stopped()) throw error;
   }
-  // Databases deleted meanwhile leave the mirror; their games left it through their tombstones.
-  mirror.putDatabases(await call(() => api.databases({ signal })), true);
+  // Stopped part-way (watch): the PGN files follow the mirror, which is whole up to its last page.
+  if (unsettled && options.pgnFiles) pgnFiles = writePgnFiles(mirror, pgnFolder);
   const counts = mirror.counts();
   return {
     mirror: mirror.file,
@@ -241,7 +274,44 @@ async function run(
     ...waits,
     rateLimitWaitMs: Math.round(waits.rateLimitWaitMs),
     detailRequests,
+    pgnFiles,
   };
+
+  /** Applies one page (its data and its cursor in one transaction) and counts it. */
+  async function apply(page: ChangesPage<ItemOfPage>): Promise<void> {
+    const applied = await applyPage(page.data, page.nextCursor);
+    progress.pages++;
+    progress.changes += page.data.length;
+    progress.gamesUpserted += applied.upserted;
+    progress.gamesDeleted += applied.deleted;
+    unsettled = true;
+    options.onPage?.({ ...progress });
+  }
+
+  /** At the end of the feed: the databases read again, the PGN files written, and onCurrent told. */
+  async function current(): Promise<void> {
+    // Databases deleted meanwhile leave the mirror; their games left it through their tombstones.
+    mirror.putDatabases(await call(() => api.databases({ signal })), true);
+    if (options.pgnFiles) pgnFiles = writePgnFiles(mirror, pgnFolder);
+    unsettled = false;
+    const counts = mirror.counts();
+    options.onCurrent?.({ ...progress, mirrorGames: counts.games, mirrorDatabases: counts.databases });
+  }
+
+  /**
+   * Follows the feed from `from` with long-polls until the signal aborts: each page with changes is applied as
+   * it comes, and the mirror is current again at the end of each burst.
+   */
+  async function watch(from: string): Promise<never> {
+    const wait = options.waitSeconds ?? DEFAULT_WAIT_SECONDS;
+    let at = from;
+    for (;;) {
+      const page = await readPage({ cursor: at, limit, wait }, false, signal, watcher);
+      if (page.data.length > 0) await apply(page);
+      at = page.nextCursor;
+      if (!page.hasMore && unsettled) await current();
+    }
+  }
 
   /** A feed page being read, and how to stop the read: its failure is the run's only once it is awaited. */
   function readAhead(feed: ChangesQuery, first: boolean) {
@@ -264,16 +334,23 @@ async function run(
   async function readPage(
     feed: ChangesQuery,
     first: boolean,
-    each: AbortSignal,
+    each: AbortSignal | undefined,
+    client = api,
   ): Promise<ChangesPage<ItemOfPage>> {
     for (;;) {
       try {
-        return await call(() => api.changes({ ...feed, expand }, { signal: each }));
+        return await call(() => client.changes({ ...feed, expand }, { signal: each }));
       } catch (error) {
-        if (expand !== undefined && expandRefused(error)) {
+        if (expand !== undefined && refused(error, 'expand')) {
           expand = undefined;
           continue;
         }
+        if (feed.wait !== undefined && refused(error, 'wait'))
+          throw new Error(
+            'the server does not hold requests for changes (wait), so --watch cannot follow it: upgrade ' +
+              'the server, or run the sync without --watch, as often as needed',
+            { cause: error },
+          );
         throw (first && saved !== undefined && cursorRejected(error)) || error;
       }
     }
@@ -320,12 +397,12 @@ async function run(
 /** A feed item with its game (expand), or without it (an older server, or a proxy that dropped it). */
 type ItemOfPage = Change & { game?: GameDetail | null };
 
-/** The server's 400 to expand=game: an older chessport, whose strict parameters do not know it. */
-function expandRefused(error: unknown): boolean {
+/** The server's 400 to a parameter (expand, wait): an older chessport, whose strict parameters do not know it. */
+function refused(error: unknown, parameter: 'expand' | 'wait'): boolean {
   return (
     error instanceof ChessportError &&
     error.status === 400 &&
     error.error === 'invalid_request' &&
-    /\bexpand\b/.test(error.error_description)
+    new RegExp(`\\b${parameter}\\b`).test(error.error_description)
   );
 }

@@ -40,6 +40,14 @@ export interface ChangesQuery {
    * so that a page of up to 500 changes is one request.
    */
   expand?: 'game' | undefined;
+  /**
+   * Long-poll: 1 to 60 seconds that the server may hold a request whose page would be empty, until a change
+   * of the user commits (then that page comes at once) or the time is up (an empty page, its cursor
+   * unchanged). With it, changes() may take that long, and feed() does not end once it is caught up: it
+   * waits for the next change, as a watch does. The timeout of each attempt (`retry.timeoutMs`) is
+   * lengthened by the wait.
+   */
+  wait?: number | undefined;
 }
 
 /** A ChangesQuery with `expand: 'game'`: its pages' items are ExpandedChange. */
@@ -151,14 +159,19 @@ export class ChessportClient {
     return (await this.#http.stream(url, PGN_TYPE, options)).pipeThrough(new TextDecoderStream());
   }
 
-  /** GET /changes: one page of the feed; with `expand: 'game'`, each item with its game's detail. */
+  /**
+   * GET /changes: one page of the feed; with `expand: 'game'`, each item with its game's detail; with
+   * `wait`, a long-poll that the server holds while the page would be empty.
+   */
   changes(feed: ExpandedChangesQuery, options?: CallOptions): Promise<ChangesPage<ExpandedChange>>;
   changes(feed?: ChangesQuery, options?: CallOptions): Promise<ChangesPage>;
   async changes(feed: ChangesQuery = {}, options?: CallOptions): Promise<ChangesPage<Change>> {
     const since = feed.since instanceof Date ? isoTime(feed.since) : feed.since;
-    const { cursor, limit, expand } = feed;
-    const url = this.#http.url(`/changes${query({ cursor, since, limit, expand })}`);
-    return this.#json<ChangesPage>(url, options);
+    const { cursor, limit, expand, wait } = feed;
+    const url = this.#http.url(`/changes${query({ cursor, since, limit, expand, wait })}`);
+    // A held request answers only when its wait ends: its attempt may take that much longer.
+    const held = typeof wait === 'number' && wait > 0 ? wait * 1000 : 0;
+    return this.#json<ChangesPage>(url, options, held);
   }
 
   /**
@@ -166,15 +179,19 @@ export class ChessportClient {
    * with `expand: 'game'`, each item with its game's detail. Store each page's nextCursor only once that
    * page's changes are applied: then a crash repeats at most one page, and applying a page twice is harmless
    * because each item is a game's latest state.
+   *
+   * With `wait` it does not end there: every request is a long-poll, so once caught up it yields each page
+   * as soon as a change commits, and an empty page (the same cursor) whenever a wait ends without one. It
+   * ends only with an error, or when `options.signal` aborts (throwing the signal's reason): a watch.
    */
   feed(feed: ExpandedChangesQuery, options?: CallOptions): AsyncGenerator<ChangesPage<ExpandedChange>>;
   feed(feed?: ChangesQuery, options?: CallOptions): AsyncGenerator<ChangesPage>;
   async *feed(feed: ChangesQuery = {}, options?: CallOptions): AsyncGenerator<ChangesPage> {
     let page = await this.changes(feed, options);
     yield page;
-    while (page.hasMore) {
+    while (page.hasMore || feed.wait !== undefined) {
       const cursor = page.nextCursor;
-      page = await this.changes({ cursor, limit: feed.limit, expand: feed.expand }, options);
+      page = await this.changes({ cursor, limit: feed.limit, expand: feed.expand, wait: feed.wait }, options);
       // The server's pages always move on; one that does not (a faulty proxy or cache) would loop forever.
       if (page.hasMore && page.data.length === 0 && page.nextCursor === cursor)
         throw new ChessportError({
@@ -186,8 +203,8 @@ export class ChessportClient {
     }
   }
 
-  async #json<T>(url: string, options: CallOptions | undefined): Promise<T> {
-    const answer = await this.#http.text(url, JSON_TYPE, options);
+  async #json<T>(url: string, options: CallOptions | undefined, heldMs = 0): Promise<T> {
+    const answer = await this.#http.text(url, JSON_TYPE, options, heldMs);
     const body = jsonBody(answer);
     // Every success of the API is {data, ...}.
     if (!('data' in body)) throw unexpected(answer.response, 'a JSON object without data');

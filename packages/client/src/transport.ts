@@ -240,12 +240,19 @@ export class Transport {
     return origin === base.origin && pathname.startsWith(`${base.pathname}/`) && !username && !password;
   }
 
-  /** A successful answer to GET url with its body read whole; or ChessportError, ChessportNetworkError. */
-  async text(url: string, accept: string, options: CallOptions = {}): Promise<Answer> {
-    return this.#get(url, accept, options.signal, async (response) => ({
-      response,
-      text: await response.text(),
-    }));
+  /**
+   * A successful answer to GET url with its body read whole; or ChessportError, ChessportNetworkError.
+   * heldMs: how long the server may hold the request before it answers (a long-poll), added to the
+   * attempt's timeout.
+   */
+  async text(url: string, accept: string, options: CallOptions = {}, heldMs = 0): Promise<Answer> {
+    return this.#get(
+      url,
+      accept,
+      options.signal,
+      async (response) => ({ response, text: await response.text() }),
+      heldMs,
+    );
   }
 
   /**
@@ -272,6 +279,7 @@ export class Transport {
     accept: string,
     signal: AbortSignal | undefined,
     read: (response: Response, attempts: number) => Promise<T>,
+    heldMs = 0,
   ): Promise<T> {
     if (!this.#isUnderApi(url)) throw new TypeError(`refusing to send the token outside ${this.apiBase}`);
     const policy = this.#retry;
@@ -294,7 +302,7 @@ export class Transport {
       attempts++;
       let response: Response;
       try {
-        response = await this.#attempt(url, accept, token, signal);
+        response = await this.#attempt(url, accept, token, signal, heldMs);
       } catch (error) {
         await retryOrThrow(error, false);
         continue;
@@ -354,12 +362,13 @@ export class Transport {
     accept: string,
     token: string,
     signal: AbortSignal | undefined,
+    heldMs: number,
   ): Promise<Response> {
     // The timeout covers the wait for the headers only: a long PGN download is not cut off. Its reason is a
     // TimeoutError DOMException, as AbortSignal.timeout() gives. One beyond setTimeout's range (Infinity)
-    // means none.
+    // means none. A long-poll's headers come only when the server stops holding it: heldMs later.
     const timeout = new AbortController();
-    const { timeoutMs } = this.#retry;
+    const timeoutMs = this.#retry.timeoutMs + heldMs;
     const timer =
       timeoutMs <= TIMER_MAX
         ? setTimeout(

@@ -6,6 +6,7 @@ import { writeSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { ApiError } from '../errors.ts';
+import { isWaiting } from '../feed-waits.ts';
 import { requestMetrics } from '../metrics.ts';
 
 /**
@@ -129,6 +130,10 @@ export function accessLog(app: FastifyInstance): void {
       open.delete(reply.raw);
       const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
       if (reply.raw.writableFinished) return request.log.info(line, 'request completed');
+      // A long-poll's client may leave while it waits: nothing was cut short (its wait is counted in
+      // chessport_feed_waits_total, outcome disconnect).
+      if (isWaiting(reply.raw))
+        return request.log.info({ ...line, left: true }, 'request left while waiting');
       request.log.warn({ ...line, aborted: true }, 'request aborted: the connection closed first');
       // Counted here, where it is logged, so that /metrics and the log agree (Fastify's onResponse, which
       // counts the answered ones, never runs for these). The route template, never the URL with its ids.

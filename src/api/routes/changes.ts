@@ -16,11 +16,12 @@ interface ChangesQuery {
   cursor?: string;
   since?: string;
   limit: number;
+  wait?: number;
   expand?: 'game';
 }
 
 export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
-  const { store, secret } = context;
+  const { store, secret, waits } = context;
 
   readRoute(app, context, {
     url: '/changes',
@@ -35,11 +36,12 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       'fetch a changed game with GET /api/v1/games/{id}, or ask for every page’s games with it ' +
       '(expand=game). 400 for cursor together with since, an invalid ' +
       'since, a malformed, altered or foreign cursor, and a cursor from before the store was restored from ' +
-      'an older backup.',
+      'an older backup. With wait, a request whose page would be empty waits up to that many seconds for a ' +
+      'change of the user to commit (a long-poll), instead of polling.',
     query: changesQuery,
     ok: { description: 'One page of changes.', schema: schemas.changes },
     handler: async (request, reply, token) => {
-      const { cursor, since, limit, expand } = request.query as ChangesQuery;
+      const { cursor, since, limit, expand, wait } = request.query as ChangesQuery;
       // Cursors are bound to the reader as the API knows it: this user through this app's pairwise id.
       const reader = pairwiseId(secret, token.appSector, token.userId);
       let after = 0;
@@ -64,21 +66,37 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         if (sinceMs === undefined) throw new ApiError('invalid_request', zonedTimestampRule('since'));
         after = await store.changePositionAt(token.userId, sinceMs);
       }
-      // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
-      // with its games' details.
-      const { rows, data } = expand
-        ? items(await store.listExpandedChanges(token.userId, after, limit + 1), limit, expandedChangeJson)
-        : items(await store.listChanges(token.userId, after, limit + 1), limit, changeJson);
-      // A cursor past every change the store has made was issued before the store was restored from a
-      // backup: the writes after the restore take the positions it has passed, and its reader would never
-      // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
-      if (rows.length === 0 && cursor !== undefined && after > (await store.lastSeq())) {
-        throw new ApiError(
-          'invalid_request',
-          'cursor is ahead of the store, which was restored from an older backup: read the feed again from ' +
-            'the start, without cursor',
-        );
+      // A heavy request (docs/api.md "Heavy requests"): a long-poll holds a slot of the app and user's while it
+      // waits, an expanded page while it is read and sent; a HEAD sends no body and holds none.
+      if (request.method === 'GET') {
+        if (wait !== undefined) await context.heavy.hold(request, reply, 'long-poll');
+        else if (expand) await context.heavy.hold(request, reply, 'expanded-feed');
       }
+      const read = async () => {
+        // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
+        // with its games' details.
+        const page = expand
+          ? items(await store.listExpandedChanges(token.userId, after, limit + 1), limit, expandedChangeJson)
+          : items(await store.listChanges(token.userId, after, limit + 1), limit, changeJson);
+        // A cursor past every change the store has made was issued before the store was restored from a
+        // backup: the writes after the restore take the positions it has passed, and its reader would never
+        // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
+        if (page.rows.length === 0 && cursor !== undefined && after > (await store.lastSeq())) {
+          throw new ApiError(
+            'invalid_request',
+            'cursor is ahead of the store, which was restored from an older backup: read the feed again ' +
+              'from the start, without cursor',
+          );
+        }
+        return page;
+      };
+      // A long-poll reads until a page has changes, or its wait ends (feed-waits.ts): the one place a request
+      // of the feed waits. The key names everything read() depends on, for waits that share a read.
+      const key = `${token.userId} ${after} ${limit} ${cursor !== undefined} ${expand ?? ''}`;
+      const { rows, data } =
+        wait === undefined
+          ? await read()
+          : await waits.hold(token.userId, key, wait * 1000, reply, read, (page) => page.rows.length > 0);
       const position = rows.slice(0, limit).at(-1)?.seq ?? after;
       const body = {
         data,

@@ -6,7 +6,9 @@ import type { Command } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { ChessportError, ChessportNetworkError } from '../../../packages/client/src/index.ts';
 import {
+  DEFAULT_WAIT_SECONDS,
   type LoginPrompt,
+  type SyncCurrent,
   SyncError,
   type SyncFailure,
   type SyncProgress,
@@ -44,7 +46,8 @@ Exit codes:
        reader; --full --switch-reader replaces the mirror with the token's data
   7    --login: the user denied the sync access
   8    --login: the code expired (10 minutes) before the user allowed the sync access
-  130  interrupted (SIGINT or SIGTERM); the next run continues where this one stopped
+  130  interrupted (SIGINT or SIGTERM); the next run continues where this one stopped. With --watch,
+       SIGINT or SIGTERM is how the run ends: exit 0, the mirror whole up to its last page
 
 A 429 is never a failure: the sync waits as Retry-After says and carries on. The cursor is stored in the
 same transaction as the data of its page, so a run killed at any point is finished by running it again.
@@ -65,6 +68,8 @@ interface SyncCliOptions {
   switchReader?: boolean;
   since?: string;
   compression: string;
+  watch?: boolean;
+  wait?: string;
   json?: boolean;
 }
 
@@ -102,6 +107,14 @@ export function syncCommand(program: Command): void {
     .option('--switch-reader', 'with --full: let a mirror made for another reader become this token’s')
     .option('--since <time>', 'first run only: start at changes from this time (ISO 8601 with a zone)')
     .option(
+      '--watch',
+      'once current, keep the mirror current until SIGINT or SIGTERM, woken by the server as changes commit',
+    )
+    .option(
+      '--wait <seconds>',
+      `with --watch: how long the server holds each request for changes, 1 to 60 (default ${DEFAULT_WAIT_SECONDS})`,
+    )
+    .option(
       '--compression <when>',
       'ask for compressed answers: auto (unless the server is on this machine), on, off',
       'auto',
@@ -132,13 +145,22 @@ export function syncCommand(program: Command): void {
       if (!['auto', 'on', 'off'].includes(opts.compression))
         throw new CliError('--compression must be auto, on or off');
       const compression = opts.compression === 'auto' ? undefined : opts.compression === 'on';
+      if (opts.wait !== undefined && !opts.watch) throw new CliError('--wait goes with --watch');
+      const waitSeconds = parsePositiveInt(opts.wait ?? String(DEFAULT_WAIT_SECONDS), '--wait');
+      if (waitSeconds > 60) throw new CliError('--wait must be from 1 to 60 (seconds)');
+      const watch = Boolean(opts.watch);
 
       const controller = new AbortController();
-      const interrupt = () => controller.abort(new Error('interrupted'));
+      let signalName: NodeJS.Signals | undefined;
+      const interrupt = (signal: NodeJS.Signals) => {
+        signalName = signal;
+        controller.abort(new Error('interrupted'));
+      };
       process.once('SIGINT', interrupt);
       process.once('SIGTERM', interrupt);
       const progress = progressLine(process.stderr);
       let last: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
+      let previous: SyncProgress | undefined;
       try {
         const summary = await syncMirror({
           baseUrl: opts.baseUrl,
@@ -156,9 +178,19 @@ export function syncCommand(program: Command): void {
           userAgent: `chessport-sync/${packageJson.version}`,
           ...(compression !== undefined && { compression }),
           signal: controller.signal,
+          watch,
+          waitSeconds,
           onPage: (p) => {
             last = p;
             progress.update(p);
+          },
+          // With --watch, a line each time the mirror is current again (not with --json, whose one
+          // document comes at the end).
+          onCurrent: (current) => {
+            if (!watch) return;
+            progress.done();
+            if (!opts.json) process.stdout.write(`${terminalSafe(currentLine(current, previous))}\n`);
+            previous = current;
           },
           onRetry: (event) => {
             if (event.reason === 'rate_limited')
@@ -191,11 +223,12 @@ export function syncCommand(program: Command): void {
             );
           if (summary.pgnFiles.length > 0)
             lines.push(`wrote ${counted(summary.pgnFiles.length, 'PGN file')}`);
+          if (watch && signalName) lines.push(`stopped watching on ${signalName}`);
           return lines.join('\n');
         });
       } catch (error) {
         progress.done();
-        process.exitCode = fail(error, controller.signal);
+        process.exitCode = fail(error, controller.signal, watch);
       } finally {
         process.off('SIGINT', interrupt);
         process.off('SIGTERM', interrupt);
@@ -223,10 +256,27 @@ function checkBaseUrl(text: string): void {
     );
 }
 
+/** One line of --watch: what changed since the mirror was last current, and what it holds now. */
+function currentLine(current: SyncCurrent, previous: SyncProgress | undefined): string {
+  const changes = current.changes - (previous?.changes ?? 0);
+  const upserted = current.gamesUpserted - (previous?.gamesUpserted ?? 0);
+  const deleted = current.gamesDeleted - (previous?.gamesDeleted ?? 0);
+  const time = new Date().toISOString().slice(11, 19);
+  return (
+    `${time} current: ${counted(changes, 'change')} (${upserted} upserted, ${deleted} deleted); ` +
+    `mirror: ${counted(current.mirrorGames, 'game')} in ${counted(current.mirrorDatabases, 'database')}`
+  );
+}
+
 /** Prints why the run stopped and returns the exit code. */
-function fail(error: unknown, signal: AbortSignal): number {
+function fail(error: unknown, signal: AbortSignal, watch: boolean): number {
   // The server's own words (error descriptions) are among what is printed: a hostile one could send ESC.
   const say = (message: string) => process.stderr.write(`chessport sync: ${terminalSafe(message)}\n`);
+  // --watch ends with a signal: one that comes before the mirror was claimed stops it with nothing written.
+  if (signal.aborted && watch) {
+    say('stopped before the first page; the mirror is as it was');
+    return 0;
+  }
   if (signal.aborted) {
     say('interrupted; the mirror keeps every page written so far, run again to continue');
     return SYNC_EXIT.interrupted;
