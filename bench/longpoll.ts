@@ -132,7 +132,13 @@ async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
 
     const port = await freePort();
     server = spawn(process.execPath, [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(port)], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '100000000', LONG_POLLS_PER_CLIENT: '5000' },
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_MAX: '100000000',
+        LONG_POLLS_PER_CLIENT: '5000',
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const pid = server.pid as number;

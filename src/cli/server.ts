@@ -7,7 +7,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
 import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
-import { openStore, type Store } from '../store/index.ts';
+import { ANY_OWNER, openStore, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';
 import { CliError, isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
@@ -168,6 +168,9 @@ async function startWebhooks(
     userAgent: `chessport/${packageJson.version} (webhooks)`,
   });
   worker.start();
+  // A commit of any owner's change (this process's, another's through PostgreSQL's NOTIFY or SQLite's poller:
+  // the bus that wakes long-polls) wakes the worker at once, between its polls. After stop() a wake does nothing.
+  store.signals.subscribe(ANY_OWNER, () => worker.wake());
   return { worker, store: own };
 }
 
