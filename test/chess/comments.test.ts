@@ -1,8 +1,9 @@
-// Comment cleaning (parse.ts cleanComment) skips the rewrite when a comment is already clean; the skip must
+// Comment cleaning (comments.ts cleanComment) skips the rewrite when a comment is already clean; the skip must
 // never change the result: cleaned text is always `\s+` collapsed to one space, trimmed, and '}' made ')'.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cleanComment, parseGame } from '../../src/chess/parse.ts';
+import { cleanComment } from '../../src/chess/comments.ts';
+import { parseGame } from '../../src/chess/parse.ts';
 
 const reference = (raw: string) => raw.replace(/\s+/g, ' ').trim().replace(/\}/g, ')');
 
