@@ -329,8 +329,10 @@ describe('GET /changes?wait= and the server’s timeouts and shutdown', () => {
     }
   });
 
-  test('SIGTERM answers every waiting request at once with its empty page, then the process exits 0', async () => {
+  test('SIGTERM answers every waiting request at once with its empty page, then the process exits 0', async (t) => {
     const server = await startServer(env);
+    // A failure before the signal must not leave the server running (and the suite waiting on it).
+    t.after(() => server.stop('SIGKILL'));
     const output = captureOutput(server);
     const cursor = await headCursor(server.base, token);
     // As many as one app and user may hold (LONG_POLLS_PER_CLIENT, 4 by default).
