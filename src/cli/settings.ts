@@ -115,10 +115,21 @@ export function parseName(text: string, what: string, max?: number): string {
   return text;
 }
 
+/** The setting `name` of the environment read by `parse`, told the name; `fallback` when it is unset or empty. */
+function setting<T, F>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  parse: (text: string, what: string) => T,
+  fallback: F,
+): T | F {
+  const text = env[name];
+  return text ? parse(text, name) : fallback;
+}
+
 export function loadStoreSettings(env: NodeJS.ProcessEnv = process.env): StoreSettings {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
-    pgPoolMax: env.PG_POOL_MAX ? parsePositiveInt(env.PG_POOL_MAX, 'PG_POOL_MAX') : DEFAULT_POOL_MAX,
+    pgPoolMax: setting(env, 'PG_POOL_MAX', parsePositiveInt, DEFAULT_POOL_MAX),
   };
 }
 
@@ -129,15 +140,13 @@ export function loadStoreSettings(env: NodeJS.ProcessEnv = process.env): StoreSe
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     ...loadStoreSettings(env),
-    redisUrl: env.REDIS_URL ? parseRedisUrl(env.REDIS_URL) : null,
+    redisUrl: setting(env, 'REDIS_URL', parseRedisUrl, null),
     host: env.HOST || '127.0.0.1',
-    port: env.PORT ? parsePort(env.PORT, 'PORT') : 8080,
-    secret: env.CHESSPORT_SECRET ? parseSecret(env.CHESSPORT_SECRET) : null,
-    rateLimitMax: env.RATE_LIMIT_MAX ? parsePositiveInt(env.RATE_LIMIT_MAX, 'RATE_LIMIT_MAX') : 600,
-    rateLimitWindowMs: env.RATE_LIMIT_WINDOW
-      ? parseDuration(env.RATE_LIMIT_WINDOW, 'RATE_LIMIT_WINDOW')
-      : 60_000,
-    logLevel: env.LOG_LEVEL ? parseLogLevel(env.LOG_LEVEL) : 'info',
+    port: setting(env, 'PORT', parsePort, 8080),
+    secret: setting(env, 'CHESSPORT_SECRET', parseSecret, null),
+    rateLimitMax: setting(env, 'RATE_LIMIT_MAX', parsePositiveInt, 600),
+    rateLimitWindowMs: setting(env, 'RATE_LIMIT_WINDOW', parseDuration, 60_000),
+    logLevel: setting(env, 'LOG_LEVEL', parseLogLevel, 'info'),
   };
 }
 
@@ -283,49 +292,57 @@ function isAddressRange(entry: string): boolean {
 export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): ServerSettings {
   return {
     redisPrefix: env.REDIS_PREFIX || 'chessport:',
-    storeBusyTimeoutMs: env.STORE_BUSY_TIMEOUT_MS
-      ? parsePositiveInt(env.STORE_BUSY_TIMEOUT_MS, 'STORE_BUSY_TIMEOUT_MS')
-      : 1000,
-    pgAnswerTimeoutMs: env.PG_ANSWER_TIMEOUT
-      ? parseDuration(env.PG_ANSWER_TIMEOUT, 'PG_ANSWER_TIMEOUT')
-      : 30_000,
-    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT
-      ? parseDuration(env.SHUTDOWN_TIMEOUT, 'SHUTDOWN_TIMEOUT')
-      : 30_000,
-    requestTimeoutMs: env.REQUEST_TIMEOUT ? parseDuration(env.REQUEST_TIMEOUT, 'REQUEST_TIMEOUT') : undefined,
-    idleTimeoutMs: env.IDLE_TIMEOUT ? parseDuration(env.IDLE_TIMEOUT, 'IDLE_TIMEOUT') : undefined,
+    storeBusyTimeoutMs: setting(env, 'STORE_BUSY_TIMEOUT_MS', parsePositiveInt, 1000),
+    pgAnswerTimeoutMs: setting(env, 'PG_ANSWER_TIMEOUT', parseDuration, 30_000),
+    shutdownTimeoutMs: setting(env, 'SHUTDOWN_TIMEOUT', parseDuration, 30_000),
+    requestTimeoutMs: setting(env, 'REQUEST_TIMEOUT', parseDuration, undefined),
+    idleTimeoutMs: setting(env, 'IDLE_TIMEOUT', parseDuration, undefined),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    pageCacheBytes: env.PAGE_CACHE_MB ? parsePageCacheMb(env.PAGE_CACHE_MB) * MB : DEFAULT_PAGE_CACHE_BYTES,
-    outageLogIntervalMs: env.OUTAGE_LOG_INTERVAL
-      ? parseDuration(env.OUTAGE_LOG_INTERVAL, 'OUTAGE_LOG_INTERVAL')
-      : undefined,
-    publicUrl: env.PUBLIC_URL ? parsePublicUrl(env.PUBLIC_URL) : null,
+    pageCacheBytes: setting(
+      env,
+      'PAGE_CACHE_MB',
+      (text) => parsePageCacheMb(text) * MB,
+      DEFAULT_PAGE_CACHE_BYTES,
+    ),
+    outageLogIntervalMs: setting(env, 'OUTAGE_LOG_INTERVAL', parseDuration, undefined),
+    publicUrl: setting(env, 'PUBLIC_URL', parsePublicUrl, null),
     oauth: {
-      accessTokenTtlS: env.OAUTH_ACCESS_TOKEN_TTL
-        ? parseLifetime(env.OAUTH_ACCESS_TOKEN_TTL, 'OAUTH_ACCESS_TOKEN_TTL', 86_400)
-        : DEFAULT_OAUTH_SETTINGS.accessTokenTtlS,
-      refreshTokenTtlS: env.OAUTH_REFRESH_TOKEN_TTL
-        ? parseLifetime(env.OAUTH_REFRESH_TOKEN_TTL, 'OAUTH_REFRESH_TOKEN_TTL', 365 * 86_400)
-        : DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS,
+      accessTokenTtlS: setting(
+        env,
+        'OAUTH_ACCESS_TOKEN_TTL',
+        (text, what) => parseLifetime(text, what, 86_400),
+        DEFAULT_OAUTH_SETTINGS.accessTokenTtlS,
+      ),
+      refreshTokenTtlS: setting(
+        env,
+        'OAUTH_REFRESH_TOKEN_TTL',
+        (text, what) => parseLifetime(text, what, 365 * 86_400),
+        DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS,
+      ),
     },
     webhooks: loadWebhookSettings(env),
     heavyLimits: parseHeavyLimits(env),
-    heavyLeaseTtlMs: env.HEAVY_LEASE_TTL ? parseLeaseTtl(env.HEAVY_LEASE_TTL) : HEAVY_DEFAULTS.leaseTtlMs,
-    shedEventLoopDelayMs: env.SHED_EVENT_LOOP_DELAY_MS
-      ? parseCount(env.SHED_EVENT_LOOP_DELAY_MS, 'SHED_EVENT_LOOP_DELAY_MS')
-      : HEAVY_DEFAULTS.shedEventLoopDelayMs,
-    shedHeapPercent: env.SHED_HEAP_PERCENT
-      ? parsePercent(env.SHED_HEAP_PERCENT, 'SHED_HEAP_PERCENT')
-      : HEAVY_DEFAULTS.shedHeapPercent,
-    streamMaxDurationMs: env.STREAM_MAX_DURATION
-      ? parseDuration(env.STREAM_MAX_DURATION, 'STREAM_MAX_DURATION')
-      : HEAVY_DEFAULTS.streamMaxDurationMs,
-    streamMinBytesPerSecond: env.STREAM_MIN_RATE
-      ? parseRate(env.STREAM_MIN_RATE, 'STREAM_MIN_RATE')
-      : HEAVY_DEFAULTS.streamMinBytesPerSecond,
-    streamRateWindowMs: env.STREAM_RATE_WINDOW
-      ? parseDuration(env.STREAM_RATE_WINDOW, 'STREAM_RATE_WINDOW')
-      : HEAVY_DEFAULTS.streamRateWindowMs,
+    heavyLeaseTtlMs: setting(env, 'HEAVY_LEASE_TTL', parseLeaseTtl, HEAVY_DEFAULTS.leaseTtlMs),
+    shedEventLoopDelayMs: setting(
+      env,
+      'SHED_EVENT_LOOP_DELAY_MS',
+      parseCount,
+      HEAVY_DEFAULTS.shedEventLoopDelayMs,
+    ),
+    shedHeapPercent: setting(env, 'SHED_HEAP_PERCENT', parsePercent, HEAVY_DEFAULTS.shedHeapPercent),
+    streamMaxDurationMs: setting(
+      env,
+      'STREAM_MAX_DURATION',
+      parseDuration,
+      HEAVY_DEFAULTS.streamMaxDurationMs,
+    ),
+    streamMinBytesPerSecond: setting(
+      env,
+      'STREAM_MIN_RATE',
+      parseRate,
+      HEAVY_DEFAULTS.streamMinBytesPerSecond,
+    ),
+    streamRateWindowMs: setting(env, 'STREAM_RATE_WINDOW', parseDuration, HEAVY_DEFAULTS.streamRateWindowMs),
   };
 }
 
@@ -379,18 +396,15 @@ export function parsePublicUrl(text: string): string {
 export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): WebhookSettings {
   return {
     allowPrivate: webhookAllowPrivate(env),
-    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE
-      ? parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE)
-      : DEFAULT_RETRY_SCHEDULE_MS,
-    disableAfterMs: env.WEBHOOK_DISABLE_AFTER
-      ? parseDuration(env.WEBHOOK_DISABLE_AFTER, 'WEBHOOK_DISABLE_AFTER')
-      : 3 * 86_400_000,
-    pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS
-      ? parseBounded(env.WEBHOOK_POLL_INTERVAL_MS, 'WEBHOOK_POLL_INTERVAL_MS', 60_000)
-      : 250,
-    concurrency: env.WEBHOOK_CONCURRENCY
-      ? parseBounded(env.WEBHOOK_CONCURRENCY, 'WEBHOOK_CONCURRENCY', 1000)
-      : 16,
+    retryScheduleMs: setting(env, 'WEBHOOK_RETRY_SCHEDULE', parseRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS),
+    disableAfterMs: setting(env, 'WEBHOOK_DISABLE_AFTER', parseDuration, 3 * 86_400_000),
+    pollIntervalMs: setting(
+      env,
+      'WEBHOOK_POLL_INTERVAL_MS',
+      (text, what) => parseBounded(text, what, 60_000),
+      250,
+    ),
+    concurrency: setting(env, 'WEBHOOK_CONCURRENCY', (text, what) => parseBounded(text, what, 1000), 16),
   };
 }
 
@@ -432,10 +446,7 @@ export function parseHeavyLimits(env: NodeJS.ProcessEnv): Record<HeavyKind, Heav
   for (const kind of HEAVY_KIND_NAMES) {
     const defined = HEAVY_KINDS[kind];
     const names = { perClient: `${defined.env}_PER_CLIENT`, perInstance: `${defined.env}_PER_INSTANCE` };
-    const read = (name: string, fallback: number) => {
-      const text = env[name];
-      return text ? parsePositiveInt(text, name) : fallback;
-    };
+    const read = (name: string, fallback: number) => setting(env, name, parsePositiveInt, fallback);
     const perClient = read(names.perClient, defined.perClient);
     const perInstance = read(names.perInstance, Math.max(defined.perInstance, perClient));
     if (perClient > perInstance)
