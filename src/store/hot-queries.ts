@@ -2,7 +2,7 @@
 // store (prepared.ts): the Store runs them as they are.
 import type { Kysely } from 'kysely';
 import { prepared, type RunQuery } from './prepared.ts';
-import { changeColumns, expandedChangeColumns, summaryColumns } from './rows.ts';
+import { changeColumns, expandedChangeColumns, type GameRow, summaryColumns } from './rows.ts';
 import type { DB } from './schema.ts';
 import { tokenQuery } from './tokens.ts';
 
@@ -21,6 +21,20 @@ export function hotQueries(db: Kysely<DB>, run: RunQuery) {
         .orderBy('pk')
         .limit(limit)
         .offset(offset),
+    );
+  // An owner's feed after a seq, on the (owner_id, seq) index: the items, or the items with their games.
+  const changesAfter = <C extends typeof changeColumns | typeof expandedChangeColumns>(columns: C) =>
+    prepared<[string, number, number], Pick<GameRow, C[number]>>(
+      run,
+      3,
+      (ownerId: string, afterSeq: number, limit: number) =>
+        db
+          .selectFrom('games')
+          .select(columns)
+          .where('owner_id', '=', ownerId)
+          .where('seq', '>', afterSeq)
+          .orderBy('seq')
+          .limit(limit),
     );
   return {
     token: prepared(run, 1, (hash: string) => tokenQuery(db).where('tokens.hash', '=', hash)),
@@ -56,23 +70,7 @@ export function hotQueries(db: Kysely<DB>, run: RunQuery) {
         .where('owner_id', '=', ownerId)
         .where('deleted', '=', 0),
     ),
-    changes: prepared(run, 3, (ownerId: string, afterSeq: number, limit: number) =>
-      db
-        .selectFrom('games')
-        .select(changeColumns)
-        .where('owner_id', '=', ownerId)
-        .where('seq', '>', afterSeq)
-        .orderBy('seq')
-        .limit(limit),
-    ),
-    expandedChanges: prepared(run, 3, (ownerId: string, afterSeq: number, limit: number) =>
-      db
-        .selectFrom('games')
-        .select(expandedChangeColumns)
-        .where('owner_id', '=', ownerId)
-        .where('seq', '>', afterSeq)
-        .orderBy('seq')
-        .limit(limit),
-    ),
+    changes: changesAfter(changeColumns),
+    expandedChanges: changesAfter(expandedChangeColumns),
   };
 }

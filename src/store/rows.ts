@@ -15,7 +15,7 @@ import type {
   User,
 } from './types.ts';
 
-type GameRow = Selectable<GamesTable>;
+export type GameRow = Selectable<GamesTable>;
 
 export function toUser(row: Selectable<DB['users']>): User {
   return {
