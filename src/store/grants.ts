@@ -5,24 +5,17 @@ import type { Kysely } from 'kysely';
 import type { StoreContext } from './context.ts';
 import { type GrantRow, toGrant } from './rows.ts';
 import type { DB } from './schema.ts';
+import { issuedQuery, revokeTokens } from './tokens.ts';
 import type { Grant } from './types.ts';
 
+/** The grants with their user's login and their app's name: rows for toGrant. */
 export function grantQuery(db: Kysely<DB>) {
-  return db
-    .selectFrom('grants')
-    .innerJoin('users', 'users.id', 'grants.user_id')
-    .innerJoin('apps', 'apps.id', 'grants.app_id')
-    .select([
-      'grants.id',
-      'grants.user_id',
-      'users.login',
-      'grants.app_id',
-      'apps.name as app_name',
-      'grants.scopes',
-      'grants.created_at',
-      'grants.last_used_at',
-      'grants.revoked_at',
-    ]);
+  return issuedQuery(db, 'grants').select([
+    'grants.scopes',
+    'grants.created_at',
+    'grants.last_used_at',
+    'grants.revoked_at',
+  ]);
 }
 
 export interface GrantWrite {
@@ -128,10 +121,5 @@ export async function revokeGrant(
 
 /** Revokes the access tokens issued under a grant. */
 export async function revokeGrantTokens(db: Kysely<DB>, grantId: string, now = Date.now()): Promise<void> {
-  await db
-    .updateTable('tokens')
-    .set({ revoked_at: now })
-    .where('grant_id', '=', grantId)
-    .where('revoked_at', 'is', null)
-    .execute();
+  await revokeTokens(db, 'grant_id', grantId, now);
 }

@@ -46,13 +46,25 @@ export function toApp(row: Selectable<DB['apps']>): App {
   };
 }
 
-/** A grants row joined with its user's login and its app's name (grants.ts, grantQuery). */
-export interface GrantRow {
+/** A tokens or grants row's id, user and app, joined with the user's login and the app's name (issuedQuery). */
+export interface IssuedRow {
   id: string;
   user_id: string;
   login: string;
   app_id: string;
   app_name: string;
+}
+
+/** What a token and a grant say first: their id, and the user and the app they were issued to. */
+function issued(row: IssuedRow) {
+  const { id, user_id: userId, login: userLogin, app_id: appId, app_name: appName } = row;
+  return { id, userId, userLogin, appId, appName };
+}
+
+const scopeList = (scopes: string) => scopes.split(' ').filter(Boolean);
+
+/** A grants row joined with its user's login and its app's name (grants.ts, grantQuery). */
+export interface GrantRow extends IssuedRow {
   scopes: string;
   created_at: number;
   last_used_at: number | null;
@@ -61,12 +73,8 @@ export interface GrantRow {
 
 export function toGrant(row: GrantRow): Grant {
   return {
-    id: row.id,
-    userId: row.user_id,
-    userLogin: row.login,
-    appId: row.app_id,
-    appName: row.app_name,
-    scopes: row.scopes.split(' ').filter(Boolean),
+    ...issued(row),
+    scopes: scopeList(row.scopes),
     createdAt: Number(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
@@ -74,12 +82,7 @@ export function toGrant(row: GrantRow): Grant {
 }
 
 /** A tokens row joined with its user's login and its app's name and sector (tokens.ts, tokenQuery). */
-export interface TokenRow {
-  id: string;
-  user_id: string;
-  login: string;
-  app_id: string;
-  app_name: string;
+export interface TokenRow extends IssuedRow {
   sector: string;
   scopes: string;
   expires_at: number | null;
@@ -90,13 +93,9 @@ export interface TokenRow {
 
 export function toTokenInfo(row: TokenRow): TokenInfo {
   return {
-    id: row.id,
-    userId: row.user_id,
-    userLogin: row.login,
-    appId: row.app_id,
-    appName: row.app_name,
+    ...issued(row),
     appSector: row.sector,
-    scopes: row.scopes.split(' ').filter(Boolean),
+    scopes: scopeList(row.scopes),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     createdAt: Number(row.created_at),

@@ -1,8 +1,8 @@
 // Access tokens: issued to a user for an app, kept as their SHA-256 only, revoked by id or by the token.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { StoreContext } from './context.ts';
-import { toTokenInfo } from './rows.ts';
+import { type IssuedRow, toTokenInfo } from './rows.ts';
 import type { DB } from './schema.ts';
 import type { TokenInfo } from './types.ts';
 
@@ -82,35 +82,60 @@ export async function addGrantToken(
   });
 }
 
-/** Revokes the token with this value, if there is one. */
-export async function revokeTokenValue(db: Kysely<DB>, token: string, now = Date.now()): Promise<void> {
+/** Revokes the tokens whose `column` holds `value` and that are not revoked yet (a revocation keeps its time). */
+export async function revokeTokens(
+  db: Kysely<DB>,
+  column: 'id' | 'hash' | 'grant_id',
+  value: string,
+  now: number,
+): Promise<void> {
   await db
     .updateTable('tokens')
     .set({ revoked_at: now })
-    .where('hash', '=', hashToken(token))
+    .where(column, '=', value)
     .where('revoked_at', 'is', null)
     .execute();
 }
 
+/** Revokes the token with this value, if there is one. */
+export async function revokeTokenValue(db: Kysely<DB>, token: string, now = Date.now()): Promise<void> {
+  await revokeTokens(db, 'hash', hashToken(token), now);
+}
+
+/**
+ * The rows of `table` (tokens or grants), each joined with the user and the app it was issued to: its id,
+ * user_id and app_id, the user's login and the app's name (`app_name`); for toTokenInfo and toGrant.
+ */
+export function issuedQuery<T extends 'tokens' | 'grants'>(
+  db: Kysely<DB>,
+  table: T,
+): SelectQueryBuilder<DB, T | 'users' | 'apps', IssuedRow> {
+  // Kysely types a join on a table named by a type parameter as no call at all: the query is built over
+  // both tables' names, and typed as what it is, over `table` alone.
+  const from: 'tokens' | 'grants' = table;
+  return db
+    .selectFrom(from)
+    .innerJoin('users', 'users.id', `${from}.user_id`)
+    .innerJoin('apps', 'apps.id', `${from}.app_id`)
+    .select([
+      `${from}.id`,
+      `${from}.user_id`,
+      'users.login',
+      `${from}.app_id`,
+      'apps.name as app_name',
+    ]) as SelectQueryBuilder<DB, T | 'users' | 'apps', IssuedRow>;
+}
+
 /** The tokens with their user's login and their app's name and sector: rows for toTokenInfo. */
 export function tokenQuery(db: Kysely<DB>) {
-  return db
-    .selectFrom('tokens')
-    .innerJoin('users', 'users.id', 'tokens.user_id')
-    .innerJoin('apps', 'apps.id', 'tokens.app_id')
-    .select([
-      'tokens.id',
-      'tokens.user_id',
-      'users.login',
-      'tokens.app_id',
-      'apps.name as app_name',
-      'apps.sector',
-      'tokens.scopes',
-      'tokens.expires_at',
-      'tokens.revoked_at',
-      'tokens.created_at',
-      'tokens.grant_id',
-    ]);
+  return issuedQuery(db, 'tokens').select([
+    'apps.sector',
+    'tokens.scopes',
+    'tokens.expires_at',
+    'tokens.revoked_at',
+    'tokens.created_at',
+    'tokens.grant_id',
+  ]);
 }
 
 export async function listTokens(db: Kysely<DB>): Promise<TokenInfo[]> {
@@ -126,11 +151,6 @@ export async function revokeToken(db: Kysely<DB>, tokenOrId: string): Promise<To
     .where((eb) => eb.or([eb('id', '=', tokenOrId), eb('hash', '=', hashToken(tokenOrId))]))
     .executeTakeFirst();
   if (!row) return undefined;
-  await db
-    .updateTable('tokens')
-    .set({ revoked_at: Date.now() })
-    .where('id', '=', row.id)
-    .where('revoked_at', 'is', null)
-    .execute();
+  await revokeTokens(db, 'id', row.id, Date.now());
   return toTokenInfo(await tokenQuery(db).where('tokens.id', '=', row.id).executeTakeFirstOrThrow());
 }
