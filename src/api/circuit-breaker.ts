@@ -7,6 +7,8 @@
 // machine with no options, events or statistics. opossum and cockatiel wrap calls in their own promise
 // plumbing and timers for features (volume thresholds, rolling windows, fallbacks) this does not use.
 
+import type { OutageLog, OutageLogger } from './outage-log.ts';
+
 export type BreakerState = 'closed' | 'open' | 'probing';
 
 export class CircuitBreaker {
@@ -49,5 +51,41 @@ export class CircuitBreaker {
     this.#state = 'open';
     this.#at = Date.now();
     if (wasClosed) this.#onChange(true);
+  }
+}
+
+/** A shared dependency (Redis) behind its breaker: its failures counted, its outages logged. */
+export interface GuardedDependency {
+  breaker: CircuitBreaker;
+  outage: OutageLog;
+  failures: { inc(): void };
+}
+
+/**
+ * Asks the dependency for a request while the breaker lets it: `{ answer }`, or undefined when it failed (the
+ * breaker, the count and the outage log are told; `log` is the request's) or was skipped, the breaker being
+ * open: the caller then answers without it.
+ */
+export async function askGuarded<T>(
+  { breaker, outage, failures }: GuardedDependency,
+  log: OutageLogger,
+  ask: () => Promise<T>,
+): Promise<{ answer: T } | undefined> {
+  if (!breaker.allow()) {
+    // Counted in the outage that opened the breaker (its first line gave the cause).
+    outage.failed({ reason: 'skipped: circuit breaker open' });
+    return undefined;
+  }
+  try {
+    const answer = await ask();
+    breaker.succeeded();
+    outage.succeeded();
+    return { answer };
+  } catch (error) {
+    failures.inc();
+    breaker.failed();
+    const reason = error instanceof Error ? error.message : String(error);
+    outage.failed({ reason, coolDownMs: breaker.coolDownMs }, log);
+    return undefined;
   }
 }

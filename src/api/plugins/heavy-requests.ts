@@ -13,7 +13,7 @@
 //   themselves; without Redis, or while it fails, they are held in this process (a per-instance limit).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { CircuitBreaker } from '../circuit-breaker.ts';
+import { askGuarded, type CircuitBreaker } from '../circuit-breaker.ts';
 import { ApiError } from '../errors.ts';
 import {
   defaultHeavyLimits,
@@ -79,6 +79,7 @@ export function heavyRequests(app: FastifyInstance, settings: HeavySettings): He
   const breaker = settings.breaker;
   const outage = new OutageLog(app.log, SHARED_OUTAGE, settings.outageLogIntervalMs);
   app.addHook('onClose', async () => outage.close());
+  const guarded = { breaker, outage, failures: heavyMetrics.leaseErrors };
   /** Heavy requests running in this instance, by kind. */
   const running = new Map<HeavyKind, number>();
   const retryAfter = { 'retry-after': String(HEAVY_RETRY_AFTER_S) };
@@ -86,22 +87,8 @@ export function heavyRequests(app: FastifyInstance, settings: HeavySettings): He
   /** A lease of the key: in Redis while it answers, else in this process. */
   async function lease(request: FastifyRequest, key: string, limit: number): Promise<Lease | undefined> {
     if (shared) {
-      if (breaker.allow()) {
-        try {
-          const id = await shared.acquire(key, limit);
-          breaker.succeeded();
-          outage.succeeded();
-          return id === undefined ? undefined : { store: shared, id };
-        } catch (error) {
-          heavyMetrics.leaseErrors.inc();
-          breaker.failed();
-          const reason = error instanceof Error ? error.message : String(error);
-          outage.failed({ reason, coolDownMs: breaker.coolDownMs }, request.log);
-        }
-      } else {
-        // Counted in the outage that opened the breaker (its first line gave the cause).
-        outage.failed({ reason: 'skipped: circuit breaker open' });
-      }
+      const asked = await askGuarded(guarded, request.log, () => shared.acquire(key, limit));
+      if (asked) return asked.answer === undefined ? undefined : { store: shared, id: asked.answer };
     }
     const id = local.take(key, limit);
     return id === undefined ? undefined : { store: local, id };

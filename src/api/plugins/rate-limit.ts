@@ -7,7 +7,7 @@
 import fastifyRateLimit, { type FastifyRateLimitStore, normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { CircuitBreaker } from '../circuit-breaker.ts';
+import { askGuarded, CircuitBreaker } from '../circuit-breaker.ts';
 import { ApiError } from '../errors.ts';
 import { rateLimitMetrics } from '../metrics.ts';
 import { OutageLog, requests } from '../outage-log.ts';
@@ -179,6 +179,7 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
   const breaker = settings.breaker ?? redisBreaker();
   const outage = new OutageLog(app.log, SHARED_OUTAGE, settings.outageLogIntervalMs);
   app.addHook('onClose', async () => outage.close());
+  const guarded = { breaker, outage, failures: rateLimitMetrics.sharedStoreErrors };
 
   // What each request still being answered was counted in, for a refund.
   const charges = new WeakMap<FastifyRequest, Charge>();
@@ -195,22 +196,9 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
 
   async function count(request: FastifyRequest): Promise<Counted | undefined> {
     if (shared) {
-      if (breaker.allow()) {
-        try {
-          const counted = await shared(request);
-          breaker.succeeded();
-          outage.succeeded();
-          return counted.isAllowed ? undefined : charge(request, counted, true);
-        } catch (error) {
-          rateLimitMetrics.sharedStoreErrors.inc();
-          breaker.failed();
-          const reason = error instanceof Error ? error.message : String(error);
-          outage.failed({ reason, coolDownMs: breaker.coolDownMs }, request.log);
-        }
-      } else {
-        // Counted in the outage that opened the breaker (its first line gave the cause).
-        outage.failed({ reason: 'skipped: circuit breaker open' });
-      }
+      const counter = shared;
+      const asked = await askGuarded(guarded, request.log, () => counter(request));
+      if (asked) return asked.answer.isAllowed ? undefined : charge(request, asked.answer, true);
     }
     if (!local) return undefined;
     const counted = await local(request);
