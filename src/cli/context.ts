@@ -3,6 +3,7 @@ import { accessSync, constants } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Command } from 'commander';
 import {
+  type App,
   type Database,
   isPostgresUrl,
   MigrationFailure,
@@ -126,6 +127,12 @@ export async function requireUser(store: Store, login: string): Promise<User> {
   const user = await store.findUser(login);
   if (!user) throw new CliError(`no user "${login}"${hint('chessport users add', login)}`);
   return user;
+}
+
+export async function requireApp(store: Store, name: string): Promise<App> {
+  const app = await store.findApp(name);
+  if (!app) throw new CliError(`no app "${name}"${hint('chessport apps add', name)}`);
+  return app;
 }
 
 /** The command that creates `name`, to be pasted into a shell; none for a blank name, which no command takes. */

@@ -52,6 +52,21 @@ function jsonSafe(json: string): string {
   return json.replace(C1_AND_DEL, escaped).replace(BIDI, escaped);
 }
 
+/** A column of a listing: its heading, and its cell in a row. */
+export type Column<T> = readonly [heading: string, cell: (row: T) => string];
+
+/** A listing: `document` with --json, else a table of `rows` under the columns' headings. */
+export function emitTable<T>(
+  json: boolean,
+  document: unknown,
+  rows: readonly T[],
+  columns: Column<T>[],
+): void {
+  emit(json, document, () =>
+    table([columns.map(([heading]) => heading), ...rows.map((row) => columns.map(([, cell]) => cell(row)))]),
+  );
+}
+
 export function table(rows: string[][]): string {
   if (rows.length === 0) return '';
   const widths = (rows[0] as string[]).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { type App, hashToken, type OAuthClient } from '../../store/index.ts';
-import { hint, jsonOption, withStore } from '../context.ts';
-import { emit, table } from '../output.ts';
+import { jsonOption, requireApp, withStore } from '../context.ts';
+import { emit, emitTable } from '../output.ts';
 import { CliError, isLoopbackHost, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 /**
@@ -69,6 +69,12 @@ function clientLines(app: App, secret: string | null): string {
   return lines.join('\n');
 }
 
+/** An app registered or updated (`done` says which), with the client secret it was given, if any. */
+function emitClient(json: boolean, done: string, app: App, given: { secret: string } | null): void {
+  const secret = given?.secret ?? null;
+  emit(json, { ...appJson(app), clientSecret: secret }, () => `${done}${clientLines(app, secret)}`);
+}
+
 export function appsCommand(program: Command): void {
   const apps = program.command('apps').description('manage the apps that tokens are issued to');
   apps
@@ -116,11 +122,7 @@ export function appsCommand(program: Command): void {
             oauth,
             clientSecretHash: secret?.hash,
           });
-          emit(
-            Boolean(opts.json),
-            { ...appJson(app), clientSecret: secret?.secret ?? null },
-            () => `registered app ${name}${clientLines(app, secret?.secret ?? null)}`,
-          );
+          emitClient(Boolean(opts.json), `registered app ${name}`, app, secret);
         }),
     );
   apps
@@ -145,8 +147,7 @@ export function appsCommand(program: Command): void {
         cmd: Command,
       ) =>
         withStore(cmd, async (store) => {
-          const app = await store.findApp(name);
-          if (!app) throw new CliError(`no app "${name}"${hint('chessport apps add', name)}`);
+          const app = await requireApp(store, name);
           if (opts.public && app.oauth) {
             throw new CliError(
               `app "${name}" is a ${app.oauth.type} client already; its type does not change (register another app)`,
@@ -168,11 +169,7 @@ export function appsCommand(program: Command): void {
           const client: OAuthClient = { type, redirectUris, deviceFlow };
           await store.setAppClient(app.id, client, secret?.hash);
           const updated = { ...app, oauth: client };
-          emit(
-            Boolean(opts.json),
-            { ...appJson(updated), clientSecret: secret?.secret ?? null },
-            () => `updated app ${name}${clientLines(updated, secret?.secret ?? null)}`,
-          );
+          emitClient(Boolean(opts.json), `updated app ${name}`, updated, secret);
         }),
     );
   apps
@@ -182,12 +179,12 @@ export function appsCommand(program: Command): void {
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const all = await store.listApps();
-        emit(Boolean(opts.json), all.map(appJson), () =>
-          table([
-            ['NAME', 'SECTOR', 'ID', 'OAUTH'],
-            ...all.map((a) => [a.name, a.sector, a.id, oauthText(a.oauth)]),
-          ]),
-        );
+        emitTable(Boolean(opts.json), all.map(appJson), all, [
+          ['NAME', (a) => a.name],
+          ['SECTOR', (a) => a.sector],
+          ['ID', (a) => a.id],
+          ['OAUTH', (a) => oauthText(a.oauth)],
+        ]);
       }),
     );
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { MAX_GAMES_LIMIT } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
-import { counted, databaseCliJson, emit, table } from '../output.ts';
+import { counted, databaseCliJson, emit, emitTable } from '../output.ts';
 import { CliError, parseName, parsePositiveInt } from '../settings.ts';
 
 function parseMaxGames(text: string): number {
@@ -57,12 +57,14 @@ export function databasesCommand(program: Command): void {
         for (const db of await store.listDatabases(owner?.id)) {
           rows.push(databaseCliJson(db, logins.get(db.ownerId) ?? '?', await store.countGames(db.id)));
         }
-        emit(Boolean(opts.json), rows, () =>
-          table([
-            ['USER', 'SLUG', 'NAME', 'GAMES', 'MAX', 'ID'],
-            ...rows.map((r) => [r.owner, r.slug, r.name, String(r.games), String(r.maxGames ?? '-'), r.id]),
-          ]),
-        );
+        emitTable(Boolean(opts.json), rows, rows, [
+          ['USER', (r) => r.owner],
+          ['SLUG', (r) => r.slug],
+          ['NAME', (r) => r.name],
+          ['GAMES', (r) => String(r.games)],
+          ['MAX', (r) => String(r.maxGames ?? '-')],
+          ['ID', (r) => r.id],
+        ]);
       }),
     );
   databases

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SCOPES, type Scope } from '../../api/auth.ts';
-import { hint, jsonOption, requireUser, withStore } from '../context.ts';
-import { emit, grantJson, table, tokenJson } from '../output.ts';
+import { jsonOption, requireApp, requireUser, withStore } from '../context.ts';
+import { type Column, emit, emitTable, grantJson, tokenJson } from '../output.ts';
 import { CliError, parseDuration } from '../settings.ts';
 
 function parseScopes(text: string): Scope[] {
@@ -31,6 +31,15 @@ function parseLifetime(text: string): number {
   return ms;
 }
 
+/** The first columns of the token and grant listings: what was issued, to whom, for which app and scopes. */
+const issuedColumns: Column<{ id: string; user: string; app: string; scopes: string[]; state: string }>[] = [
+  ['ID', (row) => row.id],
+  ['USER', (row) => row.user],
+  ['APP', (row) => row.app],
+  ['SCOPES', (row) => row.scopes.join(',')],
+  ['STATE', (row) => row.state],
+];
+
 export function tokensCommand(program: Command): void {
   const tokens = program
     .command('tokens')
@@ -55,8 +64,7 @@ export function tokensCommand(program: Command): void {
           const scopes = parseScopes(opts.scopes);
           const expiresAt = opts.expiresIn === undefined ? null : Date.now() + parseLifetime(opts.expiresIn);
           const user = await requireUser(store, opts.user);
-          const app = await store.findApp(opts.app);
-          if (!app) throw new CliError(`no app "${opts.app}"${hint('chessport apps add', opts.app)}`);
+          const app = await requireApp(store, opts.app);
           const issued = await store.issueToken({ userId: user.id, appId: app.id, scopes, expiresAt });
           emit(
             Boolean(opts.json),
@@ -99,20 +107,11 @@ export function tokensCommand(program: Command): void {
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const all = (await store.listTokens()).map((t) => tokenJson(t));
-        emit(Boolean(opts.json), all, () =>
-          table([
-            ['ID', 'USER', 'APP', 'SCOPES', 'STATE', 'EXPIRES', 'GRANT'],
-            ...all.map((t) => [
-              t.id,
-              t.user,
-              t.app,
-              t.scopes.join(','),
-              t.state,
-              t.expiresAt ?? 'never',
-              t.grant ?? '-',
-            ]),
-          ]),
-        );
+        emitTable(Boolean(opts.json), all, all, [
+          ...issuedColumns,
+          ['EXPIRES', (t) => t.expiresAt ?? 'never'],
+          ['GRANT', (t) => t.grant ?? '-'],
+        ]);
       }),
     );
   tokens
@@ -124,20 +123,11 @@ export function tokensCommand(program: Command): void {
       withStore(cmd, async (store) => {
         const user = opts.user === undefined ? undefined : await requireUser(store, opts.user);
         const all = (await store.oauth.listGrants(user?.id)).map(grantJson);
-        emit(Boolean(opts.json), all, () =>
-          table([
-            ['ID', 'USER', 'APP', 'SCOPES', 'STATE', 'GRANTED', 'LAST USED'],
-            ...all.map((g) => [
-              g.id,
-              g.user,
-              g.app,
-              g.scopes.join(','),
-              g.state,
-              g.createdAt,
-              g.lastUsedAt ?? 'never',
-            ]),
-          ]),
-        );
+        emitTable(Boolean(opts.json), all, all, [
+          ...issuedColumns,
+          ['GRANTED', (g) => g.createdAt],
+          ['LAST USED', (g) => g.lastUsedAt ?? 'never'],
+        ]);
       }),
     );
 }

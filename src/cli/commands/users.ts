@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../api/oauth/password-rules.ts';
 import { iso } from '../../api/serialize.ts';
+import type { User } from '../../store/index.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
-import { emit, table } from '../output.ts';
+import { emit, emitTable } from '../output.ts';
 import { readPassword } from '../password-input.ts';
 import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
@@ -23,6 +24,11 @@ function parseImageUrl(text: string): string {
     throw new CliError(`--image must be an http or https URL, got "${text}"`);
   }
   return text;
+}
+
+function userJson(user: User) {
+  const { id, login, name, email, image } = user;
+  return { id, login, name, email, image, createdAt: iso(user.createdAt) };
 }
 
 export function usersCommand(program: Command): void {
@@ -48,18 +54,7 @@ export function usersCommand(program: Command): void {
             email: opts.email === undefined ? undefined : parseEmail(opts.email),
             image: opts.image === undefined ? undefined : parseImageUrl(opts.image),
           });
-          emit(
-            Boolean(opts.json),
-            {
-              id: user.id,
-              login,
-              name: user.name,
-              email: user.email,
-              image: user.image,
-              createdAt: iso(user.createdAt),
-            },
-            () => `created user ${login}`,
-          );
+          emit(Boolean(opts.json), userJson(user), () => `created user ${login}`);
         }),
     );
   users
@@ -90,19 +85,11 @@ export function usersCommand(program: Command): void {
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const all = await store.listUsers();
-        emit(
-          Boolean(opts.json),
-          all.map((u) => ({
-            id: u.id,
-            login: u.login,
-            name: u.name,
-            email: u.email,
-            image: u.image,
-            createdAt: iso(u.createdAt),
-          })),
-          () =>
-            table([['LOGIN', 'NAME', 'EMAIL'], ...all.map((u) => [u.login, u.name ?? '', u.email ?? ''])]),
-        );
+        emitTable(Boolean(opts.json), all.map(userJson), all, [
+          ['LOGIN', (u) => u.login],
+          ['NAME', (u) => u.name ?? ''],
+          ['EMAIL', (u) => u.email ?? ''],
+        ]);
       }),
     );
 }

@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import type { Store, WebhookDelivery, WebhookEndpoint } from '../../store/index.ts';
 import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../webhooks/address.ts';
-import { hint, jsonOption, withStore } from '../context.ts';
-import { counted, emit, table } from '../output.ts';
+import { jsonOption, requireApp, withStore } from '../context.ts';
+import { counted, emit, emitTable } from '../output.ts';
 import { CliError, parseName, parsePositiveInt, webhookAllowPrivate } from '../settings.ts';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -88,8 +88,7 @@ export function webhooksCommand(program: Command): void {
     .action(async (opts: { app: string; url: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const allowPrivate = webhookAllowPrivate();
-        const app = await store.findApp(opts.app);
-        if (!app) throw new CliError(`no app "${opts.app}"${hint('chessport apps add', opts.app)}`);
+        const app = await requireApp(store, opts.app);
         const url = await checkedUrl(opts.url, allowPrivate);
         const { endpoint, secret } = await store.webhooks.addEndpoint({ appId: app.id, url });
         emit(
@@ -108,19 +107,14 @@ export function webhooksCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (opts: { app?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        let appId: string | undefined;
-        if (opts.app !== undefined) {
-          const app = await store.findApp(opts.app);
-          if (!app) throw new CliError(`no app "${opts.app}"${hint('chessport apps add', opts.app)}`);
-          appId = app.id;
-        }
-        const all = await store.webhooks.listEndpoints(appId);
-        emit(Boolean(opts.json), all.map(endpointJson), () =>
-          table([
-            ['ID', 'APP', 'URL', 'STATE'],
-            ...all.map((e) => [e.id, e.appName, e.url, endpointState(e)]),
-          ]),
-        );
+        const app = opts.app === undefined ? undefined : await requireApp(store, opts.app);
+        const all = await store.webhooks.listEndpoints(app?.id);
+        emitTable(Boolean(opts.json), all.map(endpointJson), all, [
+          ['ID', (e) => e.id],
+          ['APP', (e) => e.appName],
+          ['URL', (e) => e.url],
+          ['STATE', endpointState],
+        ]);
       }),
     );
   webhooks
@@ -207,21 +201,16 @@ export function webhooksCommand(program: Command): void {
             failed: Boolean(opts.failed),
             limit,
           });
-          emit(Boolean(opts.json), all.map(deliveryJson), () =>
-            table([
-              ['ID', 'ENDPOINT', 'USER', 'STATE', 'ATTEMPTS', 'LAST', 'NEXT', 'CREATED'],
-              ...all.map((d) => [
-                d.id,
-                d.endpointId,
-                d.userLogin,
-                d.state,
-                String(d.attempts),
-                d.lastError ?? (d.lastStatus === null ? '' : `HTTP ${d.lastStatus}`),
-                d.dueAt === null ? '' : iso(d.dueAt),
-                iso(d.createdAt),
-              ]),
-            ]),
-          );
+          emitTable(Boolean(opts.json), all.map(deliveryJson), all, [
+            ['ID', (d) => d.id],
+            ['ENDPOINT', (d) => d.endpointId],
+            ['USER', (d) => d.userLogin],
+            ['STATE', (d) => d.state],
+            ['ATTEMPTS', (d) => String(d.attempts)],
+            ['LAST', (d) => d.lastError ?? (d.lastStatus === null ? '' : `HTTP ${d.lastStatus}`)],
+            ['NEXT', (d) => (d.dueAt === null ? '' : iso(d.dueAt))],
+            ['CREATED', (d) => iso(d.createdAt)],
+          ]);
         }),
     );
   webhooks
