@@ -50,7 +50,7 @@ test('an ETA of minutes or hours reads as such', () => {
 });
 
 test('the line never takes a whole row: the name gives way from its start, then rate and bytes, then the name', () => {
-  const name = '/work/shared/pgn/large/stockfish-books__bjbraams_chessdb_198350_lines.pgn';
+  const name = '/srv/chess/pgn/large/stockfish-books__bjbraams_chessdb_198350_lines.pgn';
   const stats = '34750 games, 17005 games/s, 4.2 MB of 16.4 MB, ETA 6s';
   const short = '34750 games, 25%, ETA 6s';
   for (let columns = 10; columns <= 200; columns++) {
