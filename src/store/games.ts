@@ -2,6 +2,7 @@
 // found by id whoever owns it.
 import { type Kysely, sql } from 'kysely';
 import type { Executor } from './context.ts';
+import { prepared, type RunQuery } from './prepared.ts';
 import type { DB } from './schema.ts';
 import { storable } from './storable.ts';
 
@@ -26,32 +27,55 @@ export interface ExportOptions {
 }
 
 /**
- * The id and PGN of every live game of a database in import order, read in keyset batches of at most
- * `batchSize` games and, unless a single game is larger, `batchBytes` bytes (constant memory). Each batch is
- * its own statement: a client that reads slowly holds no transaction or connection open.
+ * The export's two reads of a batch, compiled once (hot-queries.ts): building and compiling a Kysely query
+ * costs more than SQLite takes to read a small batch, and an export reads hundreds of batches.
  */
-export async function* databasePgn(
-  db: Kysely<DB>,
-  databaseId: string,
-  { batchSize = EXPORT_BATCH_GAMES, batchBytes = EXPORT_BATCH_BYTES, beforeBatch }: ExportOptions = {},
-): AsyncGenerator<{ id: string; pgn: string }> {
-  const live = (after: number) =>
+export interface ExportQueries {
+  /** The pk and PGN size of the next `limit` live games after `after`. */
+  exportSizes(databaseId: string, after: number, limit: number): Promise<{ pk: number; bytes: number }[]>;
+  /** The id and PGN of the live games after `after` up to `last`. */
+  exportGames(databaseId: string, after: number, last: number): Promise<{ id: string; pgn: string }[]>;
+}
+
+/** The export's reads as `hotQueries` builds them. */
+export function exportQueries(db: Kysely<DB>, run: RunQuery): ExportQueries {
+  const live = (databaseId: string, after: number) =>
     db
       .selectFrom('games')
       .where('database_id', '=', databaseId)
       .where('deleted', '=', 0)
       .where('pk', '>', after)
       .orderBy('pk');
+  return {
+    // octet_length reads neither SQLite's overflow pages nor PostgreSQL's TOAST.
+    exportSizes: prepared(run, 3, (databaseId: string, after: number, limit: number) =>
+      live(databaseId, after)
+        .select(['pk', sql<number>`octet_length(pgn)`.as('bytes')])
+        .limit(limit),
+    ),
+    exportGames: prepared(run, 3, (databaseId: string, after: number, last: number) =>
+      live(databaseId, after).select(['id', 'pgn']).where('pk', '<=', last),
+    ),
+  };
+}
+
+/**
+ * The id and PGN of every live game of a database in import order, read in keyset batches of at most
+ * `batchSize` games and, unless a single game is larger, `batchBytes` bytes (constant memory). Each batch is
+ * its own statement: a client that reads slowly holds no transaction or connection open.
+ */
+export async function* databasePgn(
+  queries: ExportQueries,
+  databaseId: string,
+  { batchSize = EXPORT_BATCH_GAMES, batchBytes = EXPORT_BATCH_BYTES, beforeBatch }: ExportOptions = {},
+): AsyncGenerator<{ id: string; pgn: string }> {
   let after = 0;
   for (;;) {
     if (after > 0) await beforeBatch?.();
-    // The sizes first: octet_length reads neither SQLite's overflow pages nor PostgreSQL's TOAST. A batch of
-    // a thousand engine games with long comments runs to tens of MB, which SQLite would read in one
-    // synchronous call (stalling the event loop) and each export would hold while its client read it.
-    const sizes = await live(after)
-      .select(['pk', sql<number>`octet_length(pgn)`.as('bytes')])
-      .limit(batchSize)
-      .execute();
+    // The sizes first: a batch of a thousand engine games with long comments runs to tens of MB, which
+    // SQLite would read in one synchronous call (stalling the event loop) and each export would hold while
+    // its client read it.
+    const sizes = await queries.exportSizes(databaseId, after, batchSize);
     if (sizes.length === 0) return;
     let end = 0;
     let bytes = 0;
@@ -61,8 +85,7 @@ export async function* databasePgn(
       end++;
     }
     const last = Number(sizes[end - 1]?.pk);
-    const rows = await live(after).select(['id', 'pgn']).where('pk', '<=', last).execute();
-    yield* rows;
+    yield* await queries.exportGames(databaseId, after, last);
     if (end === sizes.length && sizes.length < batchSize) return;
     after = last;
   }

@@ -1,6 +1,7 @@
-// The reads behind every API request (token lookup, game lists, detail, totals, the feed), compiled once per
+// The reads behind every API request (token lookup, game lists, detail, totals, the feed, the export's batches), compiled once per
 // store (prepared.ts): the Store runs them as they are.
 import type { Kysely } from 'kysely';
+import { exportQueries } from './games.ts';
 import { prepared, type RunQuery } from './prepared.ts';
 import { changeColumns, expandedChangeColumns, type GameRow, summaryColumns } from './rows.ts';
 import type { DB } from './schema.ts';
@@ -72,5 +73,7 @@ export function hotQueries(db: Kysely<DB>, run: RunQuery) {
     ),
     changes: changesAfter(changeColumns),
     expandedChanges: changesAfter(expandedChangeColumns),
+    // A database's PGN export, batch by batch.
+    ...exportQueries(db, run),
   };
 }

@@ -416,7 +416,7 @@ export class Store implements StoreContext {
    * games and, unless a single game is larger, `batchBytes` bytes (ts).
    */
   async *databasePgn(databaseId: string, options: ExportOptions = {}): AsyncGenerator<string> {
-    for await (const game of databasePgn(this.db, databaseId, options)) yield game.pgn;
+    for await (const game of databasePgn(this.hot, databaseId, options)) yield game.pgn;
   }
 
   /** databasePgn with each game's id. */
@@ -424,7 +424,7 @@ export class Store implements StoreContext {
     databaseId: string,
     options: ExportOptions = {},
   ): AsyncGenerator<{ id: string; pgn: string }> {
-    return databasePgn(this.db, databaseId, options);
+    return databasePgn(this.hot, databaseId, options);
   }
 
   /** A live game by UUID, whoever owns it (the operator's view). */
