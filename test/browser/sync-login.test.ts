@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../helpers/chromium.ts';
 import {
   cli,
   cliJson,
@@ -26,12 +27,6 @@ import { executeOnStore } from '../helpers/stores.ts';
 import { issue } from '../helpers/sync-setup.ts';
 import { ALICE_PGN, CLASSICS_PGN } from '../helpers/world.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `chromium is not installed at ${CHROMIUM} (apt-get install chromium, or name another with CHROMIUM_PATH)`;
-
 interface SavedSignIn {
   apiBase: string;
   tokenEndpoint: string;
@@ -39,7 +34,7 @@ interface SavedSignIn {
   tokens: { accessToken: string; refreshToken: string; expiresAt: number; scope: string };
 }
 
-describe('chessport sync --login in a browser', { skip }, () => {
+describe('chessport sync --login in a browser', { skip: skipWithoutChromium }, () => {
   let env: Env;
   let server: Server;
   let browser: Browser;
@@ -55,12 +50,7 @@ describe('chessport sync --login in a browser', { skip }, () => {
     ({ clientId } = await addClient(env, 'chessport sync', ['--device', '--public']));
     await cliJson(env, ['apps', 'add', 'checker']);
     server = await startServer(env);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Chromium refuses to start its sandbox as root (CI containers).
-      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
