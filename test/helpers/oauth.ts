@@ -6,7 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseSetCookie } from 'cookie';
-import { BIN, type CliResult, cliJson, type Env, ROOT } from './harness.ts';
+import { BIN, type CliResult, cliJson, type Env, importPgn, ROOT, tempEnv } from './harness.ts';
+import { ALICE_PGN } from './world.ts';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -42,6 +43,21 @@ export interface Client {
 /** `chessport apps add <name> ... --json`: the client id and a confidential client's secret. */
 export async function addClient(env: Env, name: string, args: string[]): Promise<Client> {
   return cliJson<Client>(env, ['apps', 'add', name, ...args]);
+}
+
+/**
+ * The store both `sync --login` suites start from: users ann and bob who can sign in, ann's games in her
+ * database "main", and the device-flow client "chessport sync" (public); no CHESSPORT_TOKEN in the
+ * environment, since the sync finds its token through --login or the folder, never from the tests' own.
+ */
+export async function syncLoginEnv(): Promise<{ env: Env; clientId: string }> {
+  const env = tempEnv();
+  delete env.env.CHESSPORT_TOKEN;
+  await addUserWithPassword(env, 'ann');
+  await addUserWithPassword(env, 'bob');
+  await importPgn(env, ALICE_PGN, 'ann', 'main');
+  const { clientId } = await addClient(env, 'chessport sync', ['--device', '--public']);
+  return { env, clientId };
 }
 
 export async function freePort(): Promise<number> {
