@@ -18,29 +18,17 @@ import {
   tempEnv,
 } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver.ts';
+import { type AddedEndpoint, type Receiver, startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
 
 const ALL = 'user.read,databases.read,games.read';
 /** What the issue asks of a single change: delivered within 2 s of its commit. */
 const WITHIN_MS = 2000;
 const FAST_RETRIES = { WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s' };
 
-interface Endpoint {
-  id: string;
-  secret: string;
-}
-
-async function addEndpoint(env: Env, app: string, receiver: Receiver): Promise<Endpoint> {
-  const endpoint = await cliJson<Endpoint & { app: string; url: string }>(env, [
-    'webhooks',
-    'add',
-    '--app',
-    app,
-    '--url',
-    receiver.url,
-  ]);
+/** subscribe, checking that `webhooks add --json` prints the endpoint's id, app, URL and secret, no more. */
+async function addEndpoint(env: Env, app: string, receiver: Receiver): Promise<AddedEndpoint> {
+  const endpoint = await subscribe(env, app, receiver);
   assert.deepEqual(Object.keys(endpoint).sort(), ['app', 'id', 'secret', 'url']);
-  receiver.setSecrets([endpoint.secret]);
   return endpoint;
 }
 
@@ -79,7 +67,7 @@ describe('webhook deliveries', () => {
   let server: Server;
   let appOne: Receiver;
   let appTwo: Receiver;
-  let endpointOne: Endpoint;
+  let endpointOne: AddedEndpoint;
   const ids = { aliceOne: '', aliceTwo: '', bobTwo: '' };
   let aliceOne = '';
   let gameIds: string[] = [];
