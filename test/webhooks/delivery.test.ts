@@ -60,6 +60,16 @@ async function changeAndAwait(
   );
 }
 
+/** The arguments of `chessport import` of `file` into the user's database "Main". */
+const importIntoMain = (file: string, user = 'alice') => [
+  'import',
+  file,
+  '--user',
+  user,
+  '--database',
+  'Main',
+];
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('webhook deliveries', () => {
@@ -99,7 +109,7 @@ describe('webhook deliveries', () => {
 
   test('an import, an update, a move and a delete each give a verified delivery for the pairwise id, within 2 s', async () => {
     const pgn = writePgn(env.dir, 'first.pgn', numberedGames('First', 4));
-    await changeAndAwait(env, appOne, ids.aliceOne, ['import', pgn, '--user', 'alice', '--database', 'Main']);
+    await changeAndAwait(env, appOne, ids.aliceOne, importIntoMain(pgn));
     const games = await http<{ data: { id: string }[] }>(`${server.base}/api/v1`, '/games', {
       token: aliceOne,
     });
@@ -134,7 +144,7 @@ describe('webhook deliveries', () => {
   test('two users, two apps: each app hears only of its own users, by its own pairwise id', async () => {
     const seenByOne = appOne.received.length;
     const pgn = writePgn(env.dir, 'bob.pgn', numberedGames('Bob', 2));
-    await changeAndAwait(env, appTwo, ids.bobTwo, ['import', pgn, '--user', 'bob', '--database', 'Main']);
+    await changeAndAwait(env, appTwo, ids.bobTwo, importIntoMain(pgn, 'bob'));
     assert.deepEqual(
       appTwo.received.map((r) => [r.event.data.user, r.verifiedWith.length]),
       [[ids.bobTwo, 1]],
@@ -185,7 +195,7 @@ describe('webhook deliveries', () => {
     appOne.setSecrets([rotated.secret, endpointOne.secret]);
     const before = appOne.received.length;
     const pgn = writePgn(env.dir, 'rotation.pgn', numberedGames('Rotation', 1));
-    await changeAndAwait(env, appOne, ids.aliceOne, ['import', pgn, '--user', 'alice', '--database', 'Main']);
+    await changeAndAwait(env, appOne, ids.aliceOne, importIntoMain(pgn));
     const [delivery] = appOne.received.slice(before);
     assert.deepEqual(delivery?.verifiedWith, [rotated.secret, endpointOne.secret]);
     assert.equal(String(delivery?.headers['webhook-signature']).split(' ').length, 2);
@@ -221,7 +231,7 @@ describe('webhook deliveries', () => {
     const first = appOne.received.length;
     appOne.hold(true);
     const pgn = writePgn(env.dir, 'held.pgn', numberedGames('Held', 1));
-    const changed = await cli(env, ['import', pgn, '--user', 'alice', '--database', 'Main']);
+    const changed = await cli(env, importIntoMain(pgn));
     assert.equal(changed.code, 0, changed.stderr);
     await appOne.waitFor((all) => all.length > first, 10_000, 'the attempt that will be cut off');
     const held = appOne.received[first];
@@ -243,14 +253,12 @@ describe('webhook deliveries', () => {
       gone.answer(410);
       const endpoint = await addEndpoint(env, 'app-one', gone);
       const log = logOf(server);
-      await changeAndAwait(env, appOne, ids.aliceOne, [
-        'import',
-        writePgn(env.dir, 'gone.pgn', numberedGames('Gone', 1)),
-        '--user',
-        'alice',
-        '--database',
-        'Main',
-      ]);
+      await changeAndAwait(
+        env,
+        appOne,
+        ids.aliceOne,
+        importIntoMain(writePgn(env.dir, 'gone.pgn', numberedGames('Gone', 1))),
+      );
       await gone.waitFor((all) => all.length === 1, 10_000, 'the 410 answer');
       await waitUntil(async () => {
         const listed = await cliJson<{ id: string; state: string }[]>(env, ['webhooks', 'list']);
@@ -264,14 +272,12 @@ describe('webhook deliveries', () => {
       ]).then((all) => all.filter((e) => (e as unknown as { id: string }).id === endpoint.id));
       assert.equal(listed?.disabledReason, 'the endpoint answered 410 Gone');
       assert.match(log(), /"msg":"webhook endpoint disabled: it answered 410 Gone"/);
-      await changeAndAwait(env, appOne, ids.aliceOne, [
-        'import',
-        writePgn(env.dir, 'gone2.pgn', numberedGames('Gone2', 1)),
-        '--user',
-        'alice',
-        '--database',
-        'Main',
-      ]);
+      await changeAndAwait(
+        env,
+        appOne,
+        ids.aliceOne,
+        importIntoMain(writePgn(env.dir, 'gone2.pgn', numberedGames('Gone2', 1))),
+      );
       assert.equal(gone.received.length, 1, 'a disabled endpoint gets nothing more');
       await cliJson(env, ['webhooks', 'remove', endpoint.id]);
     } finally {
