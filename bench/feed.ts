@@ -103,7 +103,7 @@ async function serialisationCosts(databaseUrl: string, ownerId: string): Promise
   console.log(line);
 }
 
-/** Fills a store of the dialect, serves it, measures, and cleans up. */
+/** Fills the empty store at databaseUrl, serves it, measures, and stops the server. */
 async function benchStore(dialect: Dialect, databaseUrl: string): Promise<void> {
   let server: ChildProcess | undefined;
   try {

@@ -77,6 +77,7 @@ async function untilWaiting(base: string, n: number): Promise<void> {
 
 const fmt = (n: number) => n.toFixed(1).padStart(7);
 
+/** Adds the bench reader and the other users to the empty store at databaseUrl, serves it, measures, stops it. */
 async function benchStore(dialect: Dialect, databaseUrl: string): Promise<void> {
   let server: ChildProcess | undefined;
   let store: Store | undefined;
