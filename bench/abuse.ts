@@ -20,7 +20,7 @@ import { get } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, type GameRecord, openStore } from '../src/store/index.ts';
-import { freePort, sampleRecords, stop, waitUntilUp } from './support.ts';
+import { freePort, percentile, sampleRecords, stop, waitUntilUp } from './support.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const arg = (name: string, fallback: number) => {
@@ -140,9 +140,6 @@ async function meLatencies(base: string, token: string): Promise<number[]> {
   if (failed > 0) console.log(`  (${failed} of ${answers.length} /me answers were not 200!)`);
   return answers.map((a) => a.ms).sort((a, b) => a - b);
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
 
 /**
  * The victim's own export, three times: the median time in ms, from the first ask to the last byte. A refusal

@@ -4,21 +4,25 @@
 // Usage: node bench/feed.ts [--games N] [--stores sqlite,postgres]
 //   (default 100000 games, real TWIC #920 games repeated; PostgreSQL: BENCH_POSTGRES_URL, else
 //   TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/postgres, in a database the bench makes and drops)
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { get } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { schemas, sharedSchemas } from '../src/api/schemas.ts';
 import { expandedChangeJson } from '../src/api/serialize.ts';
 import { openStore } from '../src/store/index.ts';
-import { fillBenchStore, freePort } from './support.ts';
+import {
+  type Dialect,
+  fillBenchStore,
+  forEachStore,
+  percentile,
+  startChessport,
+  stop,
+  waitUntilUp,
+  withScratchStore,
+} from './support.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname;
 const { values: options } = parseArgs({
   options: {
     games: { type: 'string', default: '100000' },
@@ -28,15 +32,7 @@ const { values: options } = parseArgs({
 const TOTAL = Number(options.games);
 const DISTINCT = 500;
 const PAGE = 500;
-const POSTGRES_URL =
-  process.env.BENCH_POSTGRES_URL ||
-  process.env.TEST_POSTGRES_URL ||
-  'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_DATABASE = `chessport_bench_feed_${process.pid}`;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 interface Row {
   case: string;
@@ -59,16 +55,6 @@ function row(name: string, latencies: number[], items: number, bytes: number): R
     p99: percentile(sorted, 99),
     max: sorted.at(-1) ?? Number.NaN,
   };
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
 }
 
 /**
@@ -117,17 +103,9 @@ async function serialisationCosts(databaseUrl: string, ownerId: string): Promise
   console.log(line);
 }
 
-/** Fills a store of the dialect, serves it, measures, and cleans up. */
-async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-feed-'));
-  let databaseUrl = join(dir, 'store.sqlite');
-  if (dialect === 'postgres') {
-    await adminQuery(`create database ${BENCH_DATABASE}`);
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${BENCH_DATABASE}`;
-    databaseUrl = url.toString();
-  }
-  let server: ReturnType<typeof spawn> | undefined;
+/** Fills the empty store at databaseUrl, serves it, measures, and stops the server. */
+async function benchStore(dialect: Dialect, databaseUrl: string): Promise<void> {
+  let server: ChildProcess | undefined;
   try {
     // ---- fill the store directly: the bench measures reading, not importing ------------------------
     const filled = await fillBenchStore(databaseUrl, TOTAL, DISTINCT);
@@ -138,21 +116,15 @@ async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
     await serialisationCosts(databaseUrl, filled.database.ownerId);
 
     // ---- a real server in its own process -------------------------------------------------------------
-    const port = await freePort();
-    server = spawn(process.execPath, [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(port)], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '100000000' },
-      stdio: ['ignore', 'inherit', 'inherit'],
+    const started = await startChessport({
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '100000000',
     });
-    const base = `http://127.0.0.1:${port}/api/v1`;
+    server = started.child;
+    const base = `${started.origin}/api/v1`;
     const auth = { authorization: `Bearer ${token}` };
-    for (let tries = 0; ; tries++) {
-      try {
-        if ((await fetch(`${base}/changes?limit=1`, { headers: auth })).ok) break;
-      } catch (error) {
-        if (tries > 200) throw error;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntilUp(`${base}/changes?limit=1`, auth);
 
     /** One request, timed until its body is read and decoded; `bytes` as they came over the wire. */
     const timed = async (query: string, coding = 'identity') => {
@@ -266,27 +238,10 @@ async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
       );
     }
   } finally {
-    if (server && server.exitCode === null) {
-      const exited = new Promise((r) => server?.once('exit', r));
-      server.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-    if (dialect === 'postgres') await adminQuery(`drop database if exists ${BENCH_DATABASE} with (force)`);
+    await stop(server);
   }
 }
 
-for (const dialect of (options.stores ?? '').split(',').filter(Boolean)) {
-  if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`--stores: unknown store ${dialect}`);
-  if (dialect === 'postgres') {
-    const answers = await adminQuery('select 1').then(
-      () => true,
-      () => false,
-    );
-    if (!answers) {
-      console.log(`\npostgres: skipped, ${POSTGRES_URL} does not answer`);
-      continue;
-    }
-  }
-  await benchStore(dialect);
-}
+await forEachStore(options.stores ?? '', (dialect) =>
+  withScratchStore(dialect, BENCH_DATABASE, (databaseUrl) => benchStore(dialect, databaseUrl)),
+);

@@ -7,17 +7,23 @@
 //   else postgres://postgres@127.0.0.1:5432/postgres, in a database the bench makes and drops)
 // The writes are made by this process through the store (as the CLI's import makes them): "commit" is when
 // the write returned, its COMMIT acknowledged; "answered" is when the whole answer has arrived here.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { type Database, openStore, type Store } from '../src/store/index.ts';
-import { freePort, rssMb, sampleRecords } from './support.ts';
+import { openStore, type Store } from '../src/store/index.ts';
+import {
+  addBenchReader,
+  type Dialect,
+  forEachStore,
+  percentile,
+  rssMb,
+  sampleRecords,
+  startChessport,
+  stop,
+  waitUntilUp,
+  withScratchStore,
+} from './support.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname;
 const { values: options } = parseArgs({
   options: {
     rounds: { type: 'string', default: '50' },
@@ -27,25 +33,7 @@ const { values: options } = parseArgs({
 });
 const ROUNDS = Number(options.rounds);
 const WAITERS = Number(options.waiters);
-const POSTGRES_URL =
-  process.env.BENCH_POSTGRES_URL ||
-  process.env.TEST_POSTGRES_URL ||
-  'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_DATABASE = `chessport_bench_longpoll_${process.pid}`;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 interface Page {
   data: unknown[];
@@ -89,28 +77,13 @@ async function untilWaiting(base: string, n: number): Promise<void> {
 
 const fmt = (n: number) => n.toFixed(1).padStart(7);
 
-async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'chessport-bench-longpoll-'));
-  let databaseUrl = join(dir, 'store.sqlite');
-  if (dialect === 'postgres') {
-    await adminQuery(`create database ${BENCH_DATABASE}`);
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${BENCH_DATABASE}`;
-    databaseUrl = url.toString();
-  }
-  let server: ReturnType<typeof spawn> | undefined;
+/** Adds the bench reader and the other users to the empty store at databaseUrl, serves it, measures, stops it. */
+async function benchStore(dialect: Dialect, databaseUrl: string): Promise<void> {
+  let server: ChildProcess | undefined;
   let store: Store | undefined;
   try {
     store = await openStore(databaseUrl);
-    const user = await store.addUser({ login: 'bench' });
-    const app = await store.addApp({ name: 'bench' });
-    const { token } = await store.issueToken({
-      userId: user.id,
-      appId: app.id,
-      scopes: ['games.read'],
-      expiresAt: null,
-    });
-    const database: Database = await store.addDatabase({ ownerId: user.id, name: 'Bench' });
+    const { app, token, database } = await addBenchReader(store);
     const [record] = await sampleRecords(1);
     if (!record) throw new Error('no record');
     const write = async (): Promise<number> => {
@@ -130,33 +103,18 @@ async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
       others.push(issued.token);
     }
 
-    const port = await freePort();
-    server = spawn(process.execPath, [join(ROOT, 'bin/chessport.js'), 'serve', '--port', String(port)], {
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        LOG_LEVEL: 'warn',
-        RATE_LIMIT_MAX: '100000000',
-        LONG_POLLS_PER_CLIENT: '5000',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
+    const started = await startChessport({
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '100000000',
+      LONG_POLLS_PER_CLIENT: '5000',
     });
+    server = started.child;
     const pid = server.pid as number;
-    const base = `http://127.0.0.1:${port}`;
+    const base = started.origin;
     const headers = { authorization: `Bearer ${token}` };
-    let cursor = '';
-    for (let tries = 0; ; tries++) {
-      try {
-        const response = await fetch(`${base}/api/v1/changes`, { headers });
-        if (response.ok) {
-          cursor = ((await response.json()) as Page).nextCursor;
-          break;
-        }
-      } catch (error) {
-        if (tries > 400) throw error;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntilUp(`${base}/api/v1/changes`, headers);
+    let cursor = ((await (await fetch(`${base}/api/v1/changes`, { headers })).json()) as Page).nextCursor;
     const feed = (after: string) => `${base}/api/v1/changes?wait=60&cursor=${encodeURIComponent(after)}`;
 
     /** Rounds of one waiter of the bench user and one write of it: ms from commit to answer. */
@@ -220,27 +178,10 @@ async function benchStore(dialect: 'sqlite' | 'postgres'): Promise<void> {
     );
   } finally {
     await store?.close();
-    if (server && server.exitCode === null) {
-      const exited = new Promise((r) => server?.once('exit', r));
-      server.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-    if (dialect === 'postgres') await adminQuery(`drop database if exists ${BENCH_DATABASE} with (force)`);
+    await stop(server);
   }
 }
 
-for (const dialect of (options.stores ?? '').split(',').filter(Boolean)) {
-  if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`--stores: unknown store ${dialect}`);
-  if (dialect === 'postgres') {
-    const answers = await adminQuery('select 1').then(
-      () => true,
-      () => false,
-    );
-    if (!answers) {
-      console.log(`\npostgres: skipped, ${POSTGRES_URL} does not answer`);
-      continue;
-    }
-  }
-  await benchStore(dialect);
-}
+await forEachStore(options.stores ?? '', (dialect) =>
+  withScratchStore(dialect, BENCH_DATABASE, (databaseUrl) => benchStore(dialect, databaseUrl)),
+);

@@ -1,18 +1,29 @@
-// What the benches share: a sample of real game records, free ports, the servers under test (chessport and
-// the bare-Fastify baseline), autocannon load with its table, and the PGN export run with its table.
+// What the benches share: a sample of real game records, scratch stores on SQLite and PostgreSQL, free ports,
+// the servers under test (chessport and the bare-Fastify baseline), percentiles, autocannon load with its
+// table, and the PGN export run with its table.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { normalizeGame, PgnSplitter } from '../src/chess/index.ts';
 import { toGameRecord } from '../src/import/index.ts';
-import { type Database, type GameRecord, openStore } from '../src/store/index.ts';
+import {
+  type App,
+  type Database,
+  type GameRecord,
+  openStore,
+  type Store,
+  type User,
+} from '../src/store/index.ts';
 import { CORPUS } from '../test/helpers/corpus.ts';
 
 const SOURCE = join(CORPUS, 'large/notnil_chess__twic0920.pgn');
 const BASELINE = new URL('./baseline.ts', import.meta.url).pathname;
+const CHESSPORT = new URL('../bin/chessport.js', import.meta.url).pathname;
 
 /** Up to `distinct` records from TWIC 920, or generated games when the shared corpus is absent. */
 export async function sampleRecords(distinct: number): Promise<GameRecord[]> {
@@ -38,16 +49,10 @@ export async function sampleRecords(distinct: number): Promise<GameRecord[]> {
   return records;
 }
 
-/**
- * A SQLite store at databaseUrl holding `games` games (`distinct` real ones repeated, duplicates allowed) in one
- * database of user "bench", and a games.read token for it: the benches measure reading, not importing.
- */
-export async function fillBenchStore(
-  databaseUrl: string,
-  games: number,
-  distinct: number,
-): Promise<{ token: string; database: Database; distinct: number; seconds: number }> {
-  const store = await openStore(databaseUrl);
+/** User "bench" with an app, a games.read token and one database "Bench": the reader every bench measures. */
+export async function addBenchReader(
+  store: Store,
+): Promise<{ user: User; app: App; token: string; database: Database }> {
   const user = await store.addUser({ login: 'bench' });
   const app = await store.addApp({ name: 'bench' });
   const { token } = await store.issueToken({
@@ -57,6 +62,20 @@ export async function fillBenchStore(
     expiresAt: null,
   });
   const database = await store.addDatabase({ ownerId: user.id, name: 'Bench' });
+  return { user, app, token, database };
+}
+
+/**
+ * A store at databaseUrl holding `games` games (`distinct` real ones repeated, duplicates allowed) in the
+ * database of the bench reader, and its games.read token: the benches measure reading, not importing.
+ */
+export async function fillBenchStore(
+  databaseUrl: string,
+  games: number,
+  distinct: number,
+): Promise<{ token: string; database: Database; distinct: number; seconds: number }> {
+  const store = await openStore(databaseUrl);
+  const { token, database } = await addBenchReader(store);
   const records = await sampleRecords(distinct);
   const started = performance.now();
   for (let done = 0; done < games; done += 5000) {
@@ -69,6 +88,77 @@ export async function fillBenchStore(
   const seconds = (performance.now() - started) / 1000;
   await store.close();
   return { token, database, distinct: records.length, seconds };
+}
+
+// ---- scratch stores --------------------------------------------------------------------------------------
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** Where the benches make their PostgreSQL databases. */
+export const POSTGRES_URL =
+  process.env.BENCH_POSTGRES_URL ||
+  process.env.TEST_POSTGRES_URL ||
+  'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Runs one statement on POSTGRES_URL's administrative connection (e.g. create or drop a database). */
+export async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Runs `measure` on an empty store of the dialect: a SQLite file in a temporary folder, or the PostgreSQL
+ * database `name` (made for it on POSTGRES_URL), and removes that store afterwards, whether `measure` threw
+ * or not.
+ */
+export async function withScratchStore(
+  dialect: Dialect,
+  name: string,
+  measure: (databaseUrl: string) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), `${name.replaceAll('_', '-')}-`));
+  let databaseUrl = join(dir, 'store.sqlite');
+  if (dialect === 'postgres') {
+    await adminQuery(`create database ${name}`);
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+  }
+  try {
+    await measure(databaseUrl);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (dialect === 'postgres') await adminQuery(`drop database if exists ${name} with (force)`);
+  }
+}
+
+/**
+ * Runs `bench` for each store of the comma-separated list `stores` (sqlite, postgres) in turn; PostgreSQL is
+ * skipped, with a line saying so, when POSTGRES_URL does not answer.
+ */
+export async function forEachStore(
+  stores: string,
+  bench: (dialect: Dialect) => Promise<void>,
+): Promise<void> {
+  for (const dialect of stores.split(',').filter(Boolean)) {
+    if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`--stores: unknown store ${dialect}`);
+    if (dialect === 'postgres') {
+      const answers = await adminQuery('select 1').then(
+        () => true,
+        () => false,
+      );
+      if (!answers) {
+        console.log(`\npostgres: skipped, ${POSTGRES_URL} does not answer`);
+        continue;
+      }
+    }
+    await bench(dialect);
+  }
 }
 
 export async function freePort(): Promise<number> {
@@ -100,6 +190,22 @@ export async function stop(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
+/**
+ * Starts `chessport serve` on a free port with `env` added to this process's environment; returns the child
+ * and its origin (http://127.0.0.1:port) at once, before the server is up: the caller waits on a request of
+ * its own choice.
+ */
+export async function startChessport(
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; origin: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CHESSPORT, 'serve', '--port', String(port)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  return { child, origin: `http://127.0.0.1:${port}` };
+}
+
 /** Starts the bare-Fastify baseline (bench/baseline.ts) serving `bodyFile` at /games; returns it once up. */
 export async function startBaseline(bodyFile: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
@@ -115,6 +221,11 @@ export async function startBaseline(bodyFile: string): Promise<{ child: ChildPro
 export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** The value below which p percent of the ascending `sorted` lie (NaN when there are none). */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
 }
 
 // ---- requests/s ------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import { pairwiseId } from '../src/api/pairwise.ts';
 import { type Database, openStore, type Store } from '../src/store/index.ts';
 import { record } from '../test/helpers/dialects.ts';
 import { createTestDatabase, dropTestDatabase } from '../test/helpers/stores.ts';
-import { freePort, stop, waitUntilUp } from './support.ts';
+import { freePort, percentile, stop, waitUntilUp } from './support.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const arg = (name: string, fallback: number) => {
@@ -25,8 +25,6 @@ const USERS = arg('--users', 2000);
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL || null;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 /** A receiver that answers 204 at once and calls back with each delivery's pairwise user id. */
 async function receiver(onDelivery: (user: string) => void) {

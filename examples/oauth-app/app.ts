@@ -44,6 +44,15 @@ interface Session {
 }
 const sessions = new Map<string, Session>();
 
+/**
+ * Keeps a token answer in the session: the access token, and the refresh token, which replaces the one used
+ * (chessport rotates refresh tokens: each works once).
+ */
+function keepTokens(session: Session, tokens: oauth.TokenEndpointResponse): void {
+  session.accessToken = tokens.access_token;
+  session.refreshToken = tokens.refresh_token;
+}
+
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -130,9 +139,7 @@ const app = createServer(async (req, res) => {
           session.verifier ?? '',
           insecure,
         );
-        const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
-        session.accessToken = tokens.access_token;
-        session.refreshToken = tokens.refresh_token;
+        keepTokens(session, await oauth.processAuthorizationCodeResponse(as, client, response));
         res.writeHead(303, { location: '/me' });
         return res.end();
       }
@@ -173,9 +180,7 @@ const app = createServer(async (req, res) => {
             session.refreshToken ?? '',
             insecure,
           );
-          const tokens = await oauth.processRefreshTokenResponse(as, client, response);
-          session.accessToken = tokens.access_token;
-          session.refreshToken = tokens.refresh_token;
+          keepTokens(session, await oauth.processRefreshTokenResponse(as, client, response));
           return send(res, 200, 'Refreshed', '<p id="refresh">refreshed</p>');
         } catch (error) {
           const code = error instanceof oauth.ResponseBodyError ? error.error : String(error);

@@ -52,6 +52,13 @@ async function listeners(env: Env, n: number): Promise<void> {
   }
 }
 
+/** Adds user alice and the app "desktop" to env's store; returns alice's games.read token of it. */
+async function aliceReader(env: Env): Promise<string> {
+  await cliJson(env, ['users', 'add', 'alice']);
+  await cliJson(env, ['apps', 'add', 'desktop']);
+  return issueToken(env, 'alice', 'desktop', 'games.read');
+}
+
 describe('GET /changes?wait= on two instances of one PostgreSQL', { skip: skip() }, () => {
   let env: Env;
   let servers: Server[] = [];
@@ -59,9 +66,7 @@ describe('GET /changes?wait= on two instances of one PostgreSQL', { skip: skip()
 
   before(async () => {
     env = postgresEnv();
-    await cliJson(env, ['users', 'add', 'alice']);
-    await cliJson(env, ['apps', 'add', 'desktop']);
-    token = await issueToken(env, 'alice', 'desktop', 'games.read');
+    token = await aliceReader(env);
     servers = await Promise.all([startServer(env), startServer(env)]);
   });
   after(async () => {
@@ -101,9 +106,7 @@ describe('GET /changes?wait= when the LISTEN connection is lost', { skip: skip()
 
   before(async () => {
     env = postgresEnv();
-    await cliJson(env, ['users', 'add', 'alice']);
-    await cliJson(env, ['apps', 'add', 'desktop']);
-    token = await issueToken(env, 'alice', 'desktop', 'games.read');
+    token = await aliceReader(env);
     // The server reaches PostgreSQL only through a proxy that the test can cut; the CLI goes directly.
     const target = new URL(env.databaseUrl);
     proxy = await tcpProxy(target.hostname, Number(target.port || 5432));

@@ -52,18 +52,30 @@ async function headCursor(base: string, token: string): Promise<string> {
   }
 }
 
+interface Readers {
+  alice: string;
+  bob: string;
+}
+
+/** Adds users alice and bob to env's store, each with a games.read token of the app "desktop", and serves it. */
+async function startWithReaders(env: Env): Promise<{ server: Server; tokens: Readers }> {
+  for (const user of ['alice', 'bob']) await cliJson(env, ['users', 'add', user]);
+  await cliJson(env, ['apps', 'add', 'desktop']);
+  const tokens = {
+    alice: await issueToken(env, 'alice', 'desktop', 'games.read'),
+    bob: await issueToken(env, 'bob', 'desktop', 'games.read'),
+  };
+  return { server: await startServer(env), tokens };
+}
+
 describe('GET /changes?wait=', () => {
   let env: Env;
   let server: Server;
-  const tokens = { alice: '', bob: '' };
+  let tokens: Readers;
 
   before(async () => {
     env = tempEnv();
-    for (const user of ['alice', 'bob']) await cliJson(env, ['users', 'add', user]);
-    await cliJson(env, ['apps', 'add', 'desktop']);
-    tokens.alice = await issueToken(env, 'alice', 'desktop', 'games.read');
-    tokens.bob = await issueToken(env, 'bob', 'desktop', 'games.read');
-    server = await startServer(env);
+    ({ server, tokens } = await startWithReaders(env));
   });
   after(async () => {
     await server?.stop();
@@ -249,15 +261,11 @@ describe('GET /changes?wait=', () => {
 describe('GET /changes?wait= as a heavy request', () => {
   let env: Env;
   let server: Server;
-  const tokens = { alice: '', bob: '' };
+  let tokens: Readers;
 
   before(async () => {
     env = tempEnv();
-    for (const user of ['alice', 'bob']) await cliJson(env, ['users', 'add', user]);
-    await cliJson(env, ['apps', 'add', 'desktop']);
-    tokens.alice = await issueToken(env, 'alice', 'desktop', 'games.read');
-    tokens.bob = await issueToken(env, 'bob', 'desktop', 'games.read');
-    server = await startServer(env);
+    ({ server, tokens } = await startWithReaders(env));
   });
   after(async () => {
     await server?.stop();

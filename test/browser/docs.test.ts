@@ -2,12 +2,10 @@
 // a real server, every endpoint of the spec shows up with its method and path, and the page loads nothing
 // from anywhere but the server itself (the machines here, and many operators, have no internet).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../helpers/chromium.ts';
 import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 // The spec's endpoint table, each path with its GET, HEAD and OPTIONS operations.
 const ENDPOINTS = [
@@ -19,11 +17,7 @@ const ENDPOINTS = [
   '/api/v1/changes',
 ].flatMap((path) => ['GET', 'HEAD', 'OPTIONS'].map((method) => `${method} ${path}`));
 
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `chromium is not installed at ${CHROMIUM} (apt-get install chromium, or name another with CHROMIUM_PATH)`;
-
-describe('/docs in a browser', { skip }, () => {
+describe('/docs in a browser', { skip: skipWithoutChromium }, () => {
   let env: Env;
   let server: Server;
   let browser: Browser;
@@ -31,12 +25,7 @@ describe('/docs in a browser', { skip }, () => {
   before(async () => {
     env = tempEnv();
     server = await startServer(env);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Chromium refuses to start its sandbox as root (CI containers).
-      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

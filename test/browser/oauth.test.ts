@@ -5,10 +5,10 @@
 // fails. Deny gives the app access_denied. The device flow: oauth4webapi as the device, the browser entering
 // its code.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../helpers/chromium.ts';
 import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   addClient,
@@ -20,13 +20,7 @@ import {
 } from '../helpers/oauth.ts';
 import { ALICE_PGN } from '../helpers/world.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `chromium is not installed at ${CHROMIUM} (apt-get install chromium, or name another with CHROMIUM_PATH)`;
-
-describe('OAuth in a browser', { skip }, () => {
+describe('OAuth in a browser', { skip: skipWithoutChromium }, () => {
   let env: Env;
   let server: Server;
   let browser: Browser;
@@ -45,12 +39,7 @@ describe('OAuth in a browser', { skip }, () => {
     device = await addClient(env, 'Chess TV', ['--device', '--public']);
     server = await startServer(env);
     app = await startExampleApp(server.base, client, port);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Chromium refuses to start its sandbox as root (CI containers).
-      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -8,29 +8,15 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import {
-  cli,
-  cliJson,
-  type Env,
-  importPgn,
-  type Server,
-  type Spawned,
-  spawnCli,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../helpers/chromium.ts';
+import { cli, cliJson, type Env, importPgn, type Server, spawnCli, startServer } from '../helpers/harness.ts';
 import { assertSameData, mirrorData, serverData } from '../helpers/mirror-check.ts';
-import { addClient, addUserWithPassword, PASSWORD, tokenRequest } from '../helpers/oauth.ts';
+import { PASSWORD, syncLoginEnv, tokenRequest } from '../helpers/oauth.ts';
 import { executeOnStore } from '../helpers/stores.ts';
-import { issue } from '../helpers/sync-setup.ts';
-import { ALICE_PGN, CLASSICS_PGN } from '../helpers/world.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `chromium is not installed at ${CHROMIUM} (apt-get install chromium, or name another with CHROMIUM_PATH)`;
+import { devicePrompt } from '../helpers/sync-processes.ts';
+import { issue, loginArgs } from '../helpers/sync-setup.ts';
+import { CLASSICS_PGN } from '../helpers/world.ts';
 
 interface SavedSignIn {
   apiBase: string;
@@ -39,28 +25,17 @@ interface SavedSignIn {
   tokens: { accessToken: string; refreshToken: string; expiresAt: number; scope: string };
 }
 
-describe('chessport sync --login in a browser', { skip }, () => {
+describe('chessport sync --login in a browser', { skip: skipWithoutChromium }, () => {
   let env: Env;
   let server: Server;
   let browser: Browser;
   let clientId: string;
 
   before(async () => {
-    env = tempEnv();
-    // The sync finds its token through --login or the folder, never from the tests' own environment.
-    delete env.env.CHESSPORT_TOKEN;
-    await addUserWithPassword(env, 'ann');
-    await addUserWithPassword(env, 'bob');
-    await importPgn(env, ALICE_PGN, 'ann', 'main');
-    ({ clientId } = await addClient(env, 'chessport sync', ['--device', '--public']));
+    ({ env, clientId } = await syncLoginEnv());
     await cliJson(env, ['apps', 'add', 'checker']);
     server = await startServer(env);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Chromium refuses to start its sandbox as root (CI containers).
-      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -68,17 +43,8 @@ describe('chessport sync --login in a browser', { skip }, () => {
     env?.cleanup();
   });
 
-  /** The address and code the sync prints on stderr, once it has. */
-  async function promptOf(sync: Spawned): Promise<{ uri: string; code: string }> {
-    for (let i = 0; i < 600; i++) {
-      const { stderr } = sync.output();
-      const m = /open (\S+) in a browser and enter the code ([A-Z]{4}-[A-Z]{4})/.exec(stderr);
-      if (m?.[1] && m[2]) return { uri: m[1], code: m[2] };
-      if (sync.child.exitCode !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.fail(`the sync printed no code:\n${sync.output().stderr}`);
-  }
+  const login = (out: string, extra: string[] = []) =>
+    spawnCli(env, loginArgs(server, out, ['--client-id', clientId, ...extra]));
 
   /** The user's part: the code, the app's name and the code checked, sign-in, and the answer. */
   async function enterCode(prompt: { uri: string; code: string }, login: string, answer: 'Allow' | 'Deny') {
@@ -112,18 +78,8 @@ describe('chessport sync --login in a browser', { skip }, () => {
     timeout: 120_000,
   }, async () => {
     const out = join(env.dir, 'mirror-ann');
-    const sync = spawnCli(env, [
-      'sync',
-      '--base-url',
-      server.base,
-      '--login',
-      '--client-id',
-      clientId,
-      '--out',
-      out,
-      '--json',
-    ]);
-    const prompt = await promptOf(sync);
+    const sync = login(out, ['--json']);
+    const prompt = await devicePrompt(sync);
     assert.equal(prompt.uri, `${server.base}/oauth/device`);
     assert.match(sync.output().stderr, new RegExp(`or open ${server.base}/oauth/device\\?user_code=`));
     await enterCode(prompt, 'ann', 'Allow');
@@ -181,17 +137,8 @@ describe('chessport sync --login in a browser', { skip }, () => {
 
   test('deny: the sync stops with exit code 7 and keeps no tokens', { timeout: 120_000 }, async () => {
     const out = join(env.dir, 'mirror-bob');
-    const sync = spawnCli(env, [
-      'sync',
-      '--base-url',
-      server.base,
-      '--login',
-      '--client-id',
-      clientId,
-      '--out',
-      out,
-    ]);
-    await enterCode(await promptOf(sync), 'bob', 'Deny');
+    const sync = login(out);
+    await enterCode(await devicePrompt(sync), 'bob', 'Deny');
     const done = await sync.exited;
     assert.equal(done.code, 7, done.stderr);
     assert.match(done.stderr, /chessport sync: the sign-in was denied \(access_denied/);

@@ -15,6 +15,30 @@ before(async () => {
 });
 after(() => env?.cleanup());
 
+/** The arguments of `tokens issue` for a token of carol's, of the app viewer, with `scopes`. */
+const carolsToken = (scopes: string, ...extra: string[]) => [
+  'tokens',
+  'issue',
+  '--user',
+  'carol',
+  '--app',
+  'viewer',
+  '--scopes',
+  scopes,
+  ...extra,
+];
+
+/** The arguments of `chessport import` of `file` into carol's database named `database`. */
+const carolsImport = (file: string, database: string, ...extra: string[]) => [
+  'import',
+  file,
+  '--user',
+  'carol',
+  '--database',
+  database,
+  ...extra,
+];
+
 /** carol's databases, as `databases list --json` gives them. */
 const carolsDatabases = <T>() => cliJson<T[]>(env, ['databases', 'list', '--user', 'carol']);
 
@@ -68,27 +92,8 @@ describe('CLI results and errors', () => {
 
   const failures: [string, string[], RegExp][] = [
     ['a duplicate user', ['users', 'add', 'carol'], /already exists/],
-    [
-      'an unknown scope',
-      ['tokens', 'issue', '--user', 'carol', '--app', 'viewer', '--scopes', 'games.write'],
-      /unknown scope/,
-    ],
-    [
-      'a bad duration',
-      [
-        'tokens',
-        'issue',
-        '--user',
-        'carol',
-        '--app',
-        'viewer',
-        '--scopes',
-        'user.read',
-        '--expires-in',
-        '10 days',
-      ],
-      /invalid duration/,
-    ],
+    ['an unknown scope', carolsToken('games.write'), /unknown scope/],
+    ['a bad duration', carolsToken('user.read', '--expires-in', '10 days'), /invalid duration/],
     [
       'an unknown user',
       ['tokens', 'issue', '--user', 'nobody', '--app', 'viewer', '--scopes', 'user.read'],
@@ -113,11 +118,7 @@ describe('CLI results and errors', () => {
       /the database name must not be empty/,
     ],
     ['databases of an empty user', ['databases', 'list', '--user', ''], /no user ""/],
-    [
-      'an import into an empty database name',
-      ['import', CLASSICS_PGN, '--user', 'carol', '--database', ''],
-      /--database must not be empty/,
-    ],
+    ['an import into an empty database name', carolsImport(CLASSICS_PGN, ''), /--database must not be empty/],
     [
       'a --max-games beyond what the store holds',
       ['databases', 'add', 'Big', '--user', 'carol', '--max-games', '3000000000'],
@@ -156,28 +157,11 @@ describe('CLI results and errors', () => {
   });
 
   test('tokens list shows each state and never a token; revoke by id works against the API', async () => {
-    const a = await cliJson<{ token: string; id: string }>(env, [
-      'tokens',
-      'issue',
-      '--user',
-      'carol',
-      '--app',
-      'viewer',
-      '--scopes',
-      'user.read',
-    ]);
-    const b = await cliJson<{ token: string; id: string }>(env, [
-      'tokens',
-      'issue',
-      '--user',
-      'carol',
-      '--app',
-      'viewer',
-      '--scopes',
-      'user.read',
-      '--expires-in',
-      '1s',
-    ]);
+    const a = await cliJson<{ token: string; id: string }>(env, carolsToken('user.read'));
+    const b = await cliJson<{ token: string; id: string }>(
+      env,
+      carolsToken('user.read', '--expires-in', '1s'),
+    );
     const server = await startServer(env);
     try {
       assert.equal((await http(server.base, '/api/v1/me', { token: a.token })).status, 200);
@@ -199,34 +183,12 @@ describe('CLI results and errors', () => {
 
 describe('import', () => {
   test('running an import again skips every game and adds none; --allow-duplicates adds them on purpose', async () => {
-    const first = await cliJson<ImportJson>(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'carol',
-      '--database',
-      'Twice',
-    ]);
+    const first = await cliJson<ImportJson>(env, carolsImport(CLASSICS_PGN, 'Twice'));
     assert.equal(first.files[0]?.imported, 4);
-    const again = await cliJson<ImportJson>(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'carol',
-      '--database',
-      'Twice',
-    ]);
+    const again = await cliJson<ImportJson>(env, carolsImport(CLASSICS_PGN, 'Twice'));
     assert.deepEqual([again.files[0]?.imported, again.files[0]?.duplicates], [0, 4]);
     assert.equal(again.database.id, first.database.id, 'the existing database is found by name');
-    const forced = await cliJson<ImportJson>(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'carol',
-      '--database',
-      'twice',
-      '--allow-duplicates',
-    ]);
+    const forced = await cliJson<ImportJson>(env, carolsImport(CLASSICS_PGN, 'twice', '--allow-duplicates'));
     assert.equal(forced.files[0]?.imported, 4);
     const list = await carolsDatabases<{ slug: string; games: number }>();
     assert.equal(list.find((d) => d.slug === 'twice')?.games, 8);
@@ -235,16 +197,7 @@ describe('import', () => {
   test('a broken game is rejected with file, line, game number and reason; the rest is imported', async () => {
     const file = join(FIXTURES, 'import/mixed.pgn');
     const rejects = join(env.dir, 'mixed.rejected.pgn');
-    const result = await cliJson<ImportJson>(env, [
-      'import',
-      file,
-      '--user',
-      'carol',
-      '--database',
-      'Mixed',
-      '--rejects',
-      rejects,
-    ]);
+    const result = await cliJson<ImportJson>(env, carolsImport(file, 'Mixed', '--rejects', rejects));
     const summary = result.files[0];
     assert.deepEqual([summary?.games, summary?.imported, summary?.rejected], [3, 2, 1]);
     assert.equal(summary?.rejections.length, 1);
@@ -264,7 +217,7 @@ describe('import', () => {
       file,
       '[Event "Fine"]\n\n1. e4 e5 *\n\n[Event "Annotated"]\n\n1. e4 e5 (1... c5 2. Nf3 d6 3. Bxh8) 2. Nf3 *\n',
     );
-    const text = await cli(env, ['import', file, '--user', 'carol', '--database', 'Warned']);
+    const text = await cli(env, carolsImport(file, 'Warned'));
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /2 imported, 0 duplicates skipped, 0 rejected/);
     assert.ok(
@@ -273,7 +226,7 @@ describe('import', () => {
       ),
       text.stdout,
     );
-    const json = await cliJson<ImportJson>(env, ['import', file, '--user', 'carol', '--database', 'Warned']);
+    const json = await cliJson<ImportJson>(env, carolsImport(file, 'Warned'));
     assert.deepEqual(json.files[0]?.warnings, [
       { file, line: 5, game: 2, warning: 'variation cut: illegal move 3.Bxh8 (ply 5, line 7)' },
     ]);
@@ -288,16 +241,7 @@ describe('import', () => {
     const file = join(env.dir, 'crlf.pgn');
     writeFileSync(file, [bad[0], good, bad[1]].join('\r\n'));
     const rejects = join(env.dir, 'crlf.rejected.pgn');
-    const result = await cliJson<ImportJson>(env, [
-      'import',
-      file,
-      '--user',
-      'carol',
-      '--database',
-      'CRLF',
-      '--rejects',
-      rejects,
-    ]);
+    const result = await cliJson<ImportJson>(env, carolsImport(file, 'CRLF', '--rejects', rejects));
     assert.deepEqual([result.files[0]?.imported, result.files[0]?.rejected], [1, 2]);
     assert.equal(readFileSync(rejects, 'utf8'), bad.map((g) => `${g}\r\n`).join(''));
   });
@@ -310,7 +254,7 @@ describe('import', () => {
     const pipe = join(pipes, 'games.pgn');
     execFileSync('mkfifo', [pipe]);
     const writer = spawn('sh', ['-c', `printf '[Event "Bad"]\\n\\n1. e4 e4 *\\n' > '${pipe}'`]);
-    const result = await cli(env, ['import', pipe, '--user', 'carol', '--database', 'Piped', '--json'], {
+    const result = await cli(env, carolsImport(pipe, 'Piped', '--json'), {
       cwd: work,
     });
     writer.kill();
@@ -342,52 +286,23 @@ describe('import', () => {
 
   test('the default rejects file sits beside the input, or in the working folder when that is read-only', async () => {
     const file = join(FIXTURES, 'import/mixed.pgn');
-    const result = await cliJson<ImportJson>(env, [
-      'import',
-      file,
-      '--user',
-      'carol',
-      '--database',
-      'Mixed 2',
-    ]);
+    const result = await cliJson<ImportJson>(env, carolsImport(file, 'Mixed 2'));
     const where = result.files[0]?.rejectsFile ?? '';
     assert.ok(where === `${file}.rejected.pgn` || where === join(env.dir, 'mixed.pgn.rejected.pgn'), where);
     assert.ok(existsSync(where.startsWith('/') ? where : join(env.dir, where)));
   });
 
   test('a clean import writes no rejects file', async () => {
-    const result = await cliJson<ImportJson>(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'carol',
-      '--database',
-      'Clean',
-    ]);
+    const result = await cliJson<ImportJson>(env, carolsImport(CLASSICS_PGN, 'Clean'));
     assert.equal(result.files[0]?.rejectsFile, null);
   });
 
   test('maxGames: the import stops adding games at the limit and says so', async () => {
     await cliJson(env, ['databases', 'add', 'Small', '--user', 'carol', '--max-games', '2']);
-    const result = await cliJson<ImportJson>(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'carol',
-      '--database',
-      'small',
-    ]);
+    const result = await cliJson<ImportJson>(env, carolsImport(CLASSICS_PGN, 'small'));
     assert.equal(result.files[0]?.imported, 2);
     assert.equal(result.files[0]?.stoppedAtMaxGames, true);
-    const text = await cli(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'carol',
-      '--database',
-      'small',
-      '--allow-duplicates',
-    ]);
+    const text = await cli(env, carolsImport(CLASSICS_PGN, 'small', '--allow-duplicates'));
     assert.match(text.stdout, /stopped: the database reached its maxGames/);
     const list = await carolsDatabases<{ slug: string; games: number }>();
     assert.equal(list.find((d) => d.slug === 'small')?.games, 2);
@@ -415,24 +330,8 @@ describe('import', () => {
   });
 
   test('a Latin-1 file is decoded: accented names arrive intact', async () => {
-    await cliJson(env, [
-      'import',
-      join(FIXTURES, 'import/latin1.pgn'),
-      '--user',
-      'carol',
-      '--database',
-      'Latin',
-    ]);
-    const { token } = await cliJson<{ token: string }>(env, [
-      'tokens',
-      'issue',
-      '--user',
-      'carol',
-      '--app',
-      'viewer',
-      '--scopes',
-      'games.read',
-    ]);
+    await cliJson(env, carolsImport(join(FIXTURES, 'import/latin1.pgn'), 'Latin'));
+    const { token } = await cliJson<{ token: string }>(env, carolsToken('games.read'));
     const server = await startServer(env);
     try {
       const res = await http<{ data: { white: { name: string }; black: { name: string } }[] }>(
@@ -448,14 +347,7 @@ describe('import', () => {
   });
 
   test('a missing input file fails clearly and imports nothing', async () => {
-    const result = await cli(env, [
-      'import',
-      join(env.dir, 'missing.pgn'),
-      '--user',
-      'carol',
-      '--database',
-      'Nothing',
-    ]);
+    const result = await cli(env, carolsImport(join(env.dir, 'missing.pgn'), 'Nothing'));
     assert.equal(result.code, 1);
     assert.match(result.stderr, /missing\.pgn/);
   });

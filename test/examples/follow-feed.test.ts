@@ -3,14 +3,14 @@
 // run against the demo: it saves every game, then, after a delete and an update through the CLI, a second run
 // continues from its cursor with just those changes.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { writePgn } from '../helpers/changes-fixtures.ts';
 import { installClient, packClient } from '../helpers/client-package.ts';
-import { BIN, cli, type Env, http, ROOT, tempEnv } from '../helpers/harness.ts';
+import { cli, type Env, http, ROOT, spawnCli, tempEnv } from '../helpers/harness.ts';
 
 const run = promisify(execFile);
 const EXAMPLE = join(ROOT, 'examples/follow-feed.mjs');
@@ -32,24 +32,16 @@ describe('examples/follow-feed.mjs against chessport demo', () => {
 
   before(async () => {
     env = tempEnv();
-    demo = spawn(process.execPath, [BIN, 'demo', '--port', '0', '--json'], {
-      env: env.env,
-      cwd: env.dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    demo.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
+    const spawned = spawnCli(env, ['demo', '--port', '0', '--json']);
+    demo = spawned.child;
     await new Promise<void>((resolve, reject) => {
-      demo.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('listening on')) resolve();
+      // spawnCli's own listener runs first: output() already holds this chunk.
+      demo.stderr?.on('data', () => {
+        if (spawned.output().stderr.includes('listening on')) resolve();
       });
-      demo.once('exit', (code) => reject(new Error(`demo exited (${code}): ${stderr}`)));
+      demo.once('exit', (code) => reject(new Error(`demo exited (${code}): ${spawned.output().stderr}`)));
     });
-    const printed = JSON.parse(stdout) as { token: string; urls: string[] };
+    const printed = JSON.parse(spawned.output().stdout) as { token: string; urls: string[] };
     token = printed.token;
     base = new URL(printed.urls[0] as string).origin;
     app = join(env.dir, 'app');

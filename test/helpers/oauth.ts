@@ -6,7 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseSetCookie } from 'cookie';
-import { BIN, type CliResult, cliJson, type Env, ROOT } from './harness.ts';
+import { BIN, type CliResult, cliJson, type Env, importPgn, ROOT, tempEnv } from './harness.ts';
+import { ALICE_PGN } from './world.ts';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -42,6 +43,21 @@ export interface Client {
 /** `chessport apps add <name> ... --json`: the client id and a confidential client's secret. */
 export async function addClient(env: Env, name: string, args: string[]): Promise<Client> {
   return cliJson<Client>(env, ['apps', 'add', name, ...args]);
+}
+
+/**
+ * The store both `sync --login` suites start from: users ann and bob who can sign in, ann's games in her
+ * database "main", and the device-flow client "chessport sync" (public); no CHESSPORT_TOKEN in the
+ * environment, since the sync finds its token through --login or the folder, never from the tests' own.
+ */
+export async function syncLoginEnv(): Promise<{ env: Env; clientId: string }> {
+  const env = tempEnv();
+  delete env.env.CHESSPORT_TOKEN;
+  await addUserWithPassword(env, 'ann');
+  await addUserWithPassword(env, 'bob');
+  await importPgn(env, ALICE_PGN, 'ann', 'main');
+  const { clientId } = await addClient(env, 'chessport sync', ['--device', '--public']);
+  return { env, clientId };
 }
 
 export async function freePort(): Promise<number> {
@@ -206,6 +222,42 @@ export function authorizeUrl(base: string, request: AuthorizeRequest): string {
   return `${base}/oauth/authorize?${params}`;
 }
 
+/** Where signInAndConsent stopped: at a redirect, at another page of the server, or still at a form. */
+interface Walked {
+  page: Page;
+  location: string | null;
+  /** The page is neither the sign-in form nor the consent form. */
+  otherPage: boolean;
+}
+
+/**
+ * Answers the server's sign-in form (as `login`) and consent form (with `decision`) from `start` on, up to 4
+ * pages, until the server redirects or shows a page that is neither.
+ */
+async function signInAndConsent(
+  browser: FormBrowser,
+  base: string,
+  start: { page: Page; location: string | null },
+  login: string,
+  decision: 'allow' | 'deny',
+): Promise<Walked> {
+  let { page, location } = start;
+  for (let step = 0; step < 4 && location === null; step++) {
+    if (page.text.includes('name="password"')) {
+      ({ page, location } = await browser.follow(new URL(action(page.text, '/login'), base).href, base, {
+        form: { csrf: field(page.text, 'csrf'), login, password: PASSWORD },
+      }));
+    } else if (page.text.includes('name="decision"')) {
+      ({ page, location } = await browser.follow(new URL(action(page.text, '/consent'), base).href, base, {
+        form: { csrf: field(page.text, 'csrf'), decision },
+      }));
+    } else {
+      return { page, location, otherPage: true };
+    }
+  }
+  return { page, location, otherPage: false };
+}
+
 /**
  * Walks an authorization request through sign-in (when the browser is not signed in) and consent, answering
  * `decision`; returns where the server finally sends the browser (the app's redirect URI with its
@@ -218,20 +270,9 @@ export async function authorize(
   login = 'ann',
   decision: 'allow' | 'deny' = 'allow',
 ): Promise<URL> {
-  let { page, location } = await browser.follow(authorizeUrl(base, request), base);
-  for (let step = 0; step < 4 && location === null; step++) {
-    if (page.text.includes('name="password"')) {
-      ({ page, location } = await browser.follow(new URL(action(page.text, '/login'), base).href, base, {
-        form: { csrf: field(page.text, 'csrf'), login, password: PASSWORD },
-      }));
-    } else if (page.text.includes('name="decision"')) {
-      ({ page, location } = await browser.follow(new URL(action(page.text, '/consent'), base).href, base, {
-        form: { csrf: field(page.text, 'csrf'), decision },
-      }));
-    } else {
-      throw new Error(`unexpected page (${page.status}) at ${browser.hops.at(-1)}:\n${page.text}`);
-    }
-  }
+  const start = await browser.follow(authorizeUrl(base, request), base);
+  const { page, location, otherPage } = await signInAndConsent(browser, base, start, login, decision);
+  if (otherPage) throw new Error(`unexpected page (${page.status}) at ${browser.hops.at(-1)}:\n${page.text}`);
   if (location === null) throw new Error(`no redirect to the app: ${browser.hops.join(' -> ')}`);
   return new URL(location);
 }
@@ -249,25 +290,18 @@ export async function enterDeviceCode(
   decision: 'allow' | 'deny' = 'allow',
 ): Promise<Page> {
   const entry = await browser.follow(`${base}/oauth/device`, base);
-  let { page, location } = await browser.follow(`${base}/oauth/device`, base, {
+  const code = await browser.follow(`${base}/oauth/device`, base, {
     form: { xsrf: field(entry.page.text, 'xsrf'), user_code: userCode },
   });
-  ({ page, location } = await browser.follow(`${base}/oauth/device`, base, {
-    form: { xsrf: field(page.text, 'xsrf'), user_code: field(page.text, 'user_code'), confirm: 'yes' },
-  }));
-  for (let step = 0; step < 4 && location === null; step++) {
-    if (page.text.includes('name="password"')) {
-      ({ page, location } = await browser.follow(new URL(action(page.text, '/login'), base).href, base, {
-        form: { csrf: field(page.text, 'csrf'), login, password: PASSWORD },
-      }));
-    } else if (page.text.includes('name="decision"')) {
-      ({ page, location } = await browser.follow(new URL(action(page.text, '/consent'), base).href, base, {
-        form: { csrf: field(page.text, 'csrf'), decision },
-      }));
-    } else {
-      return page;
-    }
-  }
+  const confirmed = await browser.follow(`${base}/oauth/device`, base, {
+    form: {
+      xsrf: field(code.page.text, 'xsrf'),
+      user_code: field(code.page.text, 'user_code'),
+      confirm: 'yes',
+    },
+  });
+  const { page, otherPage } = await signInAndConsent(browser, base, confirmed, login, decision);
+  if (otherPage) return page;
   throw new Error(`the device flow did not end on a page of the server: ${browser.hops.join(' -> ')}`);
 }
 

@@ -1,4 +1,5 @@
-// What the sync suites do through the CLI: issue a sync token, import games, spell a sync command.
+// What the sync suites do through the CLI: issue a sync token, import games, spell a sync command (with a
+// token, or signing in with --login).
 import { type Env, importPgn, issueToken, type Server } from './harness.ts';
 
 export const SYNC_SCOPES = 'user.read,games.read,databases.read';
@@ -17,6 +18,17 @@ export const syncArgs = (server: Server, token: string, out: string, extra: stri
   server.base,
   '--token',
   token,
+  '--out',
+  out,
+  ...extra,
+];
+
+/** `chessport sync` signing in through the device flow (--login) instead of a token. */
+export const loginArgs = (server: Server, out: string, extra: string[] = []) => [
+  'sync',
+  '--base-url',
+  server.base,
+  '--login',
   '--out',
   out,
   ...extra,

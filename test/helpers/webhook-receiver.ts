@@ -1,9 +1,10 @@
 // A webhook receiver for the tests: a real HTTP server that checks every delivery's signature with svix (the
 // library receivers use, not the project's code) against each secret it is given, records what came, and
-// answers what the test says.
+// answers what the test says; and the endpoints the tests register through the CLI, one a receiver.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'svix';
+import { cliJson, type Env } from './harness.ts';
 
 export interface Received {
   id: string;
@@ -112,4 +113,24 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** An endpoint as `chessport webhooks add --json` prints it. */
+export interface AddedEndpoint {
+  id: string;
+  app: string;
+  url: string;
+  secret: string;
+}
+
+/** Registers `url` as a webhook endpoint of the app named `app`, through `chessport webhooks add`. */
+export function addWebhookEndpoint(env: Env, app: string, url: string): Promise<AddedEndpoint> {
+  return cliJson<AddedEndpoint>(env, ['webhooks', 'add', '--app', app, '--url', url]);
+}
+
+/** Registers the receiver as a webhook endpoint of `app` and gives it the endpoint's secret to check with. */
+export async function subscribe(env: Env, app: string, receiver: Receiver): Promise<AddedEndpoint> {
+  const endpoint = await addWebhookEndpoint(env, app, receiver.url);
+  receiver.setSecrets([endpoint.secret]);
+  return endpoint;
 }

@@ -46,6 +46,23 @@ for (const { dialect, skip } of DIALECTS) {
     const claim = (s = store, now = Date.now(), limit = 10) =>
       s.webhooks.claimDeliveries({ limit, now, leaseMs: 15_000 });
 
+    /**
+     * An endpoint of app one that alice reads through, and one change of hers fanned out and claimed: its first
+     * attempt, under way since `now`.
+     */
+    const firstAttempt = async () => {
+      const { endpoint } = await store.webhooks.addEndpoint({
+        appId: appOne.id,
+        url: 'https://one.example/',
+      });
+      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
+      await insert(aliceDb);
+      await fanOut();
+      const now = Date.now();
+      const [attempt] = (await claim(store, now)) as [NonNullable<Awaited<ReturnType<typeof claim>>[number]>];
+      return { endpoint, attempt, now };
+    };
+
     before(async () => {
       t = await openTestStore(dialect);
       store = t.store;
@@ -227,15 +244,7 @@ for (const { dialect, skip } of DIALECTS) {
     });
 
     test('a failed attempt is retried later under a new message id once changes joined it; the endpoint is failing', async () => {
-      const { endpoint } = await store.webhooks.addEndpoint({
-        appId: appOne.id,
-        url: 'https://one.example/',
-      });
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
-      await insert(aliceDb);
-      await fanOut();
-      const now = Date.now();
-      const [attempt] = (await claim(store, now)) as [NonNullable<Awaited<ReturnType<typeof claim>>[number]>];
+      const { endpoint, attempt, now } = await firstAttempt();
       // Under way, nothing failed yet: neither retrying nor among the failed (`webhooks deliveries --failed`).
       assert.equal((await store.webhooks.listDeliveries({ limit: 1 }))[0]?.state, 'pending');
       assert.deepEqual(await store.webhooks.listDeliveries({ limit: 10, failed: true }), []);
@@ -281,15 +290,7 @@ for (const { dialect, skip } of DIALECTS) {
     });
 
     test('a retried delivery is due at once; a finished one only while no other of its endpoint and user is pending', async () => {
-      const { endpoint } = await store.webhooks.addEndpoint({
-        appId: appOne.id,
-        url: 'https://one.example/',
-      });
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
-      await insert(aliceDb);
-      await fanOut();
-      const now = Date.now();
-      const [attempt] = (await claim(store, now)) as [NonNullable<Awaited<ReturnType<typeof claim>>[number]>];
+      const { endpoint, attempt, now } = await firstAttempt();
       await store.webhooks.recordFailure(attempt, { status: 500, error: 'HTTP 500', now, retryAt: null });
       assert.equal((await store.webhooks.findDelivery(attempt.id))?.state, 'failed');
       const retried = await store.webhooks.retryDelivery(attempt.id);

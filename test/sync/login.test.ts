@@ -8,19 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  cli,
-  type Env,
-  importPgn,
-  type Server,
-  type Spawned,
-  spawnCli,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
-import { addClient, addUserWithPassword, enterDeviceCode, FormBrowser } from '../helpers/oauth.ts';
+import { cli, type Env, type Server, type Spawned, spawnCli, startServer } from '../helpers/harness.ts';
+import { addClient, enterDeviceCode, FormBrowser, syncLoginEnv } from '../helpers/oauth.ts';
 import { executeOnStore } from '../helpers/stores.ts';
-import { ALICE_PGN } from '../helpers/world.ts';
+import { devicePrompt } from '../helpers/sync-processes.ts';
+import { loginArgs } from '../helpers/sync-setup.ts';
 
 describe('chessport sync --login', () => {
   let env: Env;
@@ -29,12 +21,7 @@ describe('chessport sync --login', () => {
   let webClientId: string;
 
   before(async () => {
-    env = tempEnv();
-    delete env.env.CHESSPORT_TOKEN;
-    await addUserWithPassword(env, 'ann');
-    await addUserWithPassword(env, 'bob');
-    await importPgn(env, ALICE_PGN, 'ann', 'main');
-    ({ clientId } = await addClient(env, 'chessport sync', ['--device', '--public']));
+    ({ env, clientId } = await syncLoginEnv());
     ({ clientId: webClientId } = await addClient(env, 'Web App', [
       '--redirect-uri',
       'https://app.example.org/cb',
@@ -46,18 +33,9 @@ describe('chessport sync --login', () => {
     env?.cleanup();
   });
 
-  const login = (out: string, extra: string[] = []) =>
-    spawnCli(env, ['sync', '--base-url', server.base, '--login', '--out', out, ...extra]);
+  const login = (out: string, extra: string[] = []) => spawnCli(env, loginArgs(server, out, extra));
 
-  async function codeOf(sync: Spawned): Promise<string> {
-    for (let i = 0; i < 600; i++) {
-      const m = /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(sync.output().stderr);
-      if (m?.[1]) return m[1];
-      if (sync.child.exitCode !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.fail(`the sync printed no code:\n${sync.output().stderr}`);
-  }
+  const codeOf = async (sync: Spawned): Promise<string> => (await devicePrompt(sync)).code;
 
   const tokensFile = (out: string) => join(out, 'oauth-tokens.json');
 

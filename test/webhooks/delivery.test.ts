@@ -18,29 +18,17 @@ import {
   tempEnv,
 } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver.ts';
+import { type AddedEndpoint, type Receiver, startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
 
 const ALL = 'user.read,databases.read,games.read';
 /** What the issue asks of a single change: delivered within 2 s of its commit. */
 const WITHIN_MS = 2000;
 const FAST_RETRIES = { WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s' };
 
-interface Endpoint {
-  id: string;
-  secret: string;
-}
-
-async function addEndpoint(env: Env, app: string, receiver: Receiver): Promise<Endpoint> {
-  const endpoint = await cliJson<Endpoint & { app: string; url: string }>(env, [
-    'webhooks',
-    'add',
-    '--app',
-    app,
-    '--url',
-    receiver.url,
-  ]);
+/** subscribe, checking that `webhooks add --json` prints the endpoint's id, app, URL and secret, no more. */
+async function addEndpoint(env: Env, app: string, receiver: Receiver): Promise<AddedEndpoint> {
+  const endpoint = await subscribe(env, app, receiver);
   assert.deepEqual(Object.keys(endpoint).sort(), ['app', 'id', 'secret', 'url']);
-  receiver.setSecrets([endpoint.secret]);
   return endpoint;
 }
 
@@ -72,6 +60,16 @@ async function changeAndAwait(
   );
 }
 
+/** The arguments of `chessport import` of `file` into the user's database "Main". */
+const importIntoMain = (file: string, user = 'alice') => [
+  'import',
+  file,
+  '--user',
+  user,
+  '--database',
+  'Main',
+];
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('webhook deliveries', () => {
@@ -79,7 +77,7 @@ describe('webhook deliveries', () => {
   let server: Server;
   let appOne: Receiver;
   let appTwo: Receiver;
-  let endpointOne: Endpoint;
+  let endpointOne: AddedEndpoint;
   const ids = { aliceOne: '', aliceTwo: '', bobTwo: '' };
   let aliceOne = '';
   let gameIds: string[] = [];
@@ -111,7 +109,7 @@ describe('webhook deliveries', () => {
 
   test('an import, an update, a move and a delete each give a verified delivery for the pairwise id, within 2 s', async () => {
     const pgn = writePgn(env.dir, 'first.pgn', numberedGames('First', 4));
-    await changeAndAwait(env, appOne, ids.aliceOne, ['import', pgn, '--user', 'alice', '--database', 'Main']);
+    await changeAndAwait(env, appOne, ids.aliceOne, importIntoMain(pgn));
     const games = await http<{ data: { id: string }[] }>(`${server.base}/api/v1`, '/games', {
       token: aliceOne,
     });
@@ -146,7 +144,7 @@ describe('webhook deliveries', () => {
   test('two users, two apps: each app hears only of its own users, by its own pairwise id', async () => {
     const seenByOne = appOne.received.length;
     const pgn = writePgn(env.dir, 'bob.pgn', numberedGames('Bob', 2));
-    await changeAndAwait(env, appTwo, ids.bobTwo, ['import', pgn, '--user', 'bob', '--database', 'Main']);
+    await changeAndAwait(env, appTwo, ids.bobTwo, importIntoMain(pgn, 'bob'));
     assert.deepEqual(
       appTwo.received.map((r) => [r.event.data.user, r.verifiedWith.length]),
       [[ids.bobTwo, 1]],
@@ -197,7 +195,7 @@ describe('webhook deliveries', () => {
     appOne.setSecrets([rotated.secret, endpointOne.secret]);
     const before = appOne.received.length;
     const pgn = writePgn(env.dir, 'rotation.pgn', numberedGames('Rotation', 1));
-    await changeAndAwait(env, appOne, ids.aliceOne, ['import', pgn, '--user', 'alice', '--database', 'Main']);
+    await changeAndAwait(env, appOne, ids.aliceOne, importIntoMain(pgn));
     const [delivery] = appOne.received.slice(before);
     assert.deepEqual(delivery?.verifiedWith, [rotated.secret, endpointOne.secret]);
     assert.equal(String(delivery?.headers['webhook-signature']).split(' ').length, 2);
@@ -233,7 +231,7 @@ describe('webhook deliveries', () => {
     const first = appOne.received.length;
     appOne.hold(true);
     const pgn = writePgn(env.dir, 'held.pgn', numberedGames('Held', 1));
-    const changed = await cli(env, ['import', pgn, '--user', 'alice', '--database', 'Main']);
+    const changed = await cli(env, importIntoMain(pgn));
     assert.equal(changed.code, 0, changed.stderr);
     await appOne.waitFor((all) => all.length > first, 10_000, 'the attempt that will be cut off');
     const held = appOne.received[first];
@@ -255,14 +253,12 @@ describe('webhook deliveries', () => {
       gone.answer(410);
       const endpoint = await addEndpoint(env, 'app-one', gone);
       const log = logOf(server);
-      await changeAndAwait(env, appOne, ids.aliceOne, [
-        'import',
-        writePgn(env.dir, 'gone.pgn', numberedGames('Gone', 1)),
-        '--user',
-        'alice',
-        '--database',
-        'Main',
-      ]);
+      await changeAndAwait(
+        env,
+        appOne,
+        ids.aliceOne,
+        importIntoMain(writePgn(env.dir, 'gone.pgn', numberedGames('Gone', 1))),
+      );
       await gone.waitFor((all) => all.length === 1, 10_000, 'the 410 answer');
       await waitUntil(async () => {
         const listed = await cliJson<{ id: string; state: string }[]>(env, ['webhooks', 'list']);
@@ -276,14 +272,12 @@ describe('webhook deliveries', () => {
       ]).then((all) => all.filter((e) => (e as unknown as { id: string }).id === endpoint.id));
       assert.equal(listed?.disabledReason, 'the endpoint answered 410 Gone');
       assert.match(log(), /"msg":"webhook endpoint disabled: it answered 410 Gone"/);
-      await changeAndAwait(env, appOne, ids.aliceOne, [
-        'import',
-        writePgn(env.dir, 'gone2.pgn', numberedGames('Gone2', 1)),
-        '--user',
-        'alice',
-        '--database',
-        'Main',
-      ]);
+      await changeAndAwait(
+        env,
+        appOne,
+        ids.aliceOne,
+        importIntoMain(writePgn(env.dir, 'gone2.pgn', numberedGames('Gone2', 1))),
+      );
       assert.equal(gone.received.length, 1, 'a disabled endpoint gets nothing more');
       await cliJson(env, ['webhooks', 'remove', endpoint.id]);
     } finally {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, issueToken, ROOT, startServer, tempEnv } from '../helpers/harness.ts';
+import { addWebhookEndpoint } from '../helpers/webhook-receiver.ts';
 
 const EXAMPLE = join(ROOT, 'examples/webhook-receiver/server.mjs');
 
@@ -26,14 +27,7 @@ test('examples/webhook-receiver verifies deliveries with svix and reads the feed
   await cliJson(env, ['apps', 'add', 'app']);
   const token = await issueToken(env, 'alice', 'app', 'user.read,games.read');
   const url = `http://127.0.0.1:${port}/webhooks`;
-  const { secret } = await cliJson<{ secret: string }>(env, [
-    'webhooks',
-    'add',
-    '--app',
-    'app',
-    '--url',
-    url,
-  ]);
+  const { secret } = await addWebhookEndpoint(env, 'app', url);
   const server = await startServer(env);
   const receiver = spawn(process.execPath, [EXAMPLE], {
     env: {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, issueToken, startServer, tempEnv } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
-import { startReceiver } from '../helpers/webhook-receiver.ts';
+import { startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
 
 const GAMES = 100_000;
 
@@ -22,17 +22,7 @@ test(`a ${GAMES.toLocaleString('en')}-game import gives at most 10 deliveries pe
     await cliJson(env, ['users', 'add', 'alice']);
     await cliJson(env, ['apps', 'add', 'app']);
     await issueToken(env, 'alice', 'app', 'games.read');
-    for (const receiver of receivers) {
-      const { secret } = await cliJson<{ secret: string }>(env, [
-        'webhooks',
-        'add',
-        '--app',
-        'app',
-        '--url',
-        receiver.url,
-      ]);
-      receiver.setSecrets([secret]);
-    }
+    for (const receiver of receivers) await subscribe(env, 'app', receiver);
     const file = writePgn(env.dir, 'bulk.pgn', numberedGames('Bulk', GAMES));
     const started = Date.now();
     const imported = await cli(env, ['import', file, '--user', 'alice', '--database', 'Bulk', '--json']);

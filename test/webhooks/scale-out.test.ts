@@ -9,7 +9,7 @@ import { record } from '../helpers/dialects.ts';
 import { cliJson, type Env, type Server, startServer } from '../helpers/harness.ts';
 import { postgresEnv } from '../helpers/scale-out.ts';
 import { STORE_DIALECT, TEST_POSTGRES_URL } from '../helpers/stores.ts';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver.ts';
+import { type Receiver, startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
 
 const USERS = 16;
 const ROUNDS = 6;
@@ -33,15 +33,7 @@ describe('webhooks from two instances on one PostgreSQL', { skip: skip() }, () =
     env = postgresEnv({ WEBHOOK_ALLOW_PRIVATE: '1' });
     await cliJson(env, ['apps', 'add', 'app']);
     receiver = await startReceiver();
-    const { secret } = await cliJson<{ secret: string }>(env, [
-      'webhooks',
-      'add',
-      '--app',
-      'app',
-      '--url',
-      receiver.url,
-    ]);
-    receiver.setSecrets([secret]);
+    await subscribe(env, 'app', receiver);
     servers = [await startServer(env), await startServer(env)];
     // The writers: this process, through the store, as `chessport import` writes.
     store = await openStore(env.databaseUrl);

@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import { test } from 'node:test';
 import { BackgroundCheckpoints } from '../../../src/store/sqlite/checkpoints.ts';
 import { sqliteHandleOf } from '../../../src/store/sqlite/handle.ts';
-import type { Database } from '../../../src/store/types.ts';
+import type { BulkWrites, Database } from '../../../src/store/types.ts';
 import { record, sqliteStorePerTest } from '../../helpers/dialects.ts';
 import { queryStore } from '../../helpers/stores.ts';
 
@@ -20,41 +20,53 @@ function batch(database: Database, n: number) {
   return fresh.t.store.insertGames(database, games);
 }
 
-test('during bulk writes the writer does not checkpoint; afterwards it does again', async () => {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Bulk' });
+/** Batch n written as an import writes it: once `bulk` is ready, and reported to it as committed. */
+async function bulkBatch(bulk: BulkWrites, database: Database, n: number): Promise<void> {
+  await bulk.ready();
+  await batch(database, n);
+  bulk.committed();
+}
+
+/** A new database of alice's, and the store's SQLite handle. */
+async function databaseAndHandle(name: string) {
+  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name });
   const handle = sqliteHandleOf(fresh.t.store.db);
   assert.ok(handle);
+  return { database, handle };
+}
+
+/** The games of the database, counted through another connection. */
+async function countOnAnotherConnection(database: Database): Promise<number | undefined> {
+  const [row] = await queryStore<{ n: number }>(
+    fresh.t.url,
+    `select count(*) as n from games where database_id = '${database.id}'`,
+  );
+  return row?.n;
+}
+
+test('during bulk writes the writer does not checkpoint; afterwards it does again', async () => {
+  const { database, handle } = await databaseAndHandle('Bulk');
   const autocheckpoint = () => handle.pragma('wal_autocheckpoint', { simple: true });
   // 40 MB of WAL in 16 KB pages.
   assert.equal(autocheckpoint(), 2560);
   const bulk = fresh.t.store.bulkWrites();
   assert.equal(autocheckpoint(), 0);
   for (let n = 0; n < 10; n++) {
-    await bulk.ready();
-    await batch(database, n);
-    bulk.committed();
+    await bulkBatch(bulk, database, n);
   }
   await bulk.end();
   assert.equal(autocheckpoint(), 2560);
   // The games are all there, for another connection too.
-  const [row] = await queryStore<{ n: number }>(
-    fresh.t.url,
-    `select count(*) as n from games where database_id = '${database.id}'`,
-  );
-  assert.equal(row?.n, 1000);
+  assert.equal(await countOnAnotherConnection(database), 1000);
 });
 
 test('the -wal file stays within the limit however fast the writer goes', async () => {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Limit' });
-  const handle = sqliteHandleOf(fresh.t.store.db);
-  assert.ok(handle);
+  const { database, handle } = await databaseAndHandle('Limit');
   const limit = 1 << 20;
   const bulk = new BackgroundCheckpoints(handle, limit);
   let largest = 0;
   for (let n = 100; n < 140; n++) {
-    await bulk.ready();
-    await batch(database, n);
-    bulk.committed();
+    await bulkBatch(bulk, database, n);
     largest = Math.max(largest, statSync(`${fresh.t.url}-wal`).size);
   }
   await bulk.end();
@@ -62,30 +74,20 @@ test('the -wal file stays within the limit however fast the writer goes', async 
   // then starts over: it overshoots by at most the batch that crossed the limit (about 0.6 MB with its
   // index pages).
   assert.ok(largest <= limit + (1 << 20), `the WAL reached ${largest} bytes`);
-  const [row] = await queryStore<{ n: number }>(
-    fresh.t.url,
-    `select count(*) as n from games where database_id = '${database.id}'`,
-  );
-  assert.equal(row?.n, 4000);
+  assert.equal(await countOnAnotherConnection(database), 4000);
 });
 
 test('once the WAL has started afresh, a commit does not wait, though the -wal file keeps its size', async () => {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Afresh' });
-  const handle = sqliteHandleOf(fresh.t.store.db);
-  assert.ok(handle);
+  const { database, handle } = await databaseAndHandle('Afresh');
   const limit = 4 << 20; // three or four batches (a batch is about 1.3 MB of WAL with its index pages)
   const bulk = new BackgroundCheckpoints(handle, limit);
   try {
     // Past the limit: the next transaction waits for a checkpoint of everything, then starts the WAL afresh.
     let n = 200;
     while (statSync(`${fresh.t.url}-wal`).size <= limit) {
-      await bulk.ready();
-      await batch(database, n++);
-      bulk.committed();
+      await bulkBatch(bulk, database, n++);
     }
-    await bulk.ready();
-    await batch(database, n++);
-    bulk.committed();
+    await bulkBatch(bulk, database, n++);
     // SQLite reuses the -wal file from its start without shrinking it; what is in use is one batch.
     assert.ok(statSync(`${fresh.t.url}-wal`).size > limit);
     const next = await Promise.race([
