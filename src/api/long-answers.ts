@@ -2,8 +2,8 @@
 // checked when a request arrives; an answer that streams for minutes re-checks it:
 // - between its batches (its producer calls `check` before reading the next one): the token's expiry by the
 //   clock, and its revocation by the one-row lookup every request makes;
-// - on a timer, every TOKEN_CHECK_MS, for an answer whose client reads so slowly that no batch is due: the
-//   same, with its expiry exact to the moment (a timer of its own);
+// - on a timer, every TOKEN_CHECK_TICKS ticks (5 s), for an answer whose client reads so slowly that no
+//   batch is due: the same, with its expiry exact to the moment (a timer of its own);
 // - against STREAM_MAX_DURATION from its start, and STREAM_MIN_RATE: the bytes its client took over each
 //   STREAM_RATE_WINDOW, which only count while the client is the one holding it up (its socket's buffers
 //   are full).

@@ -77,6 +77,7 @@ describe('apps as OAuth clients', () => {
     for (const [uri, reason] of [
       ['http://app.example.org/callback', /https, or http on 127\.0\.0\.1 or \[::1\]/],
       ['http://localhost:3000/callback', /use http:\/\/127\.0\.0\.1/],
+      ['http://127.0.0.2:3000/callback', /https, or http on 127\.0\.0\.1 or \[::1\]/],
       ['https://app.example.org/callback#frag', /without a fragment/],
       ['https://user:pw@app.example.org/cb', /credentials/],
       ['/callback', /absolute URL/],

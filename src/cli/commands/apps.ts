@@ -4,7 +4,7 @@ import { iso } from '../../api/serialize.ts';
 import { type App, hashToken, type OAuthClient } from '../../store/index.ts';
 import { jsonOption, requireApp, withStore } from '../context.ts';
 import { emit, emitTable } from '../output.ts';
-import { CliError, isLoopbackHost, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 /**
  * A redirect URI as RFC 6749 3.1.2 and RFC 8252 want it: absolute, https, or http on a loopback IP literal
@@ -21,8 +21,9 @@ export function parseRedirectUri(text: string): string {
   if (url.username || url.password)
     throw new CliError(`--redirect-uri must not hold credentials, got "${text}"`);
   if (url.protocol === 'https:') return url.href;
-  if (url.protocol === 'http:' && url.hostname !== 'localhost' && isLoopbackHost(url.hostname))
-    return url.href;
+  // The two loopback literals a native app listens on; other 127.x.x.x addresses are loopback too, but no
+  // client library uses them, and one literal per family keeps the rule the docs and the messages say.
+  if (url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === '[::1]')) return url.href;
   if (url.protocol === 'http:' && url.hostname === 'localhost') {
     throw new CliError(
       `--redirect-uri: use http://127.0.0.1 (or http://[::1]) rather than localhost, got "${text}"`,
@@ -86,7 +87,7 @@ export function appsCommand(program: Command): void {
     )
     .option(
       '--redirect-uri <uri>',
-      'where the authorization code flow may send users back (repeat for more): https, or http://127.0.0.1',
+      'where the authorization code flow may send users back (repeat for more): https, or http on 127.0.0.1 or [::1]',
       collect,
     )
     .option('--device', 'the app may use the device flow (command-line tools, TVs)')
