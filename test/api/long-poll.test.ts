@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  cli,
   cliJson,
   type Env,
   FIXTURES,
@@ -178,6 +179,24 @@ describe('GET /changes?wait=', () => {
       assert.equal(item.game.id, item.id);
       assert.match(item.game.pgn, /\[Event /);
     }
+  });
+
+  test('a token revoked while its request waits gets no change read after the revocation: 401', async () => {
+    const token = await issueToken(env, 'alice', 'desktop', 'games.read');
+    const cursor = await headCursor(server.base, token);
+    const waiting = waitForChanges(
+      server.base,
+      token,
+      `wait=${LONG_WAIT}&expand=game&cursor=${encodeURIComponent(cursor)}`,
+    );
+    await waitingAtLeast(server.base, 1);
+    const revoked = await cli(env, ['tokens', 'revoke', token]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    await importPgn(env, ALICE_PGN, 'alice', 'After the revocation');
+    const { status, json, at } = await waiting.answer;
+    assert.equal(status, 401, `answered ${status} with ${json.data?.length ?? 0} changes`);
+    assert.equal(json.data, undefined, 'no change, no game');
+    assert.ok(at - waiting.sentAt < WELL_BEFORE_MS, 'answered when the change came, not at the end of its wait');
   });
 
   test('wait outside 1 to 60, or not plain digits, is 400 invalid_request naming the range', async () => {
