@@ -196,7 +196,10 @@ describe('GET /changes?wait=', () => {
     const { status, json, at } = await waiting.answer;
     assert.equal(status, 401, `answered ${status} with ${json.data?.length ?? 0} changes`);
     assert.equal(json.data, undefined, 'no change, no game');
-    assert.ok(at - waiting.sentAt < WELL_BEFORE_MS, 'answered when the change came, not at the end of its wait');
+    assert.ok(
+      at - waiting.sentAt < WELL_BEFORE_MS,
+      'answered when the change came, not at the end of its wait',
+    );
   });
 
   test('wait outside 1 to 60, or not plain digits, is 400 invalid_request naming the range', async () => {
