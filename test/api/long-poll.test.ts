@@ -312,6 +312,12 @@ describe('GET /changes?wait= as a heavy request', () => {
       /at most 4 long-polls of the changes feed \(wait\) at once per app and user/,
     );
     assert.equal(fifth.headers.get('retry-after'), '5');
+    // A HEAD waits as a GET does, and reads the same page: it is refused as well, rather than a fifth wait.
+    const head = await http(`${server.base}/api/v1`, `/changes?wait=${LONG_WAIT}&cursor=${cursor}`, {
+      method: 'HEAD',
+      token: tokens.alice,
+    });
+    assert.equal(head.status, 429);
     // Another user of the same app waits as ever, and the same user may still read the feed without waiting.
     const bobCursor = encodeURIComponent(await headCursor(server.base, tokens.bob));
     const bob = waitForChanges(server.base, tokens.bob, `wait=1&cursor=${bobCursor}`);

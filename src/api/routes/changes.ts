@@ -68,11 +68,10 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         after = await store.changePositionAt(token.userId, sinceMs);
       }
       // A heavy request (docs/api.md "Heavy requests"): a long-poll holds a slot of the app and user's while it
-      // waits, an expanded page while it is read and sent; a HEAD sends no body and holds none.
-      if (request.method === 'GET') {
-        if (wait !== undefined) await context.heavy.hold(request, reply, 'long-poll');
-        else if (expand) await context.heavy.hold(request, reply, 'expanded-feed');
-      }
+      // waits, an expanded page while it is read and sent. A HEAD holds one too: it sends no body, but waits
+      // and reads the page as a GET does (its tag is the body's), so without a slot it would dodge the limit.
+      if (wait !== undefined) await context.heavy.hold(request, reply, 'long-poll');
+      else if (expand) await context.heavy.hold(request, reply, 'expanded-feed');
       const read = async () => {
         // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
         // with its games' details.
