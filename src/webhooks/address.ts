@@ -30,8 +30,17 @@ const RANGE_WORDS: Record<string, string> = {
 /** Why an address is not public (its range in words), or undefined when it is: global unicast only. */
 export function notPublic(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'not an IP address';
-  // IPv4-mapped and -compatible IPv6 addresses (::ffff:127.0.0.1) are judged as the IPv4 address they carry.
-  const range = ipaddr.process(address).range();
+  // IPv4-mapped and -compatible IPv6 addresses (::ffff:127.0.0.1, ::127.0.0.1) are judged as the IPv4 address
+  // they carry. ipaddr.js converts only the mapped ones: a compatible one (::7f00:1, deprecated by RFC 4291 but
+  // still carried to its IPv4 address by stacks with an automatic tunnel) reads as global unicast otherwise.
+  let parsed = ipaddr.process(address);
+  if (
+    parsed instanceof ipaddr.IPv6 &&
+    parsed.range() === 'unicast' &&
+    parsed.parts.slice(0, 6).every((p) => p === 0)
+  )
+    parsed = new ipaddr.IPv4(parsed.toByteArray().slice(12));
+  const range = parsed.range();
   if (range === 'unicast') return undefined;
   return RANGE_WORDS[range] ?? `a reserved address (${range})`;
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  cli,
   cliJson,
   type Env,
   FIXTURES,
@@ -180,6 +181,27 @@ describe('GET /changes?wait=', () => {
     }
   });
 
+  test('a token revoked while its request waits gets no change read after the revocation: 401', async () => {
+    const token = await issueToken(env, 'alice', 'desktop', 'games.read');
+    const cursor = await headCursor(server.base, token);
+    const waiting = waitForChanges(
+      server.base,
+      token,
+      `wait=${LONG_WAIT}&expand=game&cursor=${encodeURIComponent(cursor)}`,
+    );
+    await waitingAtLeast(server.base, 1);
+    const revoked = await cli(env, ['tokens', 'revoke', token]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    await importPgn(env, ALICE_PGN, 'alice', 'After the revocation');
+    const { status, json, at } = await waiting.answer;
+    assert.equal(status, 401, `answered ${status} with ${json.data?.length ?? 0} changes`);
+    assert.equal(json.data, undefined, 'no change, no game');
+    assert.ok(
+      at - waiting.sentAt < WELL_BEFORE_MS,
+      'answered when the change came, not at the end of its wait',
+    );
+  });
+
   test('wait outside 1 to 60, or not plain digits, is 400 invalid_request naming the range', async () => {
     for (const value of ['0', '61', '1.5', '-1', 'abc', '', '1e1', '+5', '99999999999999999999']) {
       const answer = await http(`${server.base}/api/v1`, `/changes?wait=${encodeURIComponent(value)}`, {
@@ -290,6 +312,12 @@ describe('GET /changes?wait= as a heavy request', () => {
       /at most 4 long-polls of the changes feed \(wait\) at once per app and user/,
     );
     assert.equal(fifth.headers.get('retry-after'), '5');
+    // A HEAD waits as a GET does, and reads the same page: it is refused as well, rather than a fifth wait.
+    const head = await http(`${server.base}/api/v1`, `/changes?wait=${LONG_WAIT}&cursor=${cursor}`, {
+      method: 'HEAD',
+      token: tokens.alice,
+    });
+    assert.equal(head.status, 429);
     // Another user of the same app waits as ever, and the same user may still read the feed without waiting.
     const bobCursor = encodeURIComponent(await headCursor(server.base, tokens.bob));
     const bob = waitForChanges(server.base, tokens.bob, `wait=1&cursor=${bobCursor}`);

@@ -38,6 +38,10 @@ const NOT_PUBLIC = [
   ['ff02::1', 'a multicast address'],
   ['64:ff9b::7f00:1', 'a reserved address (rfc6052)'],
   ['2002:7f00:1::1', 'a reserved address (6to4)'],
+  // IPv4-compatible (::a.b.c.d): judged as the IPv4 address, as the mapped ones are.
+  ['::7f00:1', 'a loopback address'],
+  ['::a9fe:a9fe', 'a link-local address (169.254.169.254 is the cloud metadata service)'],
+  ['::10.0.0.1', 'a private address'],
 ] as const;
 
 describe('addresses', () => {
@@ -71,6 +75,7 @@ describe('addresses', () => {
       'https://127.1/',
       'https://[::1]/',
       'https://[::ffff:127.0.0.1]/',
+      'https://[::127.0.0.1]/', // IPv4-compatible
     ]) {
       refused(url, /is a loopback address, not a public one \(WEBHOOK_ALLOW_PRIVATE=1 allows it/);
     }

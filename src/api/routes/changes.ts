@@ -1,6 +1,7 @@
 // GET /changes: the feed of the user's changed games, oldest change first (docs/design.md 18-22).
 import type { FastifyInstance } from 'fastify';
 import type { GameChange } from '../../store/index.ts';
+import { lapsedToken, tokenLapse } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { ApiError } from '../errors.ts';
@@ -67,11 +68,10 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         after = await store.changePositionAt(token.userId, sinceMs);
       }
       // A heavy request (docs/api.md "Heavy requests"): a long-poll holds a slot of the app and user's while it
-      // waits, an expanded page while it is read and sent; a HEAD sends no body and holds none.
-      if (request.method === 'GET') {
-        if (wait !== undefined) await context.heavy.hold(request, reply, 'long-poll');
-        else if (expand) await context.heavy.hold(request, reply, 'expanded-feed');
-      }
+      // waits, an expanded page while it is read and sent. A HEAD holds one too: it sends no body, but waits
+      // and reads the page as a GET does (its tag is the body's), so without a slot it would dodge the limit.
+      if (wait !== undefined) await context.heavy.hold(request, reply, 'long-poll');
+      else if (expand) await context.heavy.hold(request, reply, 'expanded-feed');
       const read = async () => {
         // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
         // with its games' details.
@@ -97,6 +97,13 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         wait === undefined
           ? await read()
           : await waits.hold(token.userId, key, wait * 1000, reply, read, (page) => page.rows.length > 0);
+      // A wait outlives the moment its token was checked, by up to a minute: a token revoked or expired
+      // meanwhile gets its 401, not the changes (and games) read after it lapsed, as a long export is cut off
+      // (long-answers.ts).
+      if (wait !== undefined) {
+        const lapse = await tokenLapse(store, request, token);
+        if (lapse) throw lapsedToken(lapse, context.resourceMetadataUrl());
+      }
       const position = rows.slice(0, limit).at(-1)?.seq ?? after;
       const body = {
         data,
