@@ -63,6 +63,12 @@ export function signInForm(action: string, csrf: string, message?: string, login
 export const WRONG_CSRF =
   'This form has expired or did not come from this site. Reload the page and try again.';
 
+/** "Try again in N minutes.", for a throttle's wait in seconds. */
+export function tryAgainIn(waitS: number): string {
+  const minutes = Math.ceil(waitS / 60);
+  return `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+}
+
 export type SignInOutcome = { user: User } | { status: 401 | 429; message: string; retryAfterS?: number };
 
 /**
@@ -78,14 +84,8 @@ export async function checkSignIn(
   const login = form.get('login') ?? '';
   const password = form.get('password') ?? '';
   const wait = await context.throttle.retryAfter(login, request.ip);
-  if (wait > 0) {
-    const minutes = Math.ceil(wait / 60);
-    return {
-      status: 429,
-      message: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-      retryAfterS: wait,
-    };
-  }
+  if (wait > 0)
+    return { status: 429, message: `Too many failed sign-ins. ${tryAgainIn(wait)}`, retryAfterS: wait };
   const found = login === '' ? undefined : await context.store.findPasswordHash(login);
   const right = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), found?.hash ?? null);
   if (right && found && password.length <= MAX_PASSWORD_LENGTH) return { user: found.user };
