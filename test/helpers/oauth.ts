@@ -126,8 +126,14 @@ export interface Page {
 /** A browser without script: a cookie jar, redirects followed by hand (so each hop can be seen), forms. */
 export class FormBrowser {
   private readonly jar = new Map<string, string>();
+  /** Headers sent with every request: X-Forwarded-For, to stand at another address behind TRUST_PROXY. */
+  readonly extraHeaders: Record<string, string>;
   /** The hops of the last request that followed redirects. */
   hops: string[] = [];
+
+  constructor(extraHeaders: Record<string, string> = {}) {
+    this.extraHeaders = extraHeaders;
+  }
 
   private keep(headers: Headers): void {
     for (const line of headers.getSetCookie()) {
@@ -146,7 +152,7 @@ export class FormBrowser {
   }
 
   async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Page> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.extraHeaders };
     if (this.jar.size > 0) headers.cookie = [...this.jar].map(([n, v]) => `${n}=${v}`).join('; ');
     let body: string | undefined;
     if (init.form) {

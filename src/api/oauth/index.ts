@@ -10,12 +10,18 @@ import type { Store } from '../../store/index.ts';
 import { SCOPES } from '../auth.ts';
 import { accountRoutes } from './account.ts';
 import { Browsers } from './browser.ts';
-import { STYLESHEET, STYLESHEET_PATH } from './html.ts';
+import { html, STYLESHEET, STYLESHEET_PATH } from './html.ts';
 import { interactionRoutes } from './interactions.ts';
-import { formBodies, PAGE_HEADERS, type PagesContext, PROVIDER_CSP } from './pages.ts';
+import { formBodies, PAGE_HEADERS, type PagesContext, PROVIDER_CSP, sendPage, tryAgainIn } from './pages.ts';
 import { createProvider, derivedKey, OAUTH_ROUTES } from './provider.ts';
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
-import { DEFAULT_SIGN_IN_LIMITS, type SignInLimits, SignInThrottle } from './throttle.ts';
+import {
+  DEFAULT_DEVICE_CODE_LIMITS,
+  DEFAULT_SIGN_IN_LIMITS,
+  type SignInLimits,
+  SignInThrottle,
+  type ThrottleLimits,
+} from './throttle.ts';
 
 export { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
 
@@ -25,10 +31,12 @@ export interface OAuthOptions {
   /** The issuer: the server's public base URL, an origin without a trailing slash. */
   issuer: () => string;
   settings?: OAuthSettings;
-  /** Shares the sign-in throttle's counters between instances. */
+  /** Shares the counters of the sign-in and code entry throttles between instances. */
   redis?: Redis | null;
   redisPrefix?: string;
   signInLimits?: SignInLimits;
+  /** Wrong user codes on the device code page (throttle.ts). */
+  deviceCodeLimits?: ThrottleLimits;
 }
 
 export const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
@@ -77,6 +85,10 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
       settings: options.settings ?? DEFAULT_OAUTH_SETTINGS,
       browsers: browsersOf(),
       log: app.log,
+      wrongUserCode: async (raw) => {
+        const entry = codeEntries.get(raw);
+        if (entry) await codeThrottle.failed(entry.account, entry.ip);
+      },
     });
     return provider;
   };
@@ -85,6 +97,16 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
     options.redisPrefix ?? 'chessport:',
     options.signInLimits ?? DEFAULT_SIGN_IN_LIMITS,
   );
+  // The device code page's throttle (RFC 8628 section 5.1): wrong user codes per address, and per account
+  // when the browser is signed in to chessport. The provider tells of a wrong code with only the raw request
+  // in hand, so each code entry's address and account are kept here for it, as checked.
+  const codeThrottle = new SignInThrottle(
+    options.redis ?? null,
+    options.redisPrefix ?? 'chessport:',
+    options.deviceCodeLimits ?? DEFAULT_DEVICE_CODE_LIMITS,
+    'devicecode:',
+  );
+  const codeEntries = new WeakMap<IncomingMessage, { account: string | undefined; ip: string }>();
 
   app.register(async (scope) => {
     // The provider reads the bodies itself.
@@ -95,6 +117,20 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
         method,
         url,
         handler: async (request, reply) => {
+          // A user code entered past the limit is refused before the provider looks it up.
+          if (request.method === 'POST' && url === OAUTH_ROUTES.code_verification) {
+            const account = (await browsersOf().signedIn(request))?.id;
+            const wait = await codeThrottle.retryAfter(account, request.ip);
+            if (wait > 0) {
+              return sendPage(
+                reply.header('retry-after', String(wait)),
+                429,
+                'Connect a device',
+                html`<p class="error" role="alert">Too many wrong codes. ${tryAgainIn(wait)}</p>`,
+              );
+            }
+            codeEntries.set(request.raw, { account, ip: request.ip });
+          }
           // Addressed to the issuer, from the client address Fastify found (TRUST_PROXY): the provider's
           // URLs are the issuer's whatever Host the request came with, and its cookies are Secure over https.
           const issuer = new URL(options.issuer());

@@ -6,6 +6,7 @@
 // are, when to ask them (interactions.ts renders the pages), how long things live, and the HTML it renders
 // itself (the device code pages and error pages), in the same layout as the others.
 import { generateKeyPairSync, hkdfSync, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Provider, {
   type Configuration,
   type FindAccount,
@@ -59,6 +60,8 @@ export interface ProviderOptions {
   settings: OAuthSettings;
   browsers: Browsers;
   log: { error(details: object, message: string): void };
+  /** Told of each user code entered on the device code page that names no device code (index.ts counts it). */
+  wrongUserCode?: (request: IncomingMessage) => Promise<void>;
 }
 
 export function createProvider(options: ProviderOptions): Provider {
@@ -128,6 +131,11 @@ export function createProvider(options: ProviderOptions): Provider {
         charset: 'base-20',
         mask: '****-****',
         userCodeInputSource: async (ctx, _form, _out, error) => {
+          // The provider looked the code up and found no device code (its NotFoundError, which it answers
+          // with this page): a guess, or a typo, that the code entry throttle counts before the answer goes.
+          if ((error as ReRenderError | undefined)?.name === 'NotFoundError') {
+            await options.wrongUserCode?.(ctx.req);
+          }
           deviceCodePage(ctx, error);
         },
         userCodeConfirmSource: async (ctx, _form, client, _deviceInfo, userCode) => {
