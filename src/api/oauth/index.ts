@@ -18,8 +18,8 @@ import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
 import {
   DEFAULT_DEVICE_CODE_LIMITS,
   DEFAULT_SIGN_IN_LIMITS,
+  GuessThrottle,
   type SignInLimits,
-  SignInThrottle,
   type ThrottleLimits,
 } from './throttle.ts';
 
@@ -92,7 +92,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
     });
     return provider;
   };
-  const throttle = new SignInThrottle(
+  const throttle = new GuessThrottle(
     options.redis ?? null,
     options.redisPrefix ?? 'chessport:',
     options.signInLimits ?? DEFAULT_SIGN_IN_LIMITS,
@@ -100,7 +100,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
   // The device code page's throttle (RFC 8628 section 5.1): wrong user codes per address, and per account
   // when the browser is signed in to chessport. The provider tells of a wrong code with only the raw request
   // in hand, so each code entry's address and account are kept here for it, as checked.
-  const codeThrottle = new SignInThrottle(
+  const codeThrottle = new GuessThrottle(
     options.redis ?? null,
     options.redisPrefix ?? 'chessport:',
     options.deviceCodeLimits ?? DEFAULT_DEVICE_CODE_LIMITS,

@@ -6,7 +6,7 @@ import type { Store, User } from '../../store/index.ts';
 import type { Browsers } from './browser.ts';
 import { type Html, html, page } from './html.ts';
 import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
-import type { SignInThrottle } from './throttle.ts';
+import type { GuessThrottle } from './throttle.ts';
 
 export const PAGE_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -24,7 +24,7 @@ export const PAGE_HEADERS = {
 export interface PagesContext {
   store: Store;
   browsers: Browsers;
-  throttle: SignInThrottle;
+  throttle: GuessThrottle;
 }
 
 /** Form bodies (application/x-www-form-urlencoded, at most 16 KiB) for the routes of this scope. */

@@ -38,7 +38,7 @@ export const DEFAULT_DEVICE_CODE_LIMITS: ThrottleLimits = {
 /** Counters kept in this process; a flood of fresh keys drops the oldest first. */
 const LOCAL_KEYS = 100_000;
 
-export class SignInThrottle {
+export class GuessThrottle {
   private readonly redis: Redis | null;
   private readonly prefix: string;
   private readonly limits: ThrottleLimits;
