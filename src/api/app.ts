@@ -15,7 +15,7 @@ import { FeedWaits } from './feed-waits.ts';
 import type { HeavyKind, HeavyLimits } from './heavy-kinds.ts';
 import { longAnswers, type StreamLimits } from './long-answers.ts';
 import { type OAuthSettings, oauthServer } from './oauth/index.ts';
-import type { SignInLimits } from './oauth/throttle.ts';
+import type { ThrottleLimits } from './oauth/throttle.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
@@ -71,7 +71,7 @@ export interface ApiOptions {
     /** The issuer: the public base URL (PUBLIC_URL); default: the address the server listens on. */
     publicUrl?: string | null;
     settings?: OAuthSettings;
-    signInLimits?: SignInLimits;
+    signInLimits?: ThrottleLimits;
   };
   /**
    * Concurrency limits of heavy requests per kind (heavy-kinds.ts; default 2 PGN exports per app and user, 8

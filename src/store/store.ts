@@ -412,18 +412,10 @@ export class Store implements StoreContext {
   }
 
   /**
-   * The PGN of every live game of a database in import order, read in batches of at most `batchSize`
-   * games and, unless a single game is larger, `batchBytes` bytes (ts).
+   * The id and PGN of every live game of a database in import order, read in batches of at most `batchSize`
+   * games and, unless a single game is larger, `batchBytes` bytes (games.ts).
    */
-  async *databasePgn(databaseId: string, options: ExportOptions = {}): AsyncGenerator<string> {
-    for await (const game of databasePgn(this.hot, databaseId, options)) yield game.pgn;
-  }
-
-  /** databasePgn with each game's id. */
-  databaseGamesPgn(
-    databaseId: string,
-    options: ExportOptions = {},
-  ): AsyncGenerator<{ id: string; pgn: string }> {
+  databasePgn(databaseId: string, options: ExportOptions = {}): AsyncGenerator<{ id: string; pgn: string }> {
     return databasePgn(this.hot, databaseId, options);
   }
 

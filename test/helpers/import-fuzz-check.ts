@@ -315,7 +315,7 @@ export class FuzzChecker {
 
     // The store holds each kept game once, as its export PGN, in file order.
     const stored: string[] = [];
-    for await (const pgn of this.store.databasePgn(databaseId)) stored.push(pgn);
+    for await (const game of this.store.databasePgn(databaseId)) stored.push(game.pgn);
     const seen = new Set<string>();
     const kept: { pgn: string; game: RawGame; result: NormalizeResult & { ok: true } }[] = [];
     for (const [i, result] of results.entries()) {
@@ -359,7 +359,7 @@ export class FuzzChecker {
         ...(pool ? { pool } : { workers: 0 }),
       });
       const reimported: string[] = [];
-      for await (const pgn of this.store.databasePgn(database.id)) reimported.push(pgn);
+      for await (const game of this.store.databasePgn(database.id)) reimported.push(game.pgn);
       if (again.rejected > 0 || again.games !== stored.length)
         found(
           'export re-imports',

@@ -509,7 +509,7 @@ for (const { dialect, skip } of DIALECTS) {
       ).ids;
       await store.deleteGame(ids[2] as string);
       const pgns: string[] = [];
-      for await (const pgn of store.databasePgn(db.id, { batchSize: 2 })) pgns.push(pgn);
+      for await (const game of store.databasePgn(db.id, { batchSize: 2 })) pgns.push(game.pgn);
       assert.deepEqual(
         pgns,
         [1, 2, 4, 5, 6, 7].map((n) => record(800 + n).pgn),
@@ -526,11 +526,11 @@ for (const { dialect, skip } of DIALECTS) {
       );
       let checks = 0;
       const pgns: string[] = [];
-      for await (const pgn of store.databasePgn(db.id, {
+      for await (const game of store.databasePgn(db.id, {
         batchSize: 2,
         beforeBatch: async () => void checks++,
       }))
-        pgns.push(pgn);
+        pgns.push(game.pgn);
       assert.equal(pgns.length, 5);
       assert.equal(checks, 2, 'before the second and the third batch');
       const seen: string[] = [];
@@ -538,7 +538,7 @@ for (const { dialect, skip } of DIALECTS) {
         const beforeBatch = async () => {
           throw new Error('token revoked');
         };
-        for await (const pgn of store.databasePgn(db.id, { batchSize: 2, beforeBatch })) seen.push(pgn);
+        for await (const game of store.databasePgn(db.id, { batchSize: 2, beforeBatch })) seen.push(game.pgn);
       })();
       await assert.rejects(ending, /token revoked/);
       assert.equal(seen.length, 2, 'the first batch only');

@@ -19,7 +19,6 @@ import {
   DEFAULT_DEVICE_CODE_LIMITS,
   DEFAULT_SIGN_IN_LIMITS,
   GuessThrottle,
-  type SignInLimits,
   type ThrottleLimits,
 } from './throttle.ts';
 
@@ -34,7 +33,7 @@ export interface OAuthOptions {
   /** Shares the counters of the sign-in and code entry throttles between instances. */
   redis?: Redis | null;
   redisPrefix?: string;
-  signInLimits?: SignInLimits;
+  signInLimits?: ThrottleLimits;
   /** Wrong user codes on the device code page (throttle.ts). */
   deviceCodeLimits?: ThrottleLimits;
 }
@@ -95,6 +94,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
   const throttle = new GuessThrottle(
     options.redis ?? null,
     options.redisPrefix ?? 'chessport:',
+    'signin:',
     options.signInLimits ?? DEFAULT_SIGN_IN_LIMITS,
   );
   // The device code page's throttle (RFC 8628 section 5.1): wrong user codes per address, and per account
@@ -103,8 +103,8 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
   const codeThrottle = new GuessThrottle(
     options.redis ?? null,
     options.redisPrefix ?? 'chessport:',
-    options.deviceCodeLimits ?? DEFAULT_DEVICE_CODE_LIMITS,
     'devicecode:',
+    options.deviceCodeLimits ?? DEFAULT_DEVICE_CODE_LIMITS,
   );
   const codeEntries = new WeakMap<IncomingMessage, { account: string | undefined; ip: string }>();
 

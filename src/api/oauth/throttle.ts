@@ -16,8 +16,6 @@ export interface ThrottleLimits {
   windowMs: number;
 }
 
-export type SignInLimits = ThrottleLimits;
-
 export const DEFAULT_SIGN_IN_LIMITS: ThrottleLimits = {
   perAccount: 10,
   perAddress: 50,
@@ -45,12 +43,7 @@ export class GuessThrottle {
   private readonly local = new Map<string, { count: number; until: number }>();
 
   /** `kind` keeps each throttle's counters apart under the Redis prefix: `signin:`, `devicecode:`. */
-  constructor(
-    redis: Redis | null,
-    prefix: string,
-    limits: ThrottleLimits = DEFAULT_SIGN_IN_LIMITS,
-    kind = 'signin:',
-  ) {
+  constructor(redis: Redis | null, prefix: string, kind: string, limits: ThrottleLimits) {
     this.redis = redis;
     this.prefix = `${prefix}${kind}`;
     this.limits = limits;

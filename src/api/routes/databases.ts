@@ -75,7 +75,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         // is checked again before each batch: the export ends with it (long-answers.ts).
         const body = context.longAnswers.stream(request, reply, async function* (check) {
           let first = true;
-          for await (const game of store.databaseGamesPgn(database.id, { beforeBatch: check })) {
+          for await (const game of store.databasePgn(database.id, { beforeBatch: check })) {
             const pgn = gameIds ? withGameIdTag(game.pgn, game.id) : game.pgn;
             yield first ? pgn : `\n${pgn}`;
             first = false;
