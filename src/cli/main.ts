@@ -1,18 +1,8 @@
 // The `chessport` command.
 import { inspect } from 'node:util';
-import { Command, CommanderError } from 'commander';
-import packageJson from '../../package.json' with { type: 'json' };
-import { appsCommand } from './commands/apps.ts';
-import { databasesCommand } from './commands/databases.ts';
-import { demoCommand } from './commands/demo.ts';
-import { gamesCommand } from './commands/games.ts';
-import { importCommand } from './commands/import.ts';
-import { serveCommand } from './commands/serve.ts';
-import { syncCommand } from './commands/sync.ts';
-import { tokensCommand } from './commands/tokens.ts';
-import { usersCommand } from './commands/users.ts';
-import { webhooksCommand } from './commands/webhooks.ts';
+import { CommanderError } from 'commander';
 import { debugWanted, failureLine, terminalSafe } from './output.ts';
+import { chessportProgram } from './program.ts';
 import { CliError } from './settings.ts';
 import { dieOf } from './stop-signals.ts';
 
@@ -25,27 +15,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const program = new Command('chessport')
-  .description('Serve users’ chess games through a read-only HTTP API, and run it: store, imports, tokens.')
-  .option(
-    '--database-url <url>',
-    'SQLite file path or postgres:// URL (DATABASE_URL, default data/chessport.sqlite)',
-  )
-  // -V, --version: which version an operator runs, as the refusal of a store a newer one upgraded asks.
-  .version(packageJson.version)
-  .showHelpAfterError()
-  .exitOverride();
-
-serveCommand(program);
-demoCommand(program);
-usersCommand(program);
-appsCommand(program);
-tokensCommand(program);
-webhooksCommand(program);
-databasesCommand(program);
-importCommand(program);
-gamesCommand(program);
-syncCommand(program);
+const program = chessportProgram();
 
 try {
   await program.parseAsync(process.argv);

@@ -1,12 +1,24 @@
 // OAuth grants: a user's consent to an app, with the scopes granted. The access tokens issued under a grant
 // are rows of `tokens` naming it, and its codes and refresh tokens are oauth_records naming it: revoking the
 // grant revokes them all in one transaction.
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { StoreContext } from './context.ts';
 import { type GrantRow, toGrant } from './rows.ts';
 import type { DB } from './schema.ts';
 import { issuedQuery, revokeTokens } from './tokens.ts';
 import type { Grant } from './types.ts';
+
+/**
+ * A new grant's id: 256 random bits, base64url (43 characters), drawn again when it begins with '-', so that
+ * `chessport tokens revoke <grant-id>` and other tools never read one as an option (docs/oauth.md).
+ */
+export function newGrantId(): string {
+  for (;;) {
+    const id = randomBytes(32).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
 
 /** The grants with their user's login and their app's name: rows for toGrant. */
 export function grantQuery(db: Kysely<DB>) {

@@ -9,6 +9,7 @@ export {
 export { MAX_GAMES_LIMIT } from './databases.ts';
 export { MigrationFailure, StoreError } from './errors.ts';
 export { type StoreFault, storeFault } from './faults.ts';
+export { newGrantId } from './grants.ts';
 export { Store } from './store.ts';
 export { hashToken } from './tokens.ts';
 export type * from './types.ts';

@@ -463,6 +463,12 @@ describe('OAuth: the authorization code flow with PKCE', () => {
     >(env, ['tokens', 'grants', '--user', 'ann']);
     const active = grants.filter((g) => g.state === 'active' && g.app === 'Web <App>');
     assert.equal(active.length, 1);
+    // Grant ids are 256 random bits, base64url, never beginning with '-', which the command would read as an
+    // option: one in 64 of the OAuth library's own ids would, and the revoke below would fail on it.
+    for (const { id } of grants) {
+      assert.match(id, /^[A-Za-z0-9_][A-Za-z0-9_-]{42}$/);
+      assert.equal(Buffer.from(id, 'base64url').toString('base64url'), id, `${id}: 32 bytes, canonical`);
+    }
     assert.ok(active[0]?.lastUsedAt);
     const listed = await cliJson<{ grant: string | null; state: string }[]>(env, ['tokens', 'list']);
     assert.ok(listed.some((t) => t.grant === active[0]?.id && t.state === 'active'));

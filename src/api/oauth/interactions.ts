@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { Grant, InteractionResults } from 'oidc-provider';
-import type { User } from '../../store/index.ts';
+import { newGrantId, type User } from '../../store/index.ts';
 import { html } from './html.ts';
 import { checkSignIn, formOf, type PagesContext, sendPage, signInForm, WRONG_CSRF } from './pages.ts';
 import { errorBody, interactionPath } from './provider.ts';
@@ -161,8 +161,12 @@ ${redirect ? html`<p>After you answer, you go back to <strong>${redirect.origin}
     const existing = details.grantId
       ? ((await GrantModel.find(details.grantId)) as Grant | undefined)
       : undefined;
-    const grant =
-      existing ?? new GrantModel({ accountId: user.id, clientId: String(details.params.client_id) });
+    let grant = existing;
+    if (!grant) {
+      grant = new GrantModel({ accountId: user.id, clientId: String(details.params.client_id) });
+      // Our id, not the provider's: one of those in 64 begins with '-', which a command line reads as an option.
+      grant.jti = newGrantId();
+    }
     const missing = (details.prompt.details as { missingOIDCScope?: string[] }).missingOIDCScope;
     if (missing?.length) grant.addOIDCScope(missing.join(' '));
     const grantId = await grant.save();

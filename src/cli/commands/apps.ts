@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { type App, hashToken, type OAuthClient } from '../../store/index.ts';
+import type { ChessportCommand } from '../command.ts';
 import { jsonOption, requireApp, withStore } from '../context.ts';
 import { emit, emitTable } from '../output.ts';
 import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
@@ -76,10 +77,11 @@ function emitClient(json: boolean, done: string, app: App, given: { secret: stri
   emit(json, { ...appJson(app), clientSecret: secret }, () => `${done}${clientLines(app, secret)}`);
 }
 
-export function appsCommand(program: Command): void {
+export function appsCommand(program: ChessportCommand): void {
   const apps = program.command('apps').description('manage the apps that tokens are issued to');
   apps
     .command('add <name>')
+    .newNames()
     .description('register an app; with --redirect-uri or --device, as an OAuth client (docs/oauth.md)')
     .option(
       '--sector <sector>',

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { MAX_GAMES_LIMIT } from '../../store/index.ts';
+import type { ChessportCommand } from '../command.ts';
 import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
 import { counted, databaseCliJson, emit, emitTable } from '../output.ts';
 import { CliError, parseName, parsePositiveInt } from '../settings.ts';
@@ -12,10 +13,11 @@ function parseMaxGames(text: string): number {
   return value;
 }
 
-export function databasesCommand(program: Command): void {
+export function databasesCommand(program: ChessportCommand): void {
   const databases = program.command('databases').description("manage users' game databases");
   databases
     .command('add <name>')
+    .newNames()
     .description('create a database for a user')
     .requiredOption('--user <login>', 'owner')
     .option('--private', 'mark the database private')

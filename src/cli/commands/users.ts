@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../api/oauth/password-rules.ts';
 import { iso } from '../../api/serialize.ts';
 import type { User } from '../../store/index.ts';
+import type { ChessportCommand } from '../command.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
 import { emit, emitTable } from '../output.ts';
 import { readPassword } from '../password-input.ts';
@@ -31,10 +32,11 @@ function userJson(user: User) {
   return { id, login, name, email, image, createdAt: iso(user.createdAt) };
 }
 
-export function usersCommand(program: Command): void {
+export function usersCommand(program: ChessportCommand): void {
   const users = program.command('users').description('manage users');
   users
     .command('add <login>')
+    .newNames()
     .description('create a user')
     .option('--name <name>', 'display name')
     .option('--email <email>', 'e-mail address')
