@@ -18,6 +18,7 @@ import {
 } from '../helpers/harness.ts';
 import { BIG_COMMENT, errorOf, type HeldExport, holdExport, seedLarge } from '../helpers/held-exports.ts';
 import { bearer, header, raw, type Seeded, waitFor, writeGames } from '../helpers/production.ts';
+import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 
@@ -320,6 +321,112 @@ describe('PGN exports per app and user, across two instances on one Redis', {
     } finally {
       leaveAll(held);
       await doomed.stop();
+    }
+  });
+});
+
+describe('PGN exports on a slow Redis: a client refused by its limit holds none of the instance’s slots', {
+  skip: REDIS_URL ? false : 'set TEST_REDIS_URL to run',
+}, () => {
+  const prefix = `chessport-test:${randomUUID()}:`;
+  /** Between the servers and Redis: every answer of Redis comes SLOW_MS late. */
+  let proxy: TcpProxy;
+  const SLOW_MS = 150;
+  /** alice's token in a third app: a third client that may export her database. */
+  let aliceThirdApp: string;
+  before(async () => {
+    const target = new URL(REDIS_URL as string);
+    proxy = await tcpProxy(target.hostname, Number(target.port || 6379));
+    await cliJson(env, ['apps', 'add', 'app-three']);
+    aliceThirdApp = await issueToken(env, 'alice', 'app-three', 'databases.read,games.read');
+  });
+  after(async () => {
+    await proxy?.close();
+    if (REDIS_URL) {
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+  // No load shedding: a machine loaded by other processes delays the event loop too, and what is tested here
+  // is which of the limits refuses.
+  const settings = () => ({
+    REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+    REDIS_PREFIX: prefix,
+    SHED_EVENT_LOOP_DELAY_MS: '0',
+  });
+  async function leasesHeld(): Promise<number> {
+    const redis = new Redis(REDIS_URL as string);
+    try {
+      let held = 0;
+      for (const key of await redis.keys(`${prefix}heavy:*`)) held += await redis.zcard(key);
+      return held;
+    } finally {
+      redis.disconnect();
+    }
+  }
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test('a burst of 20 by one client never makes another user’s export 503, round after round', async () => {
+    // Defaults: 2 exports per app and user, 8 per instance.
+    const server = await startServer(env, settings());
+    const held: HeldExport[] = [];
+    try {
+      proxy.slow(SLOW_MS);
+      for (let round = 1; round <= 5; round++) {
+        const burst = Array.from({ length: 20 }, () =>
+          holdExport(server.base, exportOf, seeded.tokens.alice),
+        );
+        // Bob's export comes while alice's are waiting for Redis's answers.
+        await pause(SLOW_MS / 2);
+        const bobs = await holdExport(server.base, bobsExport, seeded.tokens.bob);
+        const alices = await Promise.all(burst);
+        held.push(bobs, ...alices);
+        const statuses = alices.map((one) => one.status).sort();
+        const bobSaid = bobs.status === 200 ? '' : errorOf(bobs).error_description;
+        assert.equal(
+          bobs.status,
+          200,
+          `round ${round}: bob's export: ${bobSaid} (alice's: ${statuses.join(' ')})`,
+        );
+        assert.deepEqual(statuses, [...Array(2).fill(200), ...Array(18).fill(429)], `round ${round}`);
+        assert.equal((await bobs.finish()).ended, 'end');
+        leaveAll(held.splice(0));
+        await waitFor('every slot to be given back', async () => (await leasesHeld()) === 0);
+      }
+    } finally {
+      proxy.slow(0);
+      leaveAll(held);
+      await server.stop();
+    }
+  });
+
+  test('clients whose leases come back together take no more of the instance’s slots than there are', async () => {
+    const server = await startServer(env, { ...settings(), EXPORTS_PER_INSTANCE: '3' });
+    const held: HeldExport[] = [];
+    try {
+      proxy.slow(SLOW_MS);
+      // 3 clients of 2 slots each: 6 leases for 3 slots of the instance.
+      const tokens = [seeded.tokens.alice, seeded.tokens.aliceOtherApp, aliceThirdApp];
+      const rush = await Promise.all(
+        tokens.flatMap((token) => [0, 1].map(() => holdExport(server.base, exportOf, token))),
+      );
+      held.push(...rush);
+      const statuses = rush.map((one) => one.status).sort();
+      assert.deepEqual(statuses, [200, 200, 200, 503, 503, 503]);
+      for (const refused of rush.filter((one) => one.status === 503)) {
+        assert.equal(
+          errorOf(refused).error_description,
+          'The server is running as many PGN exports as it takes at once (3): retry in 5 s.',
+        );
+      }
+      // The leases of the refused ones are given back: 3 are held.
+      await waitFor('the refused requests’ leases to be given back', async () => (await leasesHeld()) === 3);
+    } finally {
+      proxy.slow(0);
+      leaveAll(held);
+      await server.stop();
     }
   });
 });

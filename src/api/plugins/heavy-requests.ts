@@ -6,11 +6,13 @@
 // Three limits, checked in this order:
 // - load shedding (load-shedding.ts): while the process is overloaded (its event loop late, its heap nearly
 //   full), heavy requests get 503 `unavailable`, and light ones (/me) go on being answered;
-// - per instance: at most `perInstance` of a kind run here at once, for everyone (503 `unavailable`);
 // - per app and user: at most `perClient` of a kind at once, across every instance (429 `rate_limited`).
 //   The slots are leases in Redis, shared like the rate-limit counters (same Redis, prefix and circuit
 //   breaker) and renewed while the answer runs, so that the slots of an instance that dies expire by
-//   themselves; without Redis, or while it fails, they are held in this process (a per-instance limit).
+//   themselves; without Redis, or while it fails, they are held in this process (a per-instance limit);
+// - per instance: at most `perInstance` of a kind run here at once, for everyone (503 `unavailable`).
+//   Taken after the app and user's slot, so that the requests a client's limit refuses never hold the
+//   instance's slots while Redis is asked (a full instance refuses before Redis is asked, holding nothing).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { askGuarded, type CircuitBreaker } from '../circuit-breaker.ts';
@@ -124,29 +126,32 @@ export function heavyRequests(app: FastifyInstance, settings: HeavySettings): He
         const text = `The server is overloaded (${pressure}) and refuses ${what} for now: retry in ${HEAVY_RETRY_AFTER_S} s.`;
         refuse(kind, 'pressure', new ApiError('unavailable', text, retryAfter));
       }
-      const now = running.get(kind) ?? 0;
-      if (now >= perInstance) {
+      const full = (): never => {
         const text = `The server is running as many ${what} as it takes at once (${perInstance}): retry in ${HEAVY_RETRY_AFTER_S} s.`;
         refuse(kind, 'instance', new ApiError('unavailable', text, retryAfter));
-      }
-      // Counted before Redis is asked, so that requests arriving together cannot overshoot the instance's cap.
-      running.set(kind, now + 1);
-      heavyMetrics.held.inc({ kind });
+      };
+      // A full instance refuses at once, without asking Redis.
+      if ((running.get(kind) ?? 0) >= perInstance) full();
       const key = `${prefix}${kind}:app:${token.appId}:user:${token.userId}`;
       let leased: Lease | undefined;
+      let counted = false;
       let timer: NodeJS.Timeout | undefined;
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
         clearInterval(timer);
-        running.set(kind, (running.get(kind) ?? 1) - 1);
-        heavyMetrics.held.dec({ kind });
+        if (counted) {
+          running.set(kind, (running.get(kind) ?? 1) - 1);
+          heavyMetrics.held.dec({ kind });
+        }
         // A lease that cannot be removed (Redis failed meanwhile) expires by itself.
         if (leased) leased.store.release(key, leased.id).catch(() => undefined);
       };
       // Listened to before Redis is asked: a client that leaves meanwhile gives its slot back at once.
       reply.raw.once('close', release);
+      // The app and user's slot first, then the instance's: a request its client's limit refuses never holds
+      // one of the instance's slots, which are everyone's, while Redis is asked.
       try {
         leased = await lease(request, key, perClient);
       } catch (error) {
@@ -165,6 +170,15 @@ export function heavyRequests(app: FastifyInstance, settings: HeavySettings): He
         leased.store.release(key, leased.id).catch(() => undefined);
         return release;
       }
+      // From the check to the count without an await: requests whose leases came back together take the
+      // instance's slots one at a time, and never more than there are.
+      if ((running.get(kind) ?? 0) >= perInstance) {
+        release();
+        full();
+      }
+      running.set(kind, (running.get(kind) ?? 0) + 1);
+      counted = true;
+      heavyMetrics.held.inc({ kind });
       if (leased.store !== local) {
         const renewing = leased;
         timer = setInterval(() => void renew(key, renewing), Math.max(1000, Math.floor(ttlMs / 3)));
