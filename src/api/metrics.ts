@@ -84,6 +84,11 @@ export const heavyMetrics = {
     'chessport_heavy_lease_store_errors_total',
     'Shared (Redis) heavy-request lease failures; the slot was held in this process instead.',
   ),
+  overLimit: counter(
+    'chessport_heavy_requests_cut_total',
+    'Heavy requests cut off because their app and user held more than their limit across instances, once Redis had taken back leases it had lost or not seen (a restart, a failover, an outage): the newest beyond the limit, by kind.',
+    ['kind'],
+  ),
   cut: counter(
     'chessport_streams_cut_total',
     'Long answers cut off before their end, by reason (token_revoked, token_expired, too_long, too_slow).',

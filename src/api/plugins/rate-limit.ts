@@ -11,6 +11,7 @@ import { askGuarded, CircuitBreaker } from '../circuit-breaker.ts';
 import { ApiError } from '../errors.ts';
 import { rateLimitMetrics } from '../metrics.ts';
 import { OutageLog, requests } from '../outage-log.ts';
+import { isCheapNotModified } from './conditional.ts';
 
 export interface RateLimitSettings {
   max: number;
@@ -56,7 +57,7 @@ export interface RateLimiter {
   refuseSpentAddress(request: FastifyRequest, reply: FastifyReply): void;
 }
 
-/** Where a request was counted, so that its count can be given back (a 304: see rateLimiter). */
+/** Where a request was counted, so that its count can be given back (a cheap 304: see rateLimiter). */
 interface Charge {
   /** Counted in Redis (else in this process). */
   shared: boolean;
@@ -85,13 +86,18 @@ function bucketOf(request: FastifyRequest): string {
 
 /**
  * Gives one count of a Redis bucket back (KEYS[1]) if its window is still the one counted: one that ends
- * within ARGV[1] ms (a later window ends at least a window after the counted one). The count left, or -1.
+ * within ARGV[1] ms (a later window ends at least a window after the counted one), and fewer than ARGV[2]
+ * counts were given back in that window (KEYS[2] counts them, and expires with the window). The count left,
+ * or -1.
  */
 const REFUND = `
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl <= 0 or ttl >= tonumber(ARGV[1]) then return -1 end
 local current = tonumber(redis.call('GET', KEYS[1]))
 if not current or current <= 0 then return -1 end
+local refunded = redis.call('INCR', KEYS[2])
+if refunded == 1 then redis.call('PEXPIRE', KEYS[2], ttl) end
+if refunded > tonumber(ARGV[2]) then return -1 end
 return redis.call('DECR', KEYS[1])
 `;
 
@@ -108,7 +114,7 @@ const LOCAL_BUCKETS = 100_000;
  * refused once together they passed the limit, and none showed its own remaining count.
  */
 class LocalCounts implements FastifyRateLimitStore {
-  private readonly windows = new Map<string, { count: number; start: number }>();
+  private readonly windows = new Map<string, { count: number; start: number; refunded: number }>();
 
   incr(
     key: string,
@@ -117,7 +123,7 @@ class LocalCounts implements FastifyRateLimitStore {
   ): void {
     const now = Date.now();
     let window = this.windows.get(key);
-    if (!window || window.start + timeWindow <= now) window = { count: 0, start: now };
+    if (!window || window.start + timeWindow <= now) window = { count: 0, start: now, refunded: 0 };
     window.count++;
     this.windows.delete(key); // re-inserted last: the Map's order is the order of use
     this.windows.set(key, window);
@@ -130,12 +136,15 @@ class LocalCounts implements FastifyRateLimitStore {
 
   /**
    * Gives one count of the bucket back if its window is still the one that ends at windowEnd (a later
-   * window ends at least a window later: half a window tells them apart). The count left, or undefined.
+   * window ends at least a window later: half a window tells them apart) and fewer than `most` were given
+   * back in it. The count left, or undefined.
    */
-  refund(key: string, windowEnd: number, timeWindow: number): number | undefined {
+  refund(key: string, windowEnd: number, timeWindow: number, most: number): number | undefined {
     const window = this.windows.get(key);
     if (!window || window.count === 0 || window.start + timeWindow >= windowEnd + timeWindow / 2)
       return undefined;
+    if (window.refunded >= most) return undefined;
+    window.refunded++;
     window.count--;
     return window.count;
   }
@@ -207,12 +216,19 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
 
   /** Gives the request's count back where it was counted; the count left there, or undefined for none. */
   async function refund(spent: Charge): Promise<number | undefined> {
-    if (!spent.shared) return counts.refund(spent.bucket, spent.windowEnd, settings.windowMs);
+    if (!spent.shared) return counts.refund(spent.bucket, spent.windowEnd, settings.windowMs, spent.max);
     if (!redis || !breaker.allow()) return undefined;
     const before = spent.windowEnd + settings.windowMs / 2 - Date.now();
     try {
       const left = Number(
-        await redis.eval(REFUND, 1, `${nameSpace}${spent.bucket}`, String(Math.floor(before))),
+        await redis.eval(
+          REFUND,
+          2,
+          `${nameSpace}${spent.bucket}`,
+          `${nameSpace}refunds:${spent.bucket}`,
+          String(Math.floor(before)),
+          String(spent.max),
+        ),
       );
       breaker.succeeded();
       return left < 0 ? undefined : left;
@@ -225,12 +241,15 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
     }
   }
 
-  // A 304 does not spend the rate limit (GitHub's rule): counted when it came in, like every request, so
-  // that a client cannot run more than the limit at once, and given back once the answer is known to be
-  // 304, in the store that counted it. Its headers show the budget unspent. After the ETag hook
-  // (conditional.ts), which turns a 200 into the 304.
+  // A cheap 304 does not spend the rate limit (GitHub's rule, narrowed: docs/api.md "Rate limits"): one
+  // whose tag the client named and the server had without reading the representation (conditional.ts),
+  // never `If-None-Match: *`, and at most the limit of them per window, so that a client's requests stay
+  // within twice the limit however it polls. Counted when it came in, like every request, so that a client
+  // cannot run more than the limit at once, and given back once the answer is known to be 304, in the store
+  // that counted it. Its headers show the budget unspent. After the ETag hook (conditional.ts), which turns
+  // a 200 into the 304.
   app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode !== 304) return payload;
+    if (reply.statusCode !== 304 || !isCheapNotModified(request)) return payload;
     const spent = charges.get(request);
     if (!spent) return payload;
     charges.delete(request);
