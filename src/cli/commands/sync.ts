@@ -16,8 +16,9 @@ import {
   TOKENS_FILE,
 } from '../../sync/engine.ts';
 import { jsonOption } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
-import { CliError, nonEmpty, parsePositiveInt } from '../settings.ts';
+import { nonEmpty, parsePositiveInt } from '../settings.ts';
 
 /** Exit codes a script can act on; everything else that fails exits with 1. */
 export const SYNC_EXIT: Record<SyncFailure | 'interrupted', number> = {
