@@ -14,7 +14,7 @@ import {
   type RetryEvent,
   type RetryOptions,
   type RetryPolicy,
-} from '../../packages/client/src/index.ts';
+} from '@chessport/client';
 import { mapConcurrent } from './concurrent.ts';
 import { authFailure, cursorRejected, SyncError } from './errors.ts';
 import { FolderBusyError, type FolderLock, lockFolder } from './lock.ts';
@@ -25,10 +25,6 @@ import { writePgnFiles } from './pgn-files.ts';
 import { makePrivateFolder } from './private-files.ts';
 import { TOKENS_FILE } from './saved-sign-in.ts';
 import { type LoginOptions, SyncSignIn } from './sign-in.ts';
-
-export { SYNC_SCOPES, SyncError, type SyncFailure } from './errors.ts';
-export { TOKENS_FILE } from './saved-sign-in.ts';
-export type { LoginOptions, LoginPrompt } from './sign-in.ts';
 
 export const MIRROR_FILE = 'mirror.sqlite';
 /** With watch: how long each long-poll may be held, by default (the server takes 1 to 60). */
