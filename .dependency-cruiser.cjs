@@ -87,7 +87,9 @@ module.exports = {
       comment:
         'The project uses a workspace package as a package user does: by its name (@chessport/client, ' +
         '@chessport/sync), which resolves to its sources (the exports condition @chessport/source), never ' +
-        'by a path into its folder. The tests may reach into a package by path, to test its modules alone.',
+        'by a path into its folder. The tests may reach into a package by path, to test its modules alone. ' +
+        '(An import by path is `local` alone; one by name is `aliased-workspace` from the root, `undetermined` ' +
+        'from a workspace package.)',
       severity: 'error',
       from: { path: '^(src|bin|scripts|bench|packages/[^/]+)/' },
       to: {
