@@ -10,7 +10,8 @@ import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
 import { ANY_OWNER, openStore, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';
-import { CliError, isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
+import { CliError } from './errors.ts';
+import { isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
 import { maskUrl, sqliteFiles } from './store-url.ts';
 

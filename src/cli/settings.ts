@@ -13,6 +13,7 @@ import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/schedule.ts';
 import type { WebhookSettings } from '../webhooks/worker.ts';
+import { CliError } from './errors.ts';
 
 /** What opening the store needs: all that the store commands read of the environment. */
 export interface StoreSettings {
@@ -66,19 +67,6 @@ export function parseMaxGameSizeMb(text: string, what: string): number {
   const mb = parsePositiveInt(text, what);
   if (mb > 512) throw new CliError(`${what} is at most 512 (MB), got "${text}"`);
   return mb;
-}
-
-/**
- * A failure the operator can act on, said in one line; exits 1, or with `signal` dies of that signal once it is
- * said (an import interrupted by SIGINT or SIGTERM).
- */
-export class CliError extends Error {
-  readonly signal: NodeJS.Signals | undefined;
-
-  constructor(message: string, options: ErrorOptions & { signal?: NodeJS.Signals } = {}) {
-    super(message, options);
-    this.signal = options.signal;
-  }
 }
 
 /**

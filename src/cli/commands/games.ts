@@ -9,9 +9,9 @@ import { decodePgnStream } from '../../import/decode.ts';
 import { toGameRecord } from '../../import/index.ts';
 import type { GameChange, GameRecord, Store } from '../../store/index.ts';
 import { jsonOption, oneDatabase, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { checkInputs } from '../inputs.ts';
 import { emit } from '../output.ts';
-import { CliError } from '../settings.ts';
 
 /** The one valid game of a PGN file; a file with none, several or an invalid one changes nothing. */
 async function readSingleGame(file: string): Promise<GameRecord> {

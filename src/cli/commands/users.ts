@@ -4,9 +4,10 @@ import { iso } from '../../api/serialize.ts';
 import type { User } from '../../store/index.ts';
 import type { ChessportCommand } from '../command.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { emit, emitTable } from '../output.ts';
 import { readPassword } from '../password-input.ts';
-import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 // /me serves these as the spec's "e-mail address" and "URL of the user's image": a client may mail the one and
 // load or link the other, so a value that is neither (an empty one, `javascript:...`) is refused here.

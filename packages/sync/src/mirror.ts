@@ -1,8 +1,8 @@
 // The sync's local store: a SQLite file the consumer owns, holding the databases, the games with their PGN
 // and the feed cursor. A page's games and the cursor after it are written in one transaction, so the
 // cursor never runs ahead of the data: a crash at any point repeats at most one page on the next run.
+import type { Database, GameDetail, Player } from '@chessport/client';
 import Sqlite from 'better-sqlite3';
-import type { Database, GameDetail, Player } from '../../packages/client/src/index.ts';
 import { createPrivately } from './private-files.ts';
 
 const SCHEMA_VERSION = 1;

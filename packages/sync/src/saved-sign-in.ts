@@ -14,7 +14,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import type { TokenSet } from '../../packages/client/src/index.ts';
+import type { TokenSet } from '@chessport/client';
 
 export const TOKENS_FILE = 'oauth-tokens.json';
 

@@ -6,7 +6,7 @@ import {
   OAuthTokens,
   startDeviceAuthorization,
   type TokenSource,
-} from '../../packages/client/src/index.ts';
+} from '@chessport/client';
 import { SYNC_SCOPES, SyncError } from './errors.ts';
 import { readSignIn, type SavedSignIn, writeSignIn } from './saved-sign-in.ts';
 

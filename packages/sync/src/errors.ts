@@ -1,5 +1,5 @@
 // Why a sync stopped, in terms a caller can act on (the CLI maps each reason to an exit code).
-import { ChessportError, ChessportOAuthError } from '../../packages/client/src/index.ts';
+import { ChessportError, ChessportOAuthError } from '@chessport/client';
 
 export type SyncFailure =
   | 'unauthorized'
