@@ -26,8 +26,18 @@
 // - Inside a brace comment, lines starting with '[' (e.g. "[%clk 0:01:00]") are comment
 //   text. Only a complete tag pair line after a blank line closes a runaway comment, so an
 //   unbalanced '{' cannot swallow the rest of a file.
+// - A line too long to read whole (LongLine) is read as its start alone, in a game too large to hold;
+//   what the rest held is unknown, so unless the line is an escape or comment line, that game goes on as
+//   after an unclosed '{': to the next complete tag pair line after a blank line.
+// - A line starting with CUT_NOTE belongs to the current game, and marks it as cut short (RawGame.cut).
 
-import type { RawGame } from './types.ts';
+import type { LongLine, RawGame } from './types.ts';
+
+/**
+ * The start of the line that ends a game which a rejects file keeps only the first part of
+ * (src/import/rejects.ts); read again, the game is rejected unchecked (RawGame.cut).
+ */
+export const CUT_NOTE = '; chessport: cut here';
 
 const BOM = '\uFEFF';
 
@@ -135,6 +145,20 @@ export class PgnSplitter {
    * input), else -1.
    */
   private spilledTo = -1;
+  /**
+   * Of the current game's lines too long to read whole (LongLine): the first one's number and length in
+   * bytes, and the bytes never read of them all.
+   */
+  private longLine: { line: number; bytes: number } | undefined;
+  private dropped = 0;
+  /**
+   * Whether the current game has a line too long to read whole whose rest may have changed what follows
+   * (opened or closed a comment or variation): the game then goes on to the next complete tag pair line
+   * after a blank line, as after an unclosed '{' (inBrace is set with it).
+   */
+  private lost = false;
+  /** The line of a CUT_NOTE in the current game, or 0. */
+  private cutNote = 0;
 
   constructor(options: SplitterOptions = {}) {
     this.maxGameChars = options.maxGameChars ?? Number.POSITIVE_INFINITY;
@@ -195,7 +219,8 @@ export class PgnSplitter {
   private namesGameAt = -1;
   private namesAt = 0;
 
-  push(chunk: string): RawGame[] {
+  push(chunk: string | LongLine): RawGame[] {
+    if (typeof chunk !== 'string') return this.pushLongLine(chunk);
     if (!this.started && chunk.length > 0) {
       this.started = true;
       if (chunk.startsWith(BOM)) chunk = chunk.slice(1);
@@ -210,6 +235,51 @@ export class PgnSplitter {
     this.keep(this.bufAt + pos);
     this.setBuf('', this.bufAt + pos);
     return this.take();
+  }
+
+  /** A line too long to read whole: read as its head alone, as a whole line. */
+  private pushLongLine(line: LongLine): RawGame[] {
+    let head = line.head;
+    if (!this.started) {
+      this.started = true;
+      if (head.startsWith(BOM)) head = head.slice(1);
+    }
+    this.setBuf(`${this.partial}${head}\n`, this.bufAt);
+    this.partial = '';
+    const end = this.buf.length;
+    this.handleLongLine(end, line);
+    this.keep(this.bufAt + end);
+    this.setBuf('', this.bufAt + end);
+    return this.take();
+  }
+
+  /**
+   * The long line buf[0, end): read as a line; it is always a line of a game (not one of the blank, escape
+   * or comment lines between games), which it makes too large to hold.
+   */
+  private handleLongLine(end: number, line: LongLine): void {
+    const buf = this.buf;
+    const inBrace = this.inBrace;
+    let i = 0;
+    while (i < end && isSpace(buf.charCodeAt(i))) i++;
+    // An escape or comment line holds nothing that changes what follows, however long it is.
+    const inert = !inBrace && (buf.charCodeAt(0) === CH_PERCENT || buf.charCodeAt(i) === CH_SEMI);
+    // Blanks as far as it was read are no blank line: the rest is unknown.
+    if (i === end && !inBrace) this.lineNo++;
+    else this.handleLine(0, end);
+    if (!this.hasGame || this.contentEnd !== this.bufAt + end) {
+      // Not (yet) a line of a game: one of the lines between games, which belong to the next game, or, in a
+      // game that has not ended, to it if it goes on.
+      if (this.hasGame && !this.ended) this.addContent(end);
+      else this.startGame(0, end);
+    }
+    this.longLine ??= { line: this.lineNo, bytes: line.bytes };
+    this.dropped += line.dropped;
+    if (!inert) {
+      this.inBrace = true;
+      this.lost = true;
+    }
+    this.afterBlank = false;
   }
 
   /**
@@ -248,7 +318,8 @@ export class PgnSplitter {
 
   /** Keeps, as carry, the input still needed once buf is gone: from the current game's start to `upTo`. */
   private keep(upTo: number): void {
-    if (this.hasGame && (this.spilledTo !== -1 || this.contentEnd - this.gameAt > this.maxGameChars))
+    const max = this.maxGameChars;
+    if (this.hasGame && (this.spilledTo !== -1 || this.dropped > 0 || this.contentEnd - this.gameAt > max))
       this.spill();
     const from = this.hasGame
       ? this.spilledTo !== -1
@@ -289,6 +360,15 @@ export class PgnSplitter {
     this.lineNo++;
     // The line ending stays on: every test below reads "\r\n" as the blank space it is.
     const buf = this.buf;
+    const first = buf.charCodeAt(start);
+
+    if (first === CH_SEMI && this.hasGame && buf.startsWith(CUT_NOTE, start)) {
+      // A rejects file kept only the first part of the game: the note belongs to it, whatever came before.
+      this.cutNote ||= this.lineNo;
+      this.addContent(end);
+      this.afterBlank = false;
+      return;
+    }
 
     if (this.inBrace) {
       if (this.isBlank(start, end)) {
@@ -303,13 +383,13 @@ export class PgnSplitter {
         this.scanTags(start, end);
       } else {
         this.addContent(end);
-        this.scanMovetext(start, end);
+        if (!this.lost) this.scanMovetext(start, end);
       }
       this.afterBlank = false;
       return;
     }
 
-    if (end > start && buf.charCodeAt(start) === CH_PERCENT) {
+    if (end > start && first === CH_PERCENT) {
       this.addPending(start, false);
       return;
     }
@@ -397,8 +477,12 @@ export class PgnSplitter {
     this.hasTokens = false;
     this.ended = false;
     this.inBrace = false;
+    this.lost = false;
     this.openTag = false;
     this.depth = 0;
+    this.longLine = undefined;
+    this.dropped = 0;
+    this.cutNote = 0;
     // Escape and comment lines just before the game belong to it; blank lines before them do not.
     if (this.keptAt !== -1) {
       this.gameAt = this.keptAt;
@@ -416,12 +500,17 @@ export class PgnSplitter {
     this.index++;
     const game: RawGame = { text: '', line: this.startLine, index: this.index };
     const chars = this.contentEnd - this.gameAt;
-    if (this.spilledTo !== -1 || chars > this.maxGameChars) {
+    if (this.spilledTo !== -1 || this.dropped > 0 || chars > this.maxGameChars) {
       game.oversize = chars;
       game.text = this.text(this.spilledTo !== -1 ? this.spilledTo : this.gameAt, this.contentEnd);
       this.spilledTo = -1;
+      if (this.longLine) {
+        game.longLine = this.longLine;
+        game.dropped = this.dropped;
+      }
     } else {
       game.text = this.text(this.gameAt, this.contentEnd);
+      if (this.cutNote) game.cut = this.cutNote;
     }
     this.out.push(game);
     this.hasGame = false;
