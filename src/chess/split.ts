@@ -29,6 +29,9 @@
 // - A line too long to read whole (LongLine) is read as its start alone, in a game too large to hold;
 //   what the rest held is unknown, so unless the line is an escape or comment line, that game goes on as
 //   after an unclosed '{': to the next complete tag pair line after a blank line.
+// - With maxGameChars, more than that many characters of blank, escape or comment lines after a game's
+//   last content line are never held: blank lines end the game, and escape and comment lines go on with a
+//   game that has not ended, or start the next game (theirs anyway), which is then too large.
 // - A line starting with CUT_NOTE belongs to the current game, and marks it as cut short (RawGame.cut).
 
 import type { LongLine, RawGame } from './types.ts';
@@ -40,6 +43,11 @@ import type { LongLine, RawGame } from './types.ts';
 export const CUT_NOTE = '; chessport: cut here';
 
 const BOM = '\uFEFF';
+/**
+ * The most tag names of a game that repeatsTag remembers: real games have a few dozen tags, and a game of
+ * millions (too large to check anyway) would fill the memory with them.
+ */
+const MAX_TAG_NAMES = 10_000;
 
 const CH_TAB = 9;
 const CH_SPACE = 32;
@@ -216,6 +224,8 @@ export class PgnSplitter {
 
   /** For repeatsTag: the tag names of the game starting at namesGameAt, read from its lines up to namesAt. */
   private readonly names = new Set<string>();
+  /** The blanks at the start of a line (its line end not among them), for readNames. */
+  private readonly lineBlanks = /[^\S\n]*/y;
   private namesGameAt = -1;
   private namesAt = 0;
 
@@ -319,6 +329,16 @@ export class PgnSplitter {
   /** Keeps, as carry, the input still needed once buf is gone: from the current game's start to `upTo`. */
   private keep(upTo: number): void {
     const max = this.maxGameChars;
+    if (this.keptAt !== -1 && upTo - this.keptAt > max) {
+      // Escape and comment lines too long together to hold: whatever game they belong to is too large. A game
+      // that has not ended takes them; else they start the next game, as they would once it began.
+      if (this.hasGame && !this.ended) this.addContent(upTo - this.bufAt);
+      else this.startGame(upTo - this.bufAt, upTo - this.bufAt); // from keptAt
+    } else if (this.hasGame && upTo - this.contentEnd > max) {
+      // Blank lines after a game too long to hold: they end it (a line going on with it would make it
+      // larger than the largest game).
+      this.finishGame();
+    }
     if (this.hasGame && (this.spilledTo !== -1 || this.dropped > 0 || this.contentEnd - this.gameAt > max))
       this.spill();
     const from = this.hasGame
@@ -554,14 +574,23 @@ export class PgnSplitter {
       this.namesAt = this.spilledTo !== -1 ? this.spilledTo : this.gameAt;
       this.names.clear();
     }
-    if (this.namesAt < this.contentEnd) {
-      for (const previous of this.text(this.namesAt, this.contentEnd).split(/(?<=\n)/)) {
-        const start = previous.search(/\S/);
-        if (start === -1 || previous.charCodeAt(start) !== CH_LBRACKET) continue;
-        for (const name of tagNamesOf(previous, start)) this.names.add(name);
+    if (this.namesAt < this.contentEnd && this.names.size < MAX_TAG_NAMES) {
+      // Line by line in place: a game too large to hold has its text read here as it goes, and a string per
+      // line would be most of the work and garbage.
+      const text = this.text(this.namesAt, this.contentEnd);
+      const blanks = this.lineBlanks;
+      for (let at = 0; at < text.length && this.names.size < MAX_TAG_NAMES; ) {
+        const nl = text.indexOf('\n', at);
+        const end = nl === -1 ? text.length : nl + 1;
+        blanks.lastIndex = at;
+        blanks.test(text);
+        const start = blanks.lastIndex;
+        if (start < end && text.charCodeAt(start) === CH_LBRACKET)
+          for (const name of tagNamesOf(text.slice(at, end), start - at)) this.names.add(name);
+        at = end;
       }
-      this.namesAt = this.contentEnd;
     }
+    this.namesAt = this.contentEnd;
   }
 
   /**

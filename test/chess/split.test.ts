@@ -287,7 +287,8 @@ test('maxGameChars: a longer game comes in pieces that make its text, the others
   const inputs = [AWKWARD, readFileSync(new URL('../fixtures/chess/annotated.pgn', import.meta.url), 'utf8')];
   for (const text of inputs) {
     const whole = splitPgn(text);
-    for (const max of [1, 40, 200, 1000]) {
+    // From 2: no run of blank lines between the lines of a game here is longer (a longer one ends its game).
+    for (const max of [2, 40, 200, 1000]) {
       for (const sizes of [() => 7, () => 64, randomSizes(max)]) {
         const games = joinPieces(splitInChunks(text, sizes, max));
         assert.deepEqual(
@@ -411,6 +412,30 @@ test("a long escape or comment line between games is the next game's, which it m
   );
 });
 
+test('maxGameChars: blank, escape and comment lines longer together than a game are not held', () => {
+  const splitter = new PgnSplitter({ maxGameChars: 1000 });
+  // Blank lines after a game end it as soon as they pass the limit, rather than when the next game starts.
+  const game = '[Event "A"]\n\n1. e4 *\n';
+  assert.deepEqual(splitter.push(game), []);
+  assert.deepEqual(splitter.push('\n'.repeat(999)), []);
+  assert.deepEqual(splitter.push(' \n'.repeat(10)), [{ text: game, line: 1, index: 1 }]);
+  // Escape lines past the limit are the next game's, too large: handed out in pieces as they come.
+  const escapes = '% an escape line\n'.repeat(100);
+  const pieces = splitter.push(escapes);
+  assert.deepEqual(
+    pieces.map((p) => [p.line, p.index, p.part, p.text.length]),
+    [[1013, 2, true, escapes.length]],
+  );
+  const rest = [...splitter.push('[Event "B"]\n\n1. d4 *\n\n[Event "C"]\n\n1. c4 *\n'), ...splitter.end()];
+  assert.deepEqual(
+    rest.map((g) => [g.index, g.text, g.oversize]),
+    [
+      [2, '[Event "B"]\n\n1. d4 *\n', escapes.length + 21],
+      [3, '[Event "C"]\n\n1. c4 *\n', undefined],
+    ],
+  );
+});
+
 test('a line starting with CUT_NOTE marks its game as cut short, wherever it is', () => {
   const note = `${CUT_NOTE}: 1,000 more bytes of this game are left out\n`;
   const games = splitPgn(
@@ -425,4 +450,16 @@ test('a line starting with CUT_NOTE marks its game as cut short, wherever it is'
     ],
   );
   assert.ok(games[1]?.text.endsWith(note));
+});
+
+test('maxGameChars: a tag section of more tags than the splitter remembers still splits where an early tag repeats', () => {
+  const tags = Array.from({ length: 20_000 }, (_, i) => `[Tag${i} "v"]\n`).join('');
+  const games = splitInChunks(`${tags}\n[Tag0 "again"]\n\n1. e4 1-0\n`, () => 4096, 1000);
+  assert.deepEqual(
+    joinPieces(games).map((g) => [g.text.startsWith('[Tag0 "v"]'), g.oversize !== undefined]),
+    [
+      [true, true],
+      [false, false],
+    ],
+  );
 });

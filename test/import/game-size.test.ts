@@ -5,12 +5,13 @@
 // text is a line of 1 GiB imports the games around it in a few hundred MB.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { createWriteStream, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { gzipSync } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import { BIN, cli, cliJson, type Env, ROOT, tempEnv } from '../helpers/harness.ts';
 
 const run = promisify(execFile);
@@ -163,6 +164,30 @@ describe('a game too large to check', () => {
       assertCut(result.files[0]?.rejectsFile as string, huge.head, huge.bytes);
     });
   }
+
+  test('a tag section of 8 million tags in a .gz: rejected, the rest imported, peak RSS under 600 MB', async () => {
+    // The splitter remembers a game's tag names (a blank line and a tag repeated start a game): not millions.
+    const path = join(env.dir, 'tags.pgn.gz');
+    const out = createGzip({ level: 1 });
+    const written = pipeline(out, createWriteStream(path));
+    out.write(`${game('Before')}\n[Event "Huge"]\n`);
+    let bytes = '[Event "Huge"]\n'.length;
+    for (let tag = 0; tag < 8_000_000; ) {
+      let chunk = '';
+      for (const end = tag + 100_000; tag < end; tag++) chunk += `[T${tag} "v"]\n`;
+      bytes += chunk.length;
+      if (!out.write(chunk)) await once(out, 'drain');
+    }
+    out.end(`\n1. e4 1-0\n\n${game('After')}`);
+    await written;
+    const { result, peakMb } = await importMeasured([path, '--user', 'alice', '--database', 'Tags']);
+    bytes += '\n1. e4 1-0\n'.length;
+    assertImported(
+      result.files[0],
+      peakMb,
+      `the game is ${bytes.toLocaleString('en-US')} characters long, more than the largest game the import checks (32 MB; --max-game-size sets it)`,
+    );
+  });
 
   test('--max-game-size and MAX_GAME_SIZE_MB set the limit; a bad value stops the command before it imports', async () => {
     const file = (await writeHuge(join(env.dir, 'two.pgn'), 2, { wrapped: true, gz: false })).path;
