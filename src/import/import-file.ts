@@ -11,7 +11,7 @@ import { InputReadError, inputBytes, textSize } from './input.ts';
 import type { BatchItem } from './normalize-batch.ts';
 import { defaultPoolSize, maxPoolSize, NormalizePool, worthWorkers } from './normalize-pool.ts';
 import { type ImportProgress, ProgressMeter } from './progress.ts';
-import { RejectsFiles, RejectsWriter } from './rejects.ts';
+import { OVERSIZE_KEPT_BYTES, RejectsFiles, RejectsWriter } from './rejects.ts';
 import { WorkerGrowth } from './worker-growth.ts';
 
 export interface Rejection {
@@ -68,7 +68,8 @@ export interface ImportOptions {
   batchSize?: number;
   /**
    * The largest game checked, in characters of text (default DEFAULT_MAX_GAME_SIZE): a larger one is rejected
-   * for its size as it is read, unchecked and never held whole, and the import goes on.
+   * for its size as it is read, unchecked and never held whole, and the import goes on; so is one with a line
+   * of more bytes, which is never held whole either.
    */
   maxGameSize?: number;
   /**
@@ -98,13 +99,18 @@ export const DEFAULT_MAX_GAME_SIZE = 32 * 1024 * 1024;
 
 const MB = 1024 * 1024;
 
-/** Why a game larger than the limit is rejected. */
-function tooLarge(chars: number, max: number): string {
+/** Why a game larger than the limit is rejected: its length, or that of a line too long to read (LongLine). */
+function tooLarge(raw: RawGame, max: number): string {
   const size = (n: number) => (n % MB === 0 ? `${n / MB} MB` : `${n.toLocaleString('en-US')} characters`);
-  return (
-    `the game is ${chars.toLocaleString('en-US')} characters long, more than the largest game the import ` +
-    `checks (${size(max)}; --max-game-size sets it)`
-  );
+  const what = raw.longLine
+    ? `line ${raw.longLine.line} is ${raw.longLine.bytes.toLocaleString('en-US')} bytes long`
+    : `the game is ${(raw.oversize ?? 0).toLocaleString('en-US')} characters long`;
+  return `${what}, more than the largest game the import checks (${size(max)}; --max-game-size sets it)`;
+}
+
+/** Why a game that a rejects file kept only the first part of (RawGame.cut) is rejected. */
+function cutShort(raw: RawGame): string {
+  return `the game was cut short in a rejects file, which kept only its first part (its line ${raw.cut} says so)`;
 }
 
 /** The cause of an ImportFailure when the import was stopped through its signal. */
@@ -205,28 +211,31 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   };
   const maxGameSize = options.maxGameSize ?? DEFAULT_MAX_GAME_SIZE;
   /**
-   * A piece of a game larger than maxGameSize (RawGame.part, oversize): straight to the rejects file, once
-   * every game before it has been taken back from the workers (so the rejects file keeps the file's order);
-   * its last piece counts it as rejected.
+   * A game rejected unchecked: a piece of one larger than maxGameSize (RawGame.part, oversize), or one cut
+   * short in a rejects file (RawGame.cut). Straight to the rejects file, once every game before it has been
+   * taken back from the workers (so the rejects file keeps the file's order); a game too large only its
+   * first part, and its last piece counts it as rejected.
    */
-  const oversized = async (raw: RawGame) => {
+  const unchecked = async (raw: RawGame) => {
     await send();
     await takeUntil(() => queue.empty);
-    await rejects.write(raw.text, raw.part === true);
-    if (raw.oversize === undefined) return;
+    const oversize = raw.part || raw.oversize !== undefined;
+    if (oversize) await rejects.writeOversize(raw.text, raw.part !== true, raw.dropped);
+    else await rejects.write(raw.text);
+    if (raw.part) return;
     summary.games++;
     summary.rejected++;
     summary.rejections.push({
       file,
       line: raw.line,
       game: raw.index,
-      reason: tooLarge(raw.oversize, maxGameSize),
+      reason: oversize ? tooLarge(raw, maxGameSize) : cutShort(raw),
     });
   };
-  /** Takes the splitter's games: to the workers, or one too large to the rejects file. */
+  /** Takes the splitter's games: to the workers, or one rejected unchecked to the rejects file. */
   const take = async (raws: RawGame[]) => {
     for (const raw of raws) {
-      if (raw.part || raw.oversize !== undefined) await oversized(raw);
+      if (raw.part || raw.oversize !== undefined || raw.cut !== undefined) await unchecked(raw);
       // An await per game would cost a turn of the microtask queue each: only a full chunk waits.
       else if (queue.add(raw)) await send();
     }
@@ -245,8 +254,13 @@ export async function importFile(options: ImportOptions): Promise<ImportSummary>
   let failure: { error: unknown } | undefined;
   try {
     checkpoint();
-    for await (const text of decodePgnStream(progress.given(input), (bytes) => progress.decoded(bytes))) {
-      progress.text(text.length);
+    // A line past the largest game is never held whole: its game is too large anyway.
+    const texts = decodePgnStream(progress.given(input), (bytes) => progress.decoded(bytes), {
+      maxLineBytes: maxGameSize,
+      headBytes: OVERSIZE_KEPT_BYTES,
+    });
+    for await (const text of texts) {
+      progress.text(typeof text === 'string' ? text.length : text.head.length + text.dropped);
       await take(splitter.push(text));
       progress.report(summary.games, queue.takenChars);
       checkpoint();
