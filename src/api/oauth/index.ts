@@ -88,6 +88,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
         const entry = codeEntries.get(raw);
         if (entry) await codeThrottle.failed(entry.account, entry.ip);
       },
+      deviceFormToken: (raw) => formTokens.get(raw),
     });
     return provider;
   };
@@ -107,6 +108,8 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
     options.deviceCodeLimits ?? DEFAULT_DEVICE_CODE_LIMITS,
   );
   const codeEntries = new WeakMap<IncomingMessage, { account: string | undefined; ip: string }>();
+  // The device code pages' form token of each of their requests: the browser's page CSRF token (provider.ts).
+  const formTokens = new WeakMap<IncomingMessage, string>();
 
   app.register(async (scope) => {
     // The provider reads the bodies itself.
@@ -131,6 +134,10 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
             }
             codeEntries.set(request.raw, { account, ip: request.ip });
           }
+          // Gives the browser its CSRF cookie when it has none.
+          if (url === OAUTH_ROUTES.code_verification || url === `${OAUTH_ROUTES.code_verification}/:uid`) {
+            formTokens.set(request.raw, browsersOf().csrfToken(request, reply));
+          }
           // Addressed to the issuer, from the client address Fastify found (TRUST_PROXY): the provider's
           // URLs are the issuer's whatever Host the request came with, and its cookies are Secure over https.
           const issuer = new URL(options.issuer());
@@ -139,7 +146,11 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
           delete headers['x-forwarded-host'];
           headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
           headers['x-forwarded-for'] = request.ip;
+          // The headers set so far (X-Request-Id, a cookie) go out with the provider's answer.
+          const set = reply.getHeaders();
           reply.hijack();
+          for (const [name, value] of Object.entries(set))
+            if (value !== undefined) reply.raw.setHeader(name, value);
           for (const [name, value] of Object.entries(PAGE_HEADERS)) reply.raw.setHeader(name, value);
           reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
           callback ??= providerOf().callback() as Handler;
