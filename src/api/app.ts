@@ -196,6 +196,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
       signInLimits: options.oauth.signInLimits,
       redis: options.rateLimit?.redis,
       redisPrefix: options.rateLimit?.redisPrefix,
+      breaker,
+      outageLogIntervalMs: options.outageLogIntervalMs,
     });
 
   const waits = new FeedWaits(options.store.signals);

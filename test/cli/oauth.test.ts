@@ -197,6 +197,20 @@ describe('serve: the issuer', () => {
     assert.match(ttl.stderr, /OAUTH_ACCESS_TOKEN_TTL must be from 60s to 1d, got "30d"/);
   });
 
+  test('the limits of the OAuth paths are checked like the API rate limit', async () => {
+    for (const [name, value, reason] of [
+      ['OAUTH_RATE_LIMIT_MAX', '0', /OAUTH_RATE_LIMIT_MAX must be a positive integer, got "0"/],
+      ['OAUTH_RATE_LIMIT_WINDOW', '60', /invalid OAUTH_RATE_LIMIT_WINDOW "60": write it like 90s/],
+      ['OAUTH_RATE_LIMIT_WINDOW', '25d', /OAUTH_RATE_LIMIT_WINDOW is at most 24d, got "25d"/],
+      ['OAUTH_FLOWS_PER_ADDRESS', 'many', /OAUTH_FLOWS_PER_ADDRESS must be a positive integer, got "many"/],
+    ] as const) {
+      const result = await serve({ [name]: value });
+      assert.equal(result.code, 1, `${name}=${value}`);
+      assert.match(result.stderr, reason);
+      assert.equal(result.stderr.split('\n').length, 2, 'one line');
+    }
+  });
+
   test('on an address that is not loopback, without PUBLIC_URL, the API serves and OAuth is off, saying so', async () => {
     const server = await startServer(env, { HOST: '0.0.0.0' });
     try {
