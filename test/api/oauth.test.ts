@@ -770,6 +770,54 @@ describe('OAuth: metadata', () => {
   });
 });
 
+describe('OAuth: Strict-Transport-Security', () => {
+  let env: Env;
+  let server: Server;
+  let behindProxy: Server;
+
+  before(async () => {
+    env = tempEnv();
+    server = await startServer(env);
+    behindProxy = await startServer(env, { PUBLIC_URL: 'https://chess.example.org' });
+  });
+  after(async () => {
+    await server?.stop();
+    await behindProxy?.stop();
+    env?.cleanup();
+  });
+
+  // The pages of the server and of oidc-provider, an error page of each, an endpoint, and /docs.
+  const PATHS = [
+    '/account/signin',
+    '/account',
+    '/oauth/device',
+    '/oauth/authorize?client_id=nobody',
+    '/oauth/interaction/nothing',
+    '/oauth/jwks',
+    '/docs',
+  ];
+
+  test('with an https PUBLIC_URL every page tells browsers to come back over https only; the API does not', async () => {
+    for (const path of PATHS) {
+      const answer = await fetch(`${behindProxy.base}${path}`, { redirect: 'manual' });
+      await answer.arrayBuffer();
+      assert.equal(answer.headers.get('strict-transport-security'), 'max-age=31536000', path);
+    }
+    // The API's answers go to programs (and every header of theirs is in the OpenAPI document).
+    const api = await http(behindProxy.base, '/api/v1/me');
+    assert.equal(api.status, 401);
+    assert.equal(api.headers.get('strict-transport-security'), null);
+  });
+
+  test('over plain http (a loopback issuer) no answer carries it: a browser would ignore it anyway', async () => {
+    for (const path of [...PATHS, '/api/v1/me']) {
+      const answer = await fetch(`${server.base}${path}`, { redirect: 'manual' });
+      await answer.arrayBuffer();
+      assert.equal(answer.headers.get('strict-transport-security'), null, path);
+    }
+  });
+});
+
 describe('OAuth: the sign-in throttle shared through Redis', {
   skip: process.env.TEST_REDIS_URL ? false : 'set TEST_REDIS_URL to run',
 }, () => {
