@@ -211,6 +211,22 @@ describe('serve: the issuer', () => {
     }
   });
 
+  test('a plain http PUBLIC_URL on a host that is not loopback starts, with one warning; on loopback, none', async () => {
+    const warning = /OAuth over plain http on a host that is not loopback/g;
+    const open = await startServer(env, { HOST: '0.0.0.0', PUBLIC_URL: 'http://127.0.0.1:8080' });
+    try {
+      const base = open.base.replace('0.0.0.0', '127.0.0.1');
+      assert.equal((await http(base, '/.well-known/oauth-authorization-server')).status, 200);
+    } finally {
+      assert.equal(await open.stop(), 0);
+    }
+    assert.equal(open.log().match(warning)?.length, 1, open.log());
+    assert.match(open.log(), /"level":40.*OAuth over plain http/);
+    const local = await startServer(env, { HOST: '127.0.0.1', PUBLIC_URL: 'http://127.0.0.1:8080' });
+    assert.equal(await local.stop(), 0);
+    assert.doesNotMatch(local.log(), warning);
+  });
+
   test('on an address that is not loopback, without PUBLIC_URL, the API serves and OAuth is off, saying so', async () => {
     const server = await startServer(env, { HOST: '0.0.0.0' });
     try {
