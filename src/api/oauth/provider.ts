@@ -221,9 +221,9 @@ export function createProvider(options: ProviderOptions): Provider {
 }
 
 /**
- * The provider keeps the token of its device code forms in its session of the browser (`state.secret`), so
- * every visit to /oauth/device saved a session for 12 hours, signed in or not. Here the token is the page CSRF
- * token of the browser's cookie (browser.ts) instead, which a request brings with it: the session's `state`
+ * The provider keeps the token of its device code forms in its session of the browser (`state.secret`), which
+ * would make every visit to /oauth/device a session kept 12 hours, signed in or not. Here the token is the page
+ * CSRF token of the browser's cookie (browser.ts) instead, which a request brings with it: the session's `state`
  * reads it, and what the provider writes there (a fresh token per page, the clean-up after a code is
  * confirmed) is dropped. A session without an account then holds nothing worth keeping, and the adapter keeps
  * none (adapter.ts). Sessions of other requests keep their own state.
@@ -236,9 +236,9 @@ function deviceFormsWithoutState(
   const load = sessions.get.bind(sessions);
   sessions.get = async (ctx) => {
     const session = await load(ctx);
-    // The provider's error pages change a session after its session middleware has saved it, and then save it
-    // again with the expiry of that save (persist): a session not saved before (a request without one) gets
-    // the expiry a save would give it, where it had none and the error page failed with a 500.
+    // The provider's error pages change a session after its session middleware has saved it, then save it
+    // again with that save's expiry (persist), which a session never saved (a request without one) lacks: it
+    // gets the expiry a save gives it.
     if (typeof session.exp !== 'number') session.exp = Math.floor(Date.now() / 1000) + SIGN_IN_TTL_S;
     const secret = formToken(ctx.req);
     if (secret !== undefined) {
