@@ -324,6 +324,33 @@ describe('OAuth: what one address can leave in the store is bounded', () => {
     assert.equal(await rows(), FLOWS + 1);
   });
 
+  test('a flow resumed again and again counts each time: its interaction cannot be kept alive for ever', async () => {
+    const before = (await recordsByModel(env)).Interaction ?? 0;
+    const browser = new FormBrowser({ 'x-forwarded-for': '203.0.113.80' });
+    const uidOf = (page: { headers: Headers }) =>
+      /\/oauth\/interaction\/([^/?]+)$/.exec(page.headers.get('location') ?? '')?.[1];
+    const started = await browser.request(
+      authorizeUrl(server.base, {
+        clientId: web.clientId,
+        redirectUri: WEB_REDIRECT,
+        scope: 'user.read',
+        pkce: pkce(),
+      }),
+    );
+    let uid = uidOf(started);
+    let steps = 1;
+    for (; steps <= FLOWS; steps++) {
+      assert.ok(uid, `step ${steps}: ${started.status}`);
+      const resumed = await browser.request(`${server.base}/oauth/authorize/${uid}`);
+      if (resumed.status === 429) break;
+      assert.equal(resumed.status, 303, `resumption ${steps}`);
+      uid = uidOf(resumed);
+    }
+    assert.equal(steps, FLOWS, 'the authorization request and its resumptions share the budget');
+    // Each resumption replaced the interaction: one is left.
+    assert.equal(((await recordsByModel(env)).Interaction ?? 0) - before, 1);
+  });
+
   test('a concurrent burst of authorization requests leaves at most the budget', async () => {
     const before = await rows();
     const answers = await Promise.all(Array.from({ length: 4 * FLOWS }, () => authorize('203.0.113.60')));

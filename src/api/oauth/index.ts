@@ -68,11 +68,19 @@ const JSON_ENDPOINTS = new Set([
   OAUTH_ROUTES.jwks,
 ]);
 
-/** Whether a request starts a flow, which leaves rows in the store (an interaction, a device code). */
-function startsFlow(method: string, url: string): boolean {
+/**
+ * Whether a request is a step of a flow that may leave a row in the store without a sign-in: an authorization
+ * request or a device authorization (an interaction, a device code), a device code confirmed (an interaction),
+ * a flow resumed (its interaction replaced by one that lives an hour more).
+ */
+function flowStep(method: string, url: string): boolean {
+  if (method === 'POST')
+    return url === OAUTH_ROUTES.device_authorization || url === OAUTH_ROUTES.code_verification;
   return (
-    (method === 'GET' && url === OAUTH_ROUTES.authorization) ||
-    (method === 'POST' && url === OAUTH_ROUTES.device_authorization)
+    method === 'GET' &&
+    (url === OAUTH_ROUTES.authorization ||
+      url === `${OAUTH_ROUTES.authorization}/:uid` ||
+      url === `${OAUTH_ROUTES.code_verification}/:uid`)
   );
 }
 
@@ -142,7 +150,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
     (shape: (url: string) => AnswerShape) => async (request: FastifyRequest, reply: FastifyReply) => {
       const url = request.routeOptions.url ?? '';
       if (url === AUTHORIZATION_SERVER_METADATA) return;
-      if (await limiter.admit(request, reply, shape(url), startsFlow(request.method, url))) return reply;
+      if (await limiter.admit(request, reply, shape(url), flowStep(request.method, url))) return reply;
     };
   // The device code pages' form token of each of their requests: the browser's page CSRF token (provider.ts).
   const formTokens = new WeakMap<IncomingMessage, string>();

@@ -1,10 +1,11 @@
 // Per client address limits of the OAuth server's paths (docs/oauth.md#limits). Every request under /oauth/
-// and /account counts against OAUTH_RATE_LIMIT_MAX per OAUTH_RATE_LIMIT_WINDOW; a request that starts a flow
-// (an authorization request, a device authorization), which leaves rows in the store for up to an hour, also
-// against OAUTH_FLOWS_PER_ADDRESS per hour. Counted as the API counts requests without a token
-// (rate-limit.ts: per address, an IPv6 /64; in Redis, shared by every instance, else in this process), in
-// buckets of their own. Past a limit the request is answered 429 with Retry-After before anything else looks
-// at it: RFC 6749's JSON error on the endpoints apps call, a page on those a browser opens.
+// and /account counts against OAUTH_RATE_LIMIT_MAX per OAUTH_RATE_LIMIT_WINDOW; a step of a flow that may leave
+// a row in the store without a sign-in (an authorization request, a device authorization, a code entered, a
+// flow resumed) also against OAUTH_FLOWS_PER_ADDRESS per hour. Each such step leaves at most one row, alive
+// about an hour, so one address has at most three windows' worth of them alive. Counted as the API counts
+// requests without a token (rate-limit.ts: per address, an IPv6 /64; in Redis, shared by every instance, else
+// in this process), in buckets of their own. Past a limit the request is answered 429 with Retry-After before
+// anything else looks at it: RFC 6749's JSON error on the endpoints apps call, a page on those a browser opens.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { CircuitBreaker } from '../circuit-breaker.ts';
@@ -14,7 +15,7 @@ import { html } from './html.ts';
 import { sendPage, tryAgainIn } from './pages.ts';
 import type { OAuthLimits } from './settings.ts';
 
-/** The window of the flows' count: the longest life of what a flow leaves (an interaction's hour). */
+/** The window of the flow steps' count: about the life of what a step leaves (an interaction's hour). */
 export const FLOW_WINDOW_MS = 3_600_000;
 
 export interface OAuthLimitSettings {
@@ -37,7 +38,7 @@ export interface OAuthLimiter {
     request: FastifyRequest,
     reply: FastifyReply,
     shape: AnswerShape,
-    startsFlow: boolean,
+    flowStep: boolean,
   ): Promise<boolean>;
 }
 
@@ -60,11 +61,11 @@ export function oauthLimiter(app: FastifyInstance, settings: OAuthLimitSettings)
     redisPrefix: `${settings.redisPrefix}oauthflows:`,
   });
   return {
-    async admit(request, reply, shape, startsFlow) {
+    async admit(request, reply, shape, flowStep) {
       try {
         await requests.apply(request, reply);
         // Its headers, on these requests, tell of the flows' budget, the one that binds here.
-        if (startsFlow) await flows.apply(request, reply);
+        if (flowStep) await flows.apply(request, reply);
         return false;
       } catch (error) {
         if (shape === 'json' || !(error instanceof ApiError)) throw error;

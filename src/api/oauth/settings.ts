@@ -15,15 +15,18 @@ export interface OAuthLimits {
   max: number;
   /** That window (OAUTH_RATE_LIMIT_WINDOW). */
   windowMs: number;
-  /** Authorization requests and device authorizations per client address per hour (OAUTH_FLOWS_PER_ADDRESS). */
+  /**
+   * Steps of flows that may leave a row without a sign-in (authorization requests, device authorizations, codes
+   * entered, flows resumed) per client address per hour (OAUTH_FLOWS_PER_ADDRESS).
+   */
   flowsPerHour: number;
 }
 
 /**
- * A person signing in, allowing an app or entering a device's code makes a few requests a minute and starts a
- * flow or two an hour; a device polling the token endpoint every 5 s makes 12 a minute. A flood from one
- * address (150 requests a second from one sequential client) is held to 5 a second, and to 100 flows an hour,
- * each of which the store keeps an hour at most (docs/oauth.md#limits).
+ * A person signing in, allowing an app or entering a device's code makes a few requests a minute and goes
+ * through a flow or two an hour, 3 to 6 steps each; a device polling the token endpoint every 5 s makes 12
+ * requests a minute. A flood from one address is held to 5 requests a second, and to 100 flow steps an hour,
+ * each of which leaves at most one row, for at most an hour (docs/oauth.md#limits).
  */
 export const DEFAULT_OAUTH_LIMITS: OAuthLimits = {
   max: 300,
