@@ -27,6 +27,7 @@ import { cors } from './plugins/cors.ts';
 import { healthRoutes } from './plugins/health.ts';
 import { heavyRequests } from './plugins/heavy-requests.ts';
 import { requireHost } from './plugins/host.ts';
+import { strictTransportSecurity } from './plugins/hsts.ts';
 import { loadShedding, type SheddingSettings } from './plugins/load-shedding.ts';
 import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
@@ -143,6 +144,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
   // then compresses. Every route is registered after compression and CORS, so both apply to it.
   accessLog(app); // first: the hooks after it may end the request
   echoRequestId(app);
+  if (options.oauth?.publicUrl?.startsWith('https:')) strictTransportSecurity(app);
   answerRefusedRequests(app); // its onSend first: it may replace an answer
   requireHost(app);
   cors(app);
@@ -196,6 +198,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
       signInLimits: options.oauth.signInLimits,
       redis: options.rateLimit?.redis,
       redisPrefix: options.rateLimit?.redisPrefix,
+      breaker,
+      outageLogIntervalMs: options.outageLogIntervalMs,
     });
 
   const waits = new FeedWaits(options.store.signals);

@@ -129,6 +129,13 @@ export async function runServer(
       { host: settings.host },
       'OAuth is off: set PUBLIC_URL to the https address clients reach this server at (on a host that is not loopback, the server would hand out OAuth codes and tokens over plain http); the API serves operator-issued tokens',
     );
+  } else if (server.publicUrl?.startsWith('http:') && !isLoopbackHost(settings.host)) {
+    // PUBLIC_URL may be plain http on a loopback address only, but the server answers on every address it
+    // listens on: the sign-in pages, passwords, codes and tokens go in the clear to whoever reaches it there.
+    app.log.warn(
+      { host: settings.host, publicUrl: server.publicUrl },
+      'OAuth over plain http on a host that is not loopback: PUBLIC_URL is http, and the sign-in pages, passwords, codes and tokens cross the network unencrypted to whoever reaches this address; listen on 127.0.0.1 (HOST), or put an https proxy in front and set PUBLIC_URL to its address',
+    );
   }
   if (closing) return stopped; // stopping: no worker to start
   webhooks = await startWebhooks(store, settings, server, secret, app.log);

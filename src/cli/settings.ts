@@ -222,7 +222,10 @@ export interface ServerSettings {
    * address. null: the address it listens on, which must then be a loopback one.
    */
   publicUrl: string | null;
-  /** Lifetimes of OAuth tokens (OAUTH_ACCESS_TOKEN_TTL, OAUTH_REFRESH_TOKEN_TTL). */
+  /**
+   * Lifetimes of OAuth tokens (OAUTH_ACCESS_TOKEN_TTL, OAUTH_REFRESH_TOKEN_TTL), and the limits per client
+   * address of the OAuth paths (OAUTH_RATE_LIMIT_MAX, OAUTH_RATE_LIMIT_WINDOW, OAUTH_FLOWS_PER_ADDRESS).
+   */
   oauth: OAuthSettings;
   /** The webhook delivery worker's (WEBHOOK_*). */
   webhooks: WebhookSettings;
@@ -307,6 +310,21 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
         (text, what) => parseLifetime(text, what, 365 * 86_400),
         DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS,
       ),
+      limits: {
+        max: setting(env, 'OAUTH_RATE_LIMIT_MAX', parsePositiveInt, DEFAULT_OAUTH_SETTINGS.limits.max),
+        windowMs: setting(
+          env,
+          'OAUTH_RATE_LIMIT_WINDOW',
+          parseDuration,
+          DEFAULT_OAUTH_SETTINGS.limits.windowMs,
+        ),
+        flowsPerHour: setting(
+          env,
+          'OAUTH_FLOWS_PER_ADDRESS',
+          parsePositiveInt,
+          DEFAULT_OAUTH_SETTINGS.limits.flowsPerHour,
+        ),
+      },
     },
     webhooks: loadWebhookSettings(env),
     heavyLimits: parseHeavyLimits(env),

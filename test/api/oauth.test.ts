@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import {
+  cli,
+  cliJson,
+  type Env,
+  http,
+  type Server,
+  settledLog,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
 import {
   action,
   addClient,
@@ -493,6 +502,137 @@ describe('OAuth: the authorization code flow with PKCE', () => {
   });
 });
 
+describe('OAuth: a NUL byte is an unknown value', () => {
+  // PostgreSQL refuses text holding U+0000, even as a query parameter: a look-up by such an id or login
+  // must answer "not found", as SQLite does, not fail with a 500 and an error in the log.
+  let env: Env;
+  let server: Server;
+  let base: string;
+  let web: Client;
+  let device: Client;
+
+  before(async () => {
+    env = tempEnv();
+    await addUserWithPassword(env, 'ann');
+    web = await addClient(env, 'Web', ['--redirect-uri', WEB_REDIRECT]);
+    device = await addClient(env, 'Chess CLI', ['--device', '--public']);
+    server = await startServer(env);
+    base = server.base;
+  });
+  after(async () => {
+    await server?.stop();
+    env?.cleanup();
+  });
+
+  const NUL = 'a\u0000b';
+  const form = (path: string, params: Record<string, string>) => tokenRequest(base, params, undefined, path);
+
+  test('client_id, login and grant with NUL get the answer of any unknown value, and no error is logged', async () => {
+    const logged = server.log().length;
+    const authorize = await new FormBrowser().request(
+      authorizeUrl(base, { clientId: NUL, redirectUri: WEB_REDIRECT, scope: 'user.read', pkce: pkce() }),
+    );
+    assert.equal(authorize.status, 400);
+    assert.match(authorize.text, /invalid_client|client is invalid/);
+
+    const token = await form('/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: NUL,
+    });
+    assert.equal(token.status, 401, JSON.stringify(token.json));
+    assert.equal(token.json.error, 'invalid_client');
+    const basic = await tokenRequest(
+      base,
+      { grant_type: 'refresh_token', refresh_token: 'x' },
+      { clientId: NUL, clientSecret: 'x' },
+    );
+    // The provider refuses a control character in HTTP Basic credentials before any look-up.
+    assert.equal(basic.status, 400, JSON.stringify(basic.json));
+    assert.equal(basic.json.error, 'invalid_request');
+    const deviceAuth = await form('/oauth/device/auth', { client_id: NUL, scope: 'user.read' });
+    assert.equal(deviceAuth.status, 401, JSON.stringify(deviceAuth.json));
+    assert.equal(deviceAuth.json.error, 'invalid_client');
+    const revoke = await form('/oauth/revoke', { token: 'x', client_id: NUL });
+    assert.equal(revoke.status, 401, JSON.stringify(revoke.json));
+
+    const browser = new FormBrowser();
+    const signInForm = await browser.request(`${base}/account/signin`);
+    const signIn = await browser.request(`${base}/account/signin`, {
+      form: { csrf: field(signInForm.text, 'csrf'), login: NUL, password: PASSWORD },
+    });
+    assert.equal(signIn.status, 401);
+    assert.match(signIn.text, /The login or the password is wrong/);
+
+    const again = await browser.request(`${base}/account/signin`);
+    assert.equal(
+      (
+        await browser.request(`${base}/account/signin`, {
+          form: { csrf: field(again.text, 'csrf'), login: 'ann', password: PASSWORD },
+        })
+      ).status,
+      303,
+    );
+    const account = await browser.request(`${base}/account`);
+    const revokeGrant = await browser.request(`${base}/account/revoke`, {
+      form: { csrf: field(account.text, 'csrf'), grant: NUL },
+    });
+    assert.equal(revokeGrant.status, 303);
+    assert.equal(revokeGrant.headers.get('location'), '/account?done=revoked');
+    await assertNoErrorLogged(server, logged);
+  });
+
+  test('codes, tokens, user codes and uids with NUL are unknown too', async () => {
+    const logged = server.log().length;
+    const deviceId = { client_id: device.clientId };
+    const webAuth = { clientId: web.clientId, clientSecret: web.clientSecret ?? '' };
+    const answers = [
+      await form('/oauth/token', { grant_type: 'refresh_token', refresh_token: NUL, ...deviceId }),
+      await form('/oauth/token', {
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: NUL,
+        ...deviceId,
+      }),
+      await tokenRequest(
+        base,
+        {
+          grant_type: 'authorization_code',
+          code: NUL,
+          redirect_uri: WEB_REDIRECT,
+          code_verifier: 'v'.repeat(43),
+        },
+        webAuth,
+      ),
+      await tokenRequest(base, { grant_type: 'refresh_token', refresh_token: NUL }, webAuth),
+    ];
+    for (const answer of answers) {
+      assert.equal(answer.status, 400, JSON.stringify(answer.json));
+      assert.equal(answer.json.error, 'invalid_grant');
+    }
+    assert.equal((await form('/oauth/revoke', { token: NUL, ...deviceId })).status, 200);
+    const browser = new FormBrowser();
+    const entry = await browser.request(`${base}/oauth/device`);
+    const code = await browser.request(`${base}/oauth/device`, {
+      form: { xsrf: field(entry.text, 'xsrf'), user_code: NUL },
+    });
+    assert.equal(code.status, 200);
+    assert.match(code.text, /That code is wrong/);
+    for (const path of ['/oauth/interaction/a%00b', '/oauth/authorize/a%00b', '/oauth/device/a%00b']) {
+      const page = await new FormBrowser().request(`${base}${path}`);
+      assert.equal(page.status, 400, path);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/, path);
+    }
+    await assertNoErrorLogged(server, logged);
+  });
+});
+
+/** The server wrote no error-level line and no stack trace since its log was `from` characters long. */
+async function assertNoErrorLogged(server: Server, from: number): Promise<void> {
+  const log = (await settledLog(server)).slice(from);
+  assert.doesNotMatch(log, /"level":(50|60)/, log);
+  assert.doesNotMatch(log, /^\s+at /m, log);
+}
+
 describe('OAuth: two instances on one store', () => {
   let env: Env;
   let one: Server;
@@ -633,6 +773,54 @@ describe('OAuth: metadata', () => {
     const cookies = page.headers.getSetCookie();
     assert.ok(cookies.length > 0);
     for (const cookie of cookies) assert.match(cookie, /^__Host-[^;]*;.*Secure/, cookie);
+  });
+});
+
+describe('OAuth: Strict-Transport-Security', () => {
+  let env: Env;
+  let server: Server;
+  let behindProxy: Server;
+
+  before(async () => {
+    env = tempEnv();
+    server = await startServer(env);
+    behindProxy = await startServer(env, { PUBLIC_URL: 'https://chess.example.org' });
+  });
+  after(async () => {
+    await server?.stop();
+    await behindProxy?.stop();
+    env?.cleanup();
+  });
+
+  // The pages of the server and of oidc-provider, an error page of each, an endpoint, and /docs.
+  const PATHS = [
+    '/account/signin',
+    '/account',
+    '/oauth/device',
+    '/oauth/authorize?client_id=nobody',
+    '/oauth/interaction/nothing',
+    '/oauth/jwks',
+    '/docs',
+  ];
+
+  test('with an https PUBLIC_URL every page tells browsers to come back over https only; the API does not', async () => {
+    for (const path of PATHS) {
+      const answer = await fetch(`${behindProxy.base}${path}`, { redirect: 'manual' });
+      await answer.arrayBuffer();
+      assert.equal(answer.headers.get('strict-transport-security'), 'max-age=31536000', path);
+    }
+    // The API's answers go to programs (and every header of theirs is in the OpenAPI document).
+    const api = await http(behindProxy.base, '/api/v1/me');
+    assert.equal(api.status, 401);
+    assert.equal(api.headers.get('strict-transport-security'), null);
+  });
+
+  test('over plain http (a loopback issuer) no answer carries it: a browser would ignore it anyway', async () => {
+    for (const path of [...PATHS, '/api/v1/me']) {
+      const answer = await fetch(`${server.base}${path}`, { redirect: 'manual' });
+      await answer.arrayBuffer();
+      assert.equal(answer.headers.get('strict-transport-security'), null, path);
+    }
   });
 });
 

@@ -124,5 +124,20 @@ for (const { dialect, skip } of DIALECTS) {
       const text = await storeText(t.url);
       for (const id of ['session-id', 'device-code', 'code-1', 'ABCDEFGH']) assert.ok(!text.includes(id), id);
     });
+
+    test('look-ups by a value holding NUL find nothing, on PostgreSQL too (which refuses such text)', async () => {
+      const nul = 'a\u0000b';
+      assert.equal(await store.findAppById(nul), undefined);
+      assert.equal(await store.findApp(nul), undefined);
+      assert.equal(await store.findPasswordHash(nul), undefined);
+      assert.equal(await store.findUser(nul), undefined);
+      assert.equal(await store.getUserById(nul), undefined);
+      assert.equal(await store.oauth.findGrant(nul), undefined);
+      assert.equal(await store.oauth.revokeGrant(nul, ann.id), undefined);
+      assert.equal(await store.oauth.revokeGrant(nul), undefined);
+      for (const by of ['id', 'uid', 'user_code'] as const) {
+        assert.equal(await store.oauth.findOAuthRecord('Interaction', by, nul), undefined, by);
+      }
+    });
   });
 }

@@ -5,7 +5,8 @@
 //   authenticates it as any other token.
 // - Grant: a row of `grants`. Grants do not expire: they last until the user, the operator or a replay
 //   detection revokes them.
-// - everything else (codes, refresh tokens, device codes, sessions, interactions): an oauth_records row
+// - Session: an oauth_records row once it names a signed-in account, none before (below).
+// - everything else (codes, refresh tokens, device codes, interactions): an oauth_records row
 //   under the SHA-256 of its id. The id is not kept, except a device code's, which its user code finds
 //   (and which lives ten minutes).
 // Using a code or refresh token is atomic (consume): of two requests that race with one, on one instance or
@@ -97,19 +98,34 @@ export class StoreAdapter implements Adapter {
       }
       case 'Client':
         throw new Error('clients are registered with the chessport CLI');
-      default: {
-        // A device code keeps its id, which findByUserCode must give back (see the head of this module).
-        const { jti: _jti, consumed: _consumed, ...kept } = payload;
-        const stored = this.model === 'DeviceCode' ? { ...kept, jti: id } : kept;
-        await this.store.oauth.saveOAuthRecord(this.model, id, {
-          payload: JSON.stringify(stored),
-          grantId: grantIdOf(payload),
-          uid: typeof payload.uid === 'string' ? payload.uid : null,
-          userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
-          expiresAt: expiresIn ? now + (expiresIn + CLOCK_TOLERANCE_S) * 1000 : null,
-        });
-      }
+      case 'Session':
+        // The provider saves a session for every browser that opens the device code page, signed in or not
+        // (its form token), and for one whose cookie names a session gone. Until it names an account such a
+        // session holds nothing to keep: the form token is the page's CSRF token, made again from the
+        // browser's cookie on each request (provider.ts). So anonymous visits leave no row behind.
+        if (typeof payload.accountId !== 'string') return;
+        return this.saveRecord(id, payload, expiresIn, now);
+      default:
+        return this.saveRecord(id, payload, expiresIn, now);
     }
+  }
+
+  private async saveRecord(
+    id: string,
+    payload: AdapterPayload,
+    expiresIn: number | undefined,
+    now: number,
+  ): Promise<void> {
+    // A device code keeps its id, which findByUserCode must give back (see the head of this module).
+    const { jti: _jti, consumed: _consumed, ...kept } = payload;
+    const stored = this.model === 'DeviceCode' ? { ...kept, jti: id } : kept;
+    await this.store.oauth.saveOAuthRecord(this.model, id, {
+      payload: JSON.stringify(stored),
+      grantId: grantIdOf(payload),
+      uid: typeof payload.uid === 'string' ? payload.uid : null,
+      userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
+      expiresAt: expiresIn ? now + (expiresIn + CLOCK_TOLERANCE_S) * 1000 : null,
+    });
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {

@@ -3,15 +3,17 @@
 // /api/v1, which stays GET and HEAD only. The provider is made on the first request that needs it: with
 // PORT=0 the issuer (the listening address) is known only once the server listens.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type Provider from 'oidc-provider';
 import type { Store } from '../../store/index.ts';
 import { SCOPES } from '../auth.ts';
+import type { CircuitBreaker } from '../circuit-breaker.ts';
 import { accountRoutes } from './account.ts';
 import { Browsers } from './browser.ts';
 import { html, STYLESHEET, STYLESHEET_PATH } from './html.ts';
 import { interactionRoutes } from './interactions.ts';
+import { type AnswerShape, oauthLimiter } from './limits.ts';
 import { formBodies, PAGE_HEADERS, type PagesContext, PROVIDER_CSP, sendPage, tryAgainIn } from './pages.ts';
 import { createProvider, derivedKey, OAUTH_ROUTES } from './provider.ts';
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
@@ -30,9 +32,13 @@ export interface OAuthOptions {
   /** The issuer: the server's public base URL, an origin without a trailing slash. */
   issuer: () => string;
   settings?: OAuthSettings;
-  /** Shares the counters of the sign-in and code entry throttles between instances. */
+  /** Shares the counters of the sign-in and code entry throttles and of the limits between instances. */
   redis?: Redis | null;
   redisPrefix?: string;
+  /** The Redis circuit breaker the API's limits use (rate-limit.ts). */
+  breaker?: CircuitBreaker;
+  /** How often an outage of Redis is summarised in the log (outage-log.ts). */
+  outageLogIntervalMs?: number;
   signInLimits?: ThrottleLimits;
   /** Wrong user codes on the device code page (throttle.ts). */
   deviceCodeLimits?: ThrottleLimits;
@@ -53,6 +59,30 @@ const PROVIDER_ENDPOINTS: [('GET' | 'POST' | 'OPTIONS')[], string][] = [
   [['GET', 'OPTIONS'], OAUTH_ROUTES.jwks],
   [['GET', 'OPTIONS'], AUTHORIZATION_SERVER_METADATA],
 ];
+
+/** The provider's endpoints that apps call, which answer JSON (RFC 6749 errors); the others are pages. */
+const JSON_ENDPOINTS = new Set([
+  OAUTH_ROUTES.token,
+  OAUTH_ROUTES.revocation,
+  OAUTH_ROUTES.device_authorization,
+  OAUTH_ROUTES.jwks,
+]);
+
+/**
+ * Whether a request is a step of a flow that may leave a row in the store without a sign-in: an authorization
+ * request or a device authorization (an interaction, a device code), a device code confirmed (an interaction),
+ * a flow resumed (its interaction replaced by one that lives an hour more).
+ */
+function flowStep(method: string, url: string): boolean {
+  if (method === 'POST')
+    return url === OAUTH_ROUTES.device_authorization || url === OAUTH_ROUTES.code_verification;
+  return (
+    method === 'GET' &&
+    (url === OAUTH_ROUTES.authorization ||
+      url === `${OAUTH_ROUTES.authorization}/:uid` ||
+      url === `${OAUTH_ROUTES.code_verification}/:uid`)
+  );
+}
 
 /** How often records past their expiry (codes, sessions, used refresh tokens) are deleted. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
@@ -88,6 +118,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
         const entry = codeEntries.get(raw);
         if (entry) await codeThrottle.failed(entry.account, entry.ip);
       },
+      deviceFormToken: (raw) => formTokens.get(raw),
     });
     return provider;
   };
@@ -107,8 +138,28 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
     options.deviceCodeLimits ?? DEFAULT_DEVICE_CODE_LIMITS,
   );
   const codeEntries = new WeakMap<IncomingMessage, { account: string | undefined; ip: string }>();
+  const limiter = oauthLimiter(app, {
+    limits: (options.settings ?? DEFAULT_OAUTH_SETTINGS).limits,
+    redis: options.redis ?? null,
+    redisPrefix: options.redisPrefix ?? 'chessport:',
+    breaker: options.breaker,
+    outageLogIntervalMs: options.outageLogIntervalMs,
+  });
+  // Before anything else looks at a request (limits.ts); the metadata documents are not counted.
+  const limited =
+    (shape: (url: string) => AnswerShape) => async (request: FastifyRequest, reply: FastifyReply) => {
+      const url = request.routeOptions.url ?? '';
+      if (url === AUTHORIZATION_SERVER_METADATA) return;
+      if (await limiter.admit(request, reply, shape(url), flowStep(request.method, url))) return reply;
+    };
+  // The device code pages' form token of each of their requests: the browser's page CSRF token (provider.ts).
+  const formTokens = new WeakMap<IncomingMessage, string>();
 
   app.register(async (scope) => {
+    scope.addHook(
+      'onRequest',
+      limited((url) => (JSON_ENDPOINTS.has(url) ? 'json' : 'page')),
+    );
     // The provider reads the bodies itself.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
@@ -131,6 +182,10 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
             }
             codeEntries.set(request.raw, { account, ip: request.ip });
           }
+          // Gives the browser its CSRF cookie when it has none.
+          if (url === OAUTH_ROUTES.code_verification || url === `${OAUTH_ROUTES.code_verification}/:uid`) {
+            formTokens.set(request.raw, browsersOf().csrfToken(request, reply));
+          }
           // Addressed to the issuer, from the client address Fastify found (TRUST_PROXY): the provider's
           // URLs are the issuer's whatever Host the request came with, and its cookies are Secure over https.
           const issuer = new URL(options.issuer());
@@ -139,7 +194,11 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
           delete headers['x-forwarded-host'];
           headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
           headers['x-forwarded-for'] = request.ip;
+          // The headers set so far (X-Request-Id, a cookie) go out with the provider's answer.
+          const set = reply.getHeaders();
           reply.hijack();
+          for (const [name, value] of Object.entries(set))
+            if (value !== undefined) reply.raw.setHeader(name, value);
           for (const [name, value] of Object.entries(PAGE_HEADERS)) reply.raw.setHeader(name, value);
           reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
           callback ??= providerOf().callback() as Handler;
@@ -150,6 +209,10 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
   });
 
   app.register(async (scope) => {
+    scope.addHook(
+      'onRequest',
+      limited(() => 'page'),
+    );
     formBodies(scope);
     const context: PagesContext = {
       store,

@@ -62,6 +62,8 @@ export interface ProviderOptions {
   log: { error(details: object, message: string): void };
   /** Told of each user code entered on the device code page that names no device code (index.ts counts it). */
   wrongUserCode?: (request: IncomingMessage) => Promise<void>;
+  /** The token of the device code page's forms for a request: its browser's page CSRF token (index.ts). */
+  deviceFormToken?: (request: IncomingMessage) => string | undefined;
 }
 
 export function createProvider(options: ProviderOptions): Provider {
@@ -205,6 +207,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const provider = new Provider(options.issuer, configuration);
   // The provider sees every request as addressed to the issuer (index.ts sets the forwarded headers).
   provider.proxy = true;
+  deviceFormsWithoutState(provider, options.deviceFormToken ?? (() => undefined));
   // A confidential client's secret is kept as its SHA-256 (adapter.ts puts the hash where the secret goes).
   provider.Client.prototype.compareClientSecret = async function compare(actual: string) {
     const want = Buffer.from(String(this.clientSecret ?? ''), 'hex');
@@ -215,6 +218,40 @@ export function createProvider(options: ProviderOptions): Provider {
     options.log.error({ err: error }, 'oauth: request failed');
   });
   return provider;
+}
+
+/**
+ * The provider keeps the token of its device code forms in its session of the browser (`state.secret`), which
+ * would make every visit to /oauth/device a session kept 12 hours, signed in or not. Here the token is the page
+ * CSRF token of the browser's cookie (browser.ts) instead, which a request brings with it: the session's `state`
+ * reads it, and what the provider writes there (a fresh token per page, the clean-up after a code is
+ * confirmed) is dropped. A session without an account then holds nothing worth keeping, and the adapter keeps
+ * none (adapter.ts). Sessions of other requests keep their own state.
+ */
+function deviceFormsWithoutState(
+  provider: Provider,
+  formToken: (request: IncomingMessage) => string | undefined,
+): void {
+  const sessions = provider.Session;
+  const load = sessions.get.bind(sessions);
+  sessions.get = async (ctx) => {
+    const session = await load(ctx);
+    // The provider's error pages change a session after its session middleware has saved it, then save it
+    // again with that save's expiry (persist), which a session never saved (a request without one) lacks: it
+    // gets the expiry a save gives it.
+    if (typeof session.exp !== 'number') session.exp = Math.floor(Date.now() / 1000) + SIGN_IN_TTL_S;
+    const secret = formToken(ctx.req);
+    if (secret !== undefined) {
+      Object.defineProperty(session, 'state', {
+        get: () => ({ secret }),
+        set: () => undefined,
+        // Not in what a save of the session writes.
+        enumerable: false,
+        configurable: true,
+      });
+    }
+    return session;
+  };
 }
 
 function htmlAnswer(ctx: KoaContextWithOIDC, body: string): void {
