@@ -2,7 +2,6 @@
 // flow with PKCE through the server's own pages, tokens that the API takes as any other, refresh with
 // rotation, revocation, and each refusal a hostile client or page might try.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
@@ -38,7 +37,6 @@ describe('OAuth: the authorization code flow with PKCE', () => {
     await addUserWithPassword(env, 'ann');
     await cliJson(env, ['import', ALICE_PGN, '--user', 'ann', '--database', 'main']);
     await addUserWithPassword(env, 'bob');
-    await addUserWithPassword(env, 'tess'); // the throttle's: failed sign-ins of her own
     web = await addClient(env, 'Web <App>', ['--redirect-uri', WEB_REDIRECT]);
     native = await addClient(env, 'Native', ['--redirect-uri', NATIVE_REDIRECT, '--public']);
     server = await startServer(env);
@@ -348,32 +346,6 @@ describe('OAuth: the authorization code flow with PKCE', () => {
     }
   });
 
-  test('sign-in is throttled after repeated failures; an unknown login reads as a wrong password', async () => {
-    const browser = new FormBrowser();
-    const signIn = async (login: string, password: string) => {
-      const form = await browser.request(`${base}/account/signin`);
-      return browser.request(`${base}/account/signin`, {
-        form: { csrf: field(form.text, 'csrf'), login, password },
-      });
-    };
-    const wrong = await signIn('tess', 'not the password');
-    const unknown = await signIn('nobody-here', 'not the password');
-    assert.equal(wrong.status, 401);
-    assert.equal(unknown.status, 401);
-    const message = (page: { text: string }) => /role="alert">([^<]*)</.exec(page.text)?.[1];
-    assert.equal(message(wrong), 'The login or the password is wrong.');
-    assert.equal(message(unknown), message(wrong));
-    for (let i = 1; i < 10; i++) assert.equal((await signIn('tess', `wrong ${i}`)).status, 401);
-    const throttled = await signIn('tess', PASSWORD);
-    assert.equal(throttled.status, 429);
-    assert.match(throttled.text, /Too many failed sign-ins/);
-    assert.ok(Number(throttled.headers.get('retry-after')) > 0);
-    assert.equal(browser.cookie('chessport_session'), undefined);
-    // Another account is not held up by tess's.
-    const bob = await signIn('bob', PASSWORD);
-    assert.equal(bob.status, 303);
-  });
-
   test('a public native client: PKCE without a secret, any loopback port, consent every time', async () => {
     const browser = new FormBrowser();
     const redirectUri = 'http://127.0.0.1:49152/callback';
@@ -627,40 +599,5 @@ describe('OAuth: metadata', () => {
     const cookies = page.headers.getSetCookie();
     assert.ok(cookies.length > 0);
     for (const cookie of cookies) assert.match(cookie, /^__Host-[^;]*;.*Secure/, cookie);
-  });
-});
-
-describe('OAuth: the sign-in throttle shared through Redis', {
-  skip: process.env.TEST_REDIS_URL ? false : 'set TEST_REDIS_URL to run',
-}, () => {
-  let env: Env;
-  let one: Server;
-  let two: Server;
-
-  before(async () => {
-    env = tempEnv();
-    await addUserWithPassword(env, 'ann');
-    const shared = { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `chessport-test-${randomUUID()}:` };
-    one = await startServer(env, shared);
-    two = await startServer(env, shared);
-  });
-  after(async () => {
-    await one?.stop();
-    await two?.stop();
-    env?.cleanup();
-  });
-
-  test('failures on one instance count on the other', async () => {
-    const signIn = async (base: string, password: string) => {
-      const browser = new FormBrowser();
-      const form = await browser.request(`${base}/account/signin`);
-      return browser.request(`${base}/account/signin`, {
-        form: { csrf: field(form.text, 'csrf'), login: 'ann', password },
-      });
-    };
-    for (let i = 0; i < 10; i++) {
-      assert.equal((await signIn(i % 2 === 0 ? one.base : two.base, `wrong ${i}`)).status, 401);
-    }
-    for (const server of [one, two]) assert.equal((await signIn(server.base, PASSWORD)).status, 429);
   });
 });
