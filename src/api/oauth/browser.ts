@@ -69,6 +69,7 @@ export class Browsers {
       grantId: null,
       uid: null,
       userCode: null,
+      userId: user.id,
       expiresAt: Date.now() + SIGN_IN_TTL_S * 1000,
     });
     this.setCookie(reply, { name: this.sessionCookie, value: id, maxAge: SIGN_IN_TTL_S });

@@ -60,7 +60,7 @@ export interface ProviderOptions {
   settings: OAuthSettings;
   browsers: Browsers;
   log: { error(details: object, message: string): void };
-  /** Told of each user code entered on the device code page that names no device code (index.ts counts it). */
+  /** Told of each user code entered on the device code page that names no device code (index.ts keeps it counted). */
   wrongUserCode?: (request: IncomingMessage) => Promise<void>;
   /** The token of the device code page's forms for a request: its browser's page CSRF token (index.ts). */
   deviceFormToken?: (request: IncomingMessage) => string | undefined;
@@ -134,7 +134,7 @@ export function createProvider(options: ProviderOptions): Provider {
         mask: '****-****',
         userCodeInputSource: async (ctx, _form, _out, error) => {
           // The provider looked the code up and found no device code (its NotFoundError, which it answers
-          // with this page): a guess, or a typo, that the code entry throttle counts before the answer goes.
+          // with this page): a guess, or a typo, whose count the code entry throttle keeps.
           if ((error as ReRenderError | undefined)?.name === 'NotFoundError') {
             await options.wrongUserCode?.(ctx.req);
           }
