@@ -2,8 +2,10 @@
 // issued under a grant are rows of `tokens` naming it, and its codes and refresh tokens are oauth_records
 // naming it: revoking the grant revokes them all in one transaction.
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Executor, StoreContext } from './context.ts';
 import { type GrantRow, toGrant } from './rows.ts';
+import type { DB } from './schema.ts';
 import { storable } from './storable.ts';
 import { hashToken, issuedQuery, revokeTokens } from './tokens.ts';
 import type { Grant } from './types.ts';
@@ -20,7 +22,7 @@ export function newGrantId(): string {
 }
 
 /** The grants with their user's login and their app's name: rows for toGrant. */
-function grantQuery(db: Executor) {
+function grantQuery(db: Kysely<DB>) {
   return issuedQuery(db, 'grants').select([
     'grants.scopes',
     'grants.created_at',

@@ -1,7 +1,7 @@
 // Access tokens: issued to a user for an app, kept as their SHA-256 only, revoked by id or by the token.
 // `store.tokens`. (The OAuth server's access tokens are rows here too, added under their grant: grants.ts.)
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { SelectQueryBuilder } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Executor, StoreContext } from './context.ts';
 import { prepared } from './prepared.ts';
 import { type IssuedRow, toTokenInfo } from './rows.ts';
@@ -17,7 +17,7 @@ export function hashToken(token: string): string {
  * user_id and app_id, the user's login and the app's name (`app_name`); for toTokenInfo and toGrant.
  */
 export function issuedQuery<T extends 'tokens' | 'grants'>(
-  db: Executor,
+  db: Kysely<DB>,
   table: T,
 ): SelectQueryBuilder<DB, T | 'users' | 'apps', IssuedRow> {
   // Kysely types a join on a table named by a type parameter as no call at all: the query is built over
@@ -37,7 +37,7 @@ export function issuedQuery<T extends 'tokens' | 'grants'>(
 }
 
 /** The tokens with their user's login and their app's name and sector: rows for toTokenInfo. */
-function tokenQuery(db: Executor) {
+function tokenQuery(db: Kysely<DB>) {
   return issuedQuery(db, 'tokens').select([
     'apps.sector',
     'tokens.scopes',
