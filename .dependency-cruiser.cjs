@@ -31,7 +31,7 @@ module.exports = {
         'The store is the lowest layer but chess: the API, the CLI and the import build on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(api|cli|import|webhooks)/' },
+      to: { path: '^src/(api|cli|import|webhooks|platform)/' },
     },
     {
       name: 'api-below-cli-import',
@@ -52,14 +52,25 @@ module.exports = {
     {
       name: 'webhooks-on-store',
       comment:
-        'src/webhooks delivers what the store records: it builds on the store, and of the API takes only the ' +
-        'pairwise ids (what /me gives each app) and the process metrics; the CLI runs it, nothing else.',
+        'src/webhooks delivers what the store records: it builds on the store and the platform (the process ' +
+        'metrics), and of the API takes only the pairwise ids (what /me gives each app); the CLI runs it.',
       severity: 'error',
       from: { path: '^src/webhooks/' },
       to: {
         path: '^src/(cli|import|chess|api)/',
-        pathNot: '^src/api/(pairwise|metrics)[.]ts$',
+        pathNot: '^src/api/pairwise[.]ts$',
       },
+    },
+    {
+      name: 'platform-knows-nothing',
+      comment:
+        'src/platform is what the server, the API, the OAuth server and the webhooks share that is not the ' +
+        'domain: the link to Redis and what rests on it (breaker, leases, outage log), the metrics registry, ' +
+        'and the HTTP kit of every answer (the error shape, rate limits, compression, CORS). It serves them ' +
+        'all, so it imports nothing of the project.',
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/', pathNot: '^src/platform/' },
     },
     {
       name: 'client-stands-alone',
@@ -135,7 +146,7 @@ module.exports = {
         'The server, the store, the import, chess, the webhooks and the workers know nothing of the client ' +
         'or the sync: they share no code with a client application. The CLI alone runs the sync.',
       severity: 'error',
-      from: { path: '^src/(api|store|import|chess|workers|webhooks)/' },
+      from: { path: '^src/(api|platform|store|import|chess|workers|webhooks)/' },
       to: { path: '^packages/' },
     },
     {

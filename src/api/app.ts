@@ -7,23 +7,24 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { compression, headLikeGet } from '../platform/http/compression.ts';
+import { cors } from '../platform/http/cors.ts';
+import { ApiError } from '../platform/http/errors.ts';
+import { type RateLimitSettings, rateLimiter, redisBreaker } from '../platform/http/rate-limit.ts';
+import { OutageLog, requests } from '../platform/outage-log.ts';
 import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './context.ts';
 import { docsPage } from './docs.ts';
-import { ApiError } from './errors.ts';
 import { FeedWaits } from './feed-waits.ts';
 import type { HeavyKind, HeavyLimits } from './heavy-kinds.ts';
 import { longAnswers, type StreamLimits } from './long-answers.ts';
 import { type OAuthSettings, oauthServer } from './oauth/index.ts';
 import type { ThrottleLimits } from './oauth/throttle.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
-import { OutageLog, requests } from './outage-log.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
 import { describeParam, paramSchema } from './params.ts';
 import { answerOutsideRoutes, answerRefusedRequests, clientErrorHandler } from './plugins/client-errors.ts';
-import { compression, headLikeGet } from './plugins/compression.ts';
-import { conditionalRequests } from './plugins/conditional.ts';
-import { cors } from './plugins/cors.ts';
+import { conditionalRequests, isCheapNotModified } from './plugins/conditional.ts';
 import { healthRoutes } from './plugins/health.ts';
 import { heavyRequests } from './plugins/heavy-requests.ts';
 import { requireHost } from './plugins/host.ts';
@@ -31,7 +32,6 @@ import { strictTransportSecurity } from './plugins/hsts.ts';
 import { loadShedding, type SheddingSettings } from './plugins/load-shedding.ts';
 import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
-import { type RateLimitSettings, rateLimiter, redisBreaker } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
 import { routableUrl } from './request-target.ts';
@@ -168,6 +168,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     ...rateLimit,
     outageLogIntervalMs: options.outageLogIntervalMs,
     breaker,
+    refundable: isCheapNotModified,
   });
   const heavy = heavyRequests(app, {
     ...options.heavy,

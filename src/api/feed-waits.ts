@@ -9,8 +9,8 @@
 // the signal (or the subscription) that the joiner needs it to see, so none of them can miss a change.
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { feedMetrics } from '../platform/metrics.ts';
 import type { ChangeSignals } from '../store/index.ts';
-import { feedMetrics } from './metrics.ts';
 
 /** Why a wait ended: a change came, the wait ran out, shutdown, the client left, or a read failed. */
 export type WaitOutcome = 'change' | 'timeout' | 'shutdown' | 'disconnect' | 'error';

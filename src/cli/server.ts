@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import packageJson from '../../package.json' with { type: 'json' };
 import { buildApp } from '../api/app.ts';
 import { answersClosed } from '../api/plugins/logging.ts';
-import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
+import { connectRedis, redisAddress, redisReady } from '../platform/redis.ts';
 import { ANY_OWNER, openStore, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';

@@ -3,8 +3,8 @@
 // counters of ../metrics.ts and the store's change sequence, which every import and change raises.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics, feedMetrics, processRegistry } from '../../platform/metrics.ts';
 import type { Store } from '../../store/index.ts';
-import { collectProcessMetrics, feedMetrics, processRegistry } from '../metrics.ts';
 
 const CHANGES_ROUTE = '/api/v1/changes';
 /** How long a scrape waits for the store's change sequence. */

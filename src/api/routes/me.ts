@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
-import { notFound } from '../errors.ts';
 import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { schemas } from '../schemas.ts';
