@@ -31,7 +31,7 @@ module.exports = {
         'The store is the lowest layer but chess: the API, the CLI and the import build on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(api|cli|import|webhooks|platform)/' },
+      to: { path: '^src/(api|cli|import|webhooks|platform|domain)/' },
     },
     {
       name: 'api-below-cli-import',
@@ -52,14 +52,21 @@ module.exports = {
     {
       name: 'webhooks-on-store',
       comment:
-        'src/webhooks delivers what the store records: it builds on the store and the platform (the process ' +
-        'metrics), and of the API takes only the pairwise ids (what /me gives each app); the CLI runs it.',
+        'src/webhooks delivers what the store records: it builds on the store, the platform (the process ' +
+        'metrics) and the domain (the pairwise ids /me gives each app), never on the API; the CLI runs it.',
       severity: 'error',
       from: { path: '^src/webhooks/' },
-      to: {
-        path: '^src/(cli|import|chess|api)/',
-        pathNot: '^src/api/pairwise[.]ts$',
-      },
+      to: { path: '^src/(cli|import|chess|api|oauth|server)/' },
+    },
+    {
+      name: 'domain-knows-nothing',
+      comment:
+        'src/domain holds what the service means whatever speaks it (the scopes, pairwise user ids, feed ' +
+        'cursors): the API, the OAuth server, the webhooks and the CLI share it, and it needs nothing of theirs ' +
+        'nor of the store.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/', pathNot: '^src/domain/' },
     },
     {
       name: 'platform-knows-nothing',
@@ -146,7 +153,7 @@ module.exports = {
         'The server, the store, the import, chess, the webhooks and the workers know nothing of the client ' +
         'or the sync: they share no code with a client application. The CLI alone runs the sync.',
       severity: 'error',
-      from: { path: '^src/(api|platform|store|import|chess|workers|webhooks)/' },
+      from: { path: '^src/(api|platform|domain|store|import|chess|workers|webhooks)/' },
       to: { path: '^packages/' },
     },
     {

@@ -4,9 +4,10 @@
 // OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer; the HEAD route,
 // which Fastify adds with the same schema, and the OPTIONS route are operations there too.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { Scope } from '../domain/scopes.ts';
 import { ApiError } from '../platform/http/errors.ts';
 import type { TokenInfo } from '../store/index.ts';
-import { authenticate, requireScope, type Scope } from './auth.ts';
+import { authenticate, requireScope } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { OAUTH_SCHEME, SECURITY_SCHEME, type Tag } from './openapi/document.ts';
 import { optionsResponses, type ReadAnswers, readResponses } from './openapi/responses.ts';

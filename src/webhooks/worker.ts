@@ -4,7 +4,7 @@
 // LOCKED on PostgreSQL, the write lock on SQLite) give each delivery attempt to one of them. It polls, so it
 // also delivers what CLI processes wrote; wake() makes it look at once.
 
-import { pairwiseId } from '../api/pairwise.ts';
+import { pairwiseId } from '../domain/pairwise.ts';
 import { webhookMetrics } from '../platform/metrics.ts';
 import {
   type ClaimedDelivery,

@@ -1,11 +1,11 @@
 // GET /changes: the feed of the user's changed games, oldest change first (docs/design.md 18-22).
 import type { FastifyInstance } from 'fastify';
+import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
+import { pairwiseId } from '../../domain/pairwise.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { GameChange } from '../../store/index.ts';
 import { lapsedToken, tokenLapse } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { changesQuery, schemas } from '../schemas.ts';
 import { changeJson, expandedChangeJson } from '../serialize.ts';
