@@ -31,7 +31,7 @@ module.exports = {
         'The store is the lowest layer but chess: the API, the CLI and the import build on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(api|cli|import|webhooks|platform|domain)/' },
+      to: { path: '^src/(api|oauth|cli|import|webhooks|platform|domain)/' },
     },
     {
       name: 'api-below-cli-import',
@@ -41,6 +41,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/api/' },
       to: { path: '^src/(cli|import|webhooks|chess|workers)/' },
+    },
+    {
+      name: 'oauth-beside-api',
+      comment:
+        'src/oauth, the OAuth authorization server, builds on the store, the platform and the domain (the scopes ' +
+        'it grants); the server composes it beside the API, and neither imports the other.',
+      severity: 'error',
+      from: { path: '^src/oauth/' },
+      to: { path: '^src/(api|server|cli|import|webhooks|chess|workers)/' },
     },
     {
       name: 'import-below-api-cli',
@@ -153,7 +162,7 @@ module.exports = {
         'The server, the store, the import, chess, the webhooks and the workers know nothing of the client ' +
         'or the sync: they share no code with a client application. The CLI alone runs the sync.',
       severity: 'error',
-      from: { path: '^src/(api|platform|domain|store|import|chess|workers|webhooks)/' },
+      from: { path: '^src/(api|oauth|platform|domain|store|import|chess|workers|webhooks)/' },
       to: { path: '^packages/' },
     },
     {

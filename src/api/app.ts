@@ -7,6 +7,8 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { type OAuthSettings, oauthServer } from '../oauth/index.ts';
+import type { ThrottleLimits } from '../oauth/throttle.ts';
 import { compression, headLikeGet } from '../platform/http/compression.ts';
 import { cors } from '../platform/http/cors.ts';
 import { ApiError } from '../platform/http/errors.ts';
@@ -18,8 +20,6 @@ import { docsPage } from './docs.ts';
 import { FeedWaits } from './feed-waits.ts';
 import type { HeavyKind, HeavyLimits } from './heavy-kinds.ts';
 import { longAnswers, type StreamLimits } from './long-answers.ts';
-import { type OAuthSettings, oauthServer } from './oauth/index.ts';
-import type { ThrottleLimits } from './oauth/throttle.ts';
 import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
 import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
 import { describeParam, paramSchema } from './params.ts';
