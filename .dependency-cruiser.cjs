@@ -1,8 +1,10 @@
 // The project's layers (docs/architecture.md "Layers"), checked by dependency-cruiser in `npm test`:
-// data flows one way, `chess` (pure) -> `import` -> `store`, `api` -> `store`, `webhooks` -> `store`, `cli`
-// on top; the workspace packages are client applications of the API beside the server: `@chessport/client`
-// (packages/client) stands alone and `@chessport/sync` (packages/sync) builds on it, and the CLI runs the
-// sync; `workers` holds what starts worker threads and knows nothing of the project. Every import counts,
+// data flows one way, `chess` (pure) -> `import` -> `store`; `server` -> `api` and `oauth` side by side ->
+// `store`; `webhooks` -> `store`; `platform` (Redis and what rests on it, the metrics registry, the HTTP kit)
+// and `domain` (scopes, pairwise ids, feed cursors) serve the server's parts and the webhooks and import
+// nothing of the project; `cli` on top; the workspace packages are client applications of the API beside
+// the server: `@chessport/client` (packages/client) stands alone and `@chessport/sync` (packages/sync) builds
+// on it, and the CLI runs the sync; `workers` holds what starts worker threads and knows nothing of the project. Every import counts,
 // `import type` too (a type-only cycle still ties two modules together).
 //
 // The project runs TypeScript directly, with `.ts` in its import paths. TypeScript 7 has no compiler API
@@ -26,21 +28,33 @@ module.exports = {
       to: { dependencyTypesNot: ['core'], pathNot: ['^src/chess/', '^node_modules/chessops/'] },
     },
     {
-      name: 'store-below-api-cli-import',
+      name: 'store-below-the-rest',
       comment:
-        'The store is the lowest layer but chess: the API, the CLI and the import build on it, never the reverse.',
+        'The store is the lowest layer but chess: the server and its parts, the webhooks, the import and the ' +
+        'CLI build on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(api|oauth|cli|import|webhooks|platform|domain)/' },
+      to: { path: '^src/(server|api|oauth|platform|domain|cli|import|webhooks)/' },
     },
     {
-      name: 'api-below-cli-import',
+      name: 'server-composes',
       comment:
-        'The API serves the store; the CLI starts it, and the import (with the chess it checks and the worker ' +
-        'threads it runs) is not its business.',
+        'src/server composes the HTTP server: the API and the OAuth server side by side, with the plugins of ' +
+        'every answer (request ids, logs, host, health, metrics, load shedding, timeouts). The CLI starts it; ' +
+        'the import, the webhooks (which `serve` runs beside it) and chess are not its business.',
+      severity: 'error',
+      from: { path: '^src/server/' },
+      to: { path: '^src/(cli|import|webhooks|chess|workers)/' },
+    },
+    {
+      name: 'api-beside-oauth',
+      comment:
+        'The API (/api/v1) serves the store, on the platform and the domain; the server composes it beside the ' +
+        'OAuth server, and neither imports the other nor the server. The CLI starts it, and the import (with ' +
+        'the chess it checks and the worker threads it runs) is not its business.',
       severity: 'error',
       from: { path: '^src/api/' },
-      to: { path: '^src/(cli|import|webhooks|chess|workers)/' },
+      to: { path: '^src/(server|oauth|cli|import|webhooks|chess|workers)/' },
     },
     {
       name: 'oauth-beside-api',
@@ -52,11 +66,11 @@ module.exports = {
       to: { path: '^src/(api|server|cli|import|webhooks|chess|workers)/' },
     },
     {
-      name: 'import-below-api-cli',
-      comment: 'The import writes to the store; the CLI runs it, the API never calls it.',
+      name: 'import-below-server-cli',
+      comment: 'The import writes to the store; the CLI runs it, the server never calls it.',
       severity: 'error',
       from: { path: '^src/import/' },
-      to: { path: '^src/(api|cli|webhooks)/' },
+      to: { path: '^src/(server|api|oauth|platform|domain|cli|webhooks)/' },
     },
     {
       name: 'webhooks-on-store',
@@ -162,7 +176,7 @@ module.exports = {
         'The server, the store, the import, chess, the webhooks and the workers know nothing of the client ' +
         'or the sync: they share no code with a client application. The CLI alone runs the sync.',
       severity: 'error',
-      from: { path: '^src/(api|oauth|platform|domain|store|import|chess|workers|webhooks)/' },
+      from: { path: '^src/(server|api|oauth|platform|domain|store|import|chess|workers|webhooks)/' },
       to: { path: '^packages/' },
     },
     {
