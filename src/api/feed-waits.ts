@@ -18,7 +18,7 @@ export type WaitOutcome = 'change' | 'timeout' | 'shutdown' | 'disconnect' | 'er
 /** The answers of the requests waiting now: a client that leaves one has not cut an answer short. */
 const waitingAnswers = new WeakSet<ServerResponse>();
 
-/** Whether this answer is of a request that waits for a change now (plugins/logging.ts). */
+/** Whether this answer is of a request that waits for a change now (src/server/plugins/logging.ts). */
 export function isWaiting(response: ServerResponse): boolean {
   return waitingAnswers.has(response);
 }

@@ -29,7 +29,8 @@ function lowerCaseUuids(params: Record<string, string>): void {
 
 /**
  * Every method Node's HTTP parser takes but GET, HEAD, OPTIONS and CONNECT (which Node hands to a 'connect'
- * listener, never to the router: plugins/client-errors.ts answers it 405): on an API path each one is 405.
+ * listener, never to the router: src/server/plugins/client-errors.ts answers it 405): on an API path each
+ * one is 405.
  */
 export const REFUSED_METHODS = process
   // Not `import { METHODS } from 'node:http'`: an ES module import of node:http makes Node build all its

@@ -58,7 +58,7 @@ export const rateLimitMetrics = {
   ),
 };
 
-/** Heavy requests (plugins/heavy-requests.ts) and the long answers that streams.ts cuts. */
+/** Heavy requests (src/api/plugins/heavy-requests.ts) and the long answers that long-answers.ts cuts. */
 export const heavyMetrics = {
   held: gauge(
     'chessport_heavy_requests_in_flight',

@@ -63,7 +63,7 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         after = position;
       } else if (since !== undefined) {
         const sinceMs = parseZonedTimestamp(since);
-        // Checked by the schema's format already (app.ts): a second look costs nothing.
+        // Checked by the schema's format already (src/server/app.ts): a second look costs nothing.
         if (sinceMs === undefined) throw new ApiError('invalid_request', zonedTimestampRule('since'));
         after = await store.changePositionAt(token.userId, sinceMs);
       }
