@@ -14,8 +14,8 @@ import Provider, {
   interactionPolicy,
   type KoaContextWithOIDC,
 } from 'oidc-provider';
-import { hashToken, type Store } from '../../store/index.ts';
-import { SCOPES } from '../auth.ts';
+import { SCOPES } from '../domain/scopes.ts';
+import { hashToken, type Store } from '../store/index.ts';
 import { CLOCK_TOLERANCE_S, StoreAdapter } from './adapter.ts';
 import { type Browsers, SIGN_IN_TTL_S } from './browser.ts';
 import { html, page } from './html.ts';

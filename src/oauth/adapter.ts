@@ -15,8 +15,8 @@
 
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { errors } from 'oidc-provider';
-import { type App, hashToken, type Store } from '../../store/index.ts';
-import { SCOPES } from '../auth.ts';
+import { SCOPES } from '../domain/scopes.ts';
+import { type App, hashToken, type Store } from '../store/index.ts';
 
 /** The provider's clock tolerance, which also keeps a record a little past its expiry. */
 export const CLOCK_TOLERANCE_S = 15;

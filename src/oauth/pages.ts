@@ -2,7 +2,7 @@
 // and no site frame them, no caching, no referrer), form bodies, the sign-in form and its check (the
 // throttle, then the password, with one answer for every failure), and how a page is sent.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Store, User } from '../../store/index.ts';
+import type { Store, User } from '../store/index.ts';
 import type { Browsers } from './browser.ts';
 import { type Html, html, page } from './html.ts';
 import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';

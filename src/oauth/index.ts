@@ -1,4 +1,4 @@
-// The OAuth 2.0 authorization server inside the API server (docs/oauth.md): oidc-provider's endpoints, the
+// The OAuth 2.0 authorization server beside the API (docs/oauth.md): oidc-provider's endpoints, the
 // pages that sign users in and ask their consent, /account, and the metadata documents. It lives outside
 // /api/v1, which stays GET and HEAD only. The provider is made on the first request that needs it: with
 // PORT=0 the issuer (the listening address) is known only once the server listens.
@@ -6,9 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type Provider from 'oidc-provider';
-import type { Store } from '../../store/index.ts';
-import { SCOPES } from '../auth.ts';
-import type { CircuitBreaker } from '../circuit-breaker.ts';
+import { SCOPES } from '../domain/scopes.ts';
+import type { CircuitBreaker } from '../platform/circuit-breaker.ts';
+import type { Store } from '../store/index.ts';
 import { accountRoutes } from './account.ts';
 import { Browsers } from './browser.ts';
 import { html, STYLESHEET, STYLESHEET_PATH } from './html.ts';

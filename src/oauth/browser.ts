@@ -6,7 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { parseCookie, type SetCookie, stringifySetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Store, User } from '../../store/index.ts';
+import type { Store, User } from '../store/index.ts';
 
 /** How long a sign-in lasts. */
 export const SIGN_IN_TTL_S = 12 * 3600;
