@@ -92,7 +92,7 @@ export interface OpenedStore {
   /** Where the compiled reads run (prepared.ts): the driver's path, or a faster one. */
   reader: RunQuery;
   signals: ChangeSignals;
-  /** The migrations that opening the store applied, in order (StoreLifecycle.migrationsApplied). */
+  /** The migrations that opening the store applied, in order (Store.migrationsApplied). */
   applied: string[];
 }
 
