@@ -1,8 +1,10 @@
 // The project's layers (docs/architecture.md "Layers"), checked by dependency-cruiser in `npm test`:
-// data flows one way, `chess` (pure) -> `import` -> `store`, `api` -> `store`, `webhooks` -> `store`, `cli`
-// on top; the workspace packages are client applications of the API beside the server: `@chessport/client`
-// (packages/client) stands alone and `@chessport/sync` (packages/sync) builds on it, and the CLI runs the
-// sync; `workers` holds what starts worker threads and knows nothing of the project. Every import counts,
+// data flows one way, `chess` (pure) -> `import` -> `store`; `server` -> `api` and `oauth` side by side ->
+// `store`; `webhooks` -> `store`; `platform` (Redis and what rests on it, the metrics registry, the HTTP kit)
+// and `domain` (scopes, pairwise ids, feed cursors) serve the server's parts and the webhooks and import
+// nothing of the project; `cli` on top; the workspace packages are client applications of the API beside
+// the server: `@chessport/client` (packages/client) stands alone and `@chessport/sync` (packages/sync) builds
+// on it, and the CLI runs the sync; `workers` holds what starts worker threads and knows nothing of the project. Every import counts,
 // `import type` too (a type-only cycle still ties two modules together).
 //
 // The project runs TypeScript directly, with `.ts` in its import paths. TypeScript 7 has no compiler API
@@ -26,40 +28,79 @@ module.exports = {
       to: { dependencyTypesNot: ['core'], pathNot: ['^src/chess/', '^node_modules/chessops/'] },
     },
     {
-      name: 'store-below-api-cli-import',
+      name: 'store-below-the-rest',
       comment:
-        'The store is the lowest layer but chess: the API, the CLI and the import build on it, never the reverse.',
+        'The store is the lowest layer but chess: the server and its parts, the webhooks, the import and the ' +
+        'CLI build on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(api|cli|import|webhooks)/' },
+      to: { path: '^src/(server|api|oauth|platform|domain|cli|import|webhooks)/' },
     },
     {
-      name: 'api-below-cli-import',
+      name: 'server-composes',
       comment:
-        'The API serves the store; the CLI starts it, and the import (with the chess it checks and the worker ' +
-        'threads it runs) is not its business.',
+        'src/server composes the HTTP server: the API and the OAuth server side by side, with the plugins of ' +
+        'every answer (request ids, logs, host, health, metrics, load shedding, timeouts). The CLI starts it; ' +
+        'the import, the webhooks (which `serve` runs beside it) and chess are not its business.',
       severity: 'error',
-      from: { path: '^src/api/' },
+      from: { path: '^src/server/' },
       to: { path: '^src/(cli|import|webhooks|chess|workers)/' },
     },
     {
-      name: 'import-below-api-cli',
-      comment: 'The import writes to the store; the CLI runs it, the API never calls it.',
+      name: 'api-beside-oauth',
+      comment:
+        'The API (/api/v1) serves the store, on the platform and the domain; the server composes it beside the ' +
+        'OAuth server, and neither imports the other nor the server. The CLI starts it, and the import (with ' +
+        'the chess it checks and the worker threads it runs) is not its business.',
+      severity: 'error',
+      from: { path: '^src/api/' },
+      to: { path: '^src/(server|oauth|cli|import|webhooks|chess|workers)/' },
+    },
+    {
+      name: 'oauth-beside-api',
+      comment:
+        'src/oauth, the OAuth authorization server, builds on the store, the platform and the domain (the scopes ' +
+        'it grants); the server composes it beside the API, and neither imports the other.',
+      severity: 'error',
+      from: { path: '^src/oauth/' },
+      to: { path: '^src/(api|server|cli|import|webhooks|chess|workers)/' },
+    },
+    {
+      name: 'import-below-server-cli',
+      comment: 'The import writes to the store; the CLI runs it, the server never calls it.',
       severity: 'error',
       from: { path: '^src/import/' },
-      to: { path: '^src/(api|cli|webhooks)/' },
+      to: { path: '^src/(server|api|oauth|platform|domain|cli|webhooks)/' },
     },
     {
       name: 'webhooks-on-store',
       comment:
-        'src/webhooks delivers what the store records: it builds on the store, and of the API takes only the ' +
-        'pairwise ids (what /me gives each app) and the process metrics; the CLI runs it, nothing else.',
+        'src/webhooks delivers what the store records: it builds on the store, the platform (the process ' +
+        'metrics) and the domain (the pairwise ids /me gives each app), never on the API; the CLI runs it.',
       severity: 'error',
       from: { path: '^src/webhooks/' },
-      to: {
-        path: '^src/(cli|import|chess|api)/',
-        pathNot: '^src/api/(pairwise|metrics)[.]ts$',
-      },
+      to: { path: '^src/(cli|import|chess|api|oauth|server)/' },
+    },
+    {
+      name: 'domain-knows-nothing',
+      comment:
+        'src/domain holds what the service means whatever speaks it (the scopes, pairwise user ids, feed ' +
+        'cursors): the API, the OAuth server, the webhooks and the CLI share it, and it needs nothing of theirs ' +
+        'nor of the store.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/', pathNot: '^src/domain/' },
+    },
+    {
+      name: 'platform-knows-nothing',
+      comment:
+        'src/platform is what the server, the API, the OAuth server and the webhooks share that is not the ' +
+        'domain: the link to Redis and what rests on it (breaker, leases, outage log), the metrics registry, ' +
+        'and the HTTP kit of every answer (the error shape, rate limits, compression, CORS). It serves them ' +
+        'all, so it imports nothing of the project.',
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/', pathNot: '^src/platform/' },
     },
     {
       name: 'client-stands-alone',
@@ -135,7 +176,7 @@ module.exports = {
         'The server, the store, the import, chess, the webhooks and the workers know nothing of the client ' +
         'or the sync: they share no code with a client application. The CLI alone runs the sync.',
       severity: 'error',
-      from: { path: '^src/(api|store|import|chess|workers|webhooks)/' },
+      from: { path: '^src/(server|api|oauth|platform|domain|store|import|chess|workers|webhooks)/' },
       to: { path: '^packages/' },
     },
     {

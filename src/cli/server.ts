@@ -4,9 +4,9 @@
 import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import packageJson from '../../package.json' with { type: 'json' };
-import { buildApp } from '../api/app.ts';
-import { answersClosed } from '../api/plugins/logging.ts';
-import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
+import { connectRedis, redisAddress, redisReady } from '../platform/redis.ts';
+import { buildApp } from '../server/app.ts';
+import { answersClosed } from '../server/plugins/logging.ts';
 import { ANY_OWNER, openStore, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';

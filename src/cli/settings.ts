@@ -8,8 +8,8 @@ import {
   type HeavyKind,
   type HeavyLimits,
 } from '../api/heavy-kinds.ts';
-import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../api/oauth/settings.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
+import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../oauth/settings.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/schedule.ts';
 import type { WebhookSettings } from '../webhooks/worker.ts';

@@ -3,6 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { alreadyExists, StoreError } from './errors.ts';
+import { deleteUserSignIns } from './oauth-records.ts';
 import { toApp, toUser } from './rows.ts';
 import type { DB } from './schema.ts';
 import { storable } from './storable.ts';
@@ -135,8 +136,13 @@ export async function findAppById(
   return row && { app: toApp(row), secretHash: row.client_secret_hash };
 }
 
-export async function setPasswordHash(db: Kysely<DB>, userId: string, hash: string | null): Promise<void> {
-  await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+/**
+ * Sets (or with null, removes) the user's password hash and ends every session of theirs, the one write on
+ * `trx` (a transaction): a browser signed in with the old password is signed in no more.
+ */
+export async function setPasswordHash(trx: Kysely<DB>, userId: string, hash: string | null): Promise<void> {
+  await trx.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+  await deleteUserSignIns(trx, userId);
 }
 
 /** The user with this login and their password hash (null: they have none). */

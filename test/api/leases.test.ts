@@ -1,11 +1,11 @@
-// Leases in Redis (src/api/leases.ts) when Redis holds more of a key than its limit: after it lost leases (a
+// Leases in Redis (src/platform/leases.ts) when Redis holds more of a key than its limit: after it lost leases (a
 // restart), or once it learns of those an instance held during its outage. A lease renewed is added again in
 // its place, and the newest beyond the limit are told to end. Runs where TEST_REDIS_URL is set.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { LocalLeases, leaseId, RedisLeases } from '../../src/api/leases.ts';
+import { LocalLeases, leaseId, RedisLeases } from '../../src/platform/leases.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 

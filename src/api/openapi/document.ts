@@ -1,7 +1,7 @@
 // The parts of the OpenAPI document that no route schema holds: info, servers, tags, the security scheme,
 // and the decisions a client depends on (docs/design.md, docs/api.md "API decisions"), in the description text.
 import packageJson from '../../../package.json' with { type: 'json' };
-import { SCOPES, type Scope } from '../auth.ts';
+import { SCOPES, type Scope } from '../../domain/scopes.ts';
 
 export const SECURITY_SCHEME = 'bearer';
 

@@ -4,7 +4,7 @@
 // the mark to the header object and shares each header as one components/headers entry (see document.ts),
 // the test suite's validator enforces it. What the headers say is what the black-box tests see
 // (test/api/openapi.test.ts): no header of an answer may go undocumented.
-import type { ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../../platform/http/errors.ts';
 
 interface HeaderSchema {
   type: 'string' | 'integer';

@@ -21,9 +21,9 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { negotiatedCoding } from '../../platform/http/compression.ts';
 import type { Store } from '../../store/index.ts';
 import { wantsPgn } from '../pgn.ts';
-import { negotiatedCoding } from './compression.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

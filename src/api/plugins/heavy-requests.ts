@@ -18,8 +18,11 @@
 //   instance's slots while Redis is asked (a full instance refuses before Redis is asked, holding nothing).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { askGuarded, type CircuitBreaker } from '../circuit-breaker.ts';
-import { ApiError } from '../errors.ts';
+import { askGuarded, type CircuitBreaker } from '../../platform/circuit-breaker.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { LocalLeases, RedisLeases } from '../../platform/leases.ts';
+import { heavyMetrics } from '../../platform/metrics.ts';
+import { OutageLog, requests } from '../../platform/outage-log.ts';
 import {
   defaultHeavyLimits,
   HEAVY_DEFAULTS,
@@ -27,9 +30,6 @@ import {
   type HeavyKind,
   type HeavyLimits,
 } from '../heavy-kinds.ts';
-import { LocalLeases, RedisLeases } from '../leases.ts';
-import { heavyMetrics } from '../metrics.ts';
-import { OutageLog, requests } from '../outage-log.ts';
 
 /**
  * Retry-After of a refusal. A slot frees when another answer ends, which no one can tell in advance: a few

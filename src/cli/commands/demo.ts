@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { SCOPES } from '../../api/auth.ts';
+import { SCOPES } from '../../domain/scopes.ts';
 import { importFile } from '../../import/index.ts';
 import type { App, Store, User } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';

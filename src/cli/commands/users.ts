@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../api/oauth/password-rules.ts';
 import { iso } from '../../api/serialize.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../oauth/password-rules.ts';
 import type { User } from '../../store/index.ts';
 import type { ChessportCommand } from '../command.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
@@ -76,7 +76,7 @@ export function usersCommand(program: ChessportCommand): void {
           );
         }
         // Loaded here: scrypt is for this command only.
-        const { hashPassword } = await import('../../api/oauth/passwords.ts');
+        const { hashPassword } = await import('../../oauth/passwords.ts');
         await store.setPasswordHash(user.id, await hashPassword(password));
         emit(Boolean(opts.json), { login, passwordSet: true }, () => `set the password of ${login}`);
       }),

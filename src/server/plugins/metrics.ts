@@ -1,10 +1,10 @@
 // Prometheus metrics at /metrics (no auth, like the probes: keep the port off the public internet or
 // filter the path at the proxy). Requests and latency by route template and status, plus the process-wide
-// counters of ../metrics.ts and the store's change sequence, which every import and change raises.
+// counters of src/platform/metrics.ts and the store's change sequence, which every import and change raises.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics, feedMetrics, processRegistry } from '../../platform/metrics.ts';
 import type { Store } from '../../store/index.ts';
-import { collectProcessMetrics, feedMetrics, processRegistry } from '../metrics.ts';
 
 const CHANGES_ROUTE = '/api/v1/changes';
 /** How long a scrape waits for the store's change sequence. */

@@ -6,7 +6,7 @@
 import { getHeapStatistics } from 'node:v8';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
-import { HEAVY_DEFAULTS } from '../heavy-kinds.ts';
+import { HEAVY_DEFAULTS } from '../../api/heavy-kinds.ts';
 
 export interface SheddingSettings {
   /** Mean event-loop delay over the last second above which heavy requests are refused; 0: never. */

@@ -1,9 +1,9 @@
 // Probes for orchestrators, outside /api/v1 and without auth: /healthz says the process answers, /readyz
 // that the store answers too (a locked or unreachable store makes the instance not ready: 503).
 import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../platform/http/errors.ts';
+import type { OutageLog } from '../../platform/outage-log.ts';
 import type { Store } from '../../store/index.ts';
-import { ApiError } from '../errors.ts';
-import type { OutageLog } from '../outage-log.ts';
 
 /** A failed /readyz counts in the store's outage like a failed request, and a passed one ends it. */
 export function healthRoutes(app: FastifyInstance, store: Store, storeOutage: OutageLog): void {

@@ -8,14 +8,15 @@
 // - Session: an oauth_records row once it names a signed-in account, none before (below).
 // - everything else (codes, refresh tokens, device codes, interactions): an oauth_records row
 //   under the SHA-256 of its id. The id is not kept, except a device code's, which its user code finds
-//   (and which lives ten minutes).
+//   (and which lives ten minutes). A session or interaction names the user it signs in, so that a change of
+//   the user's password ends it.
 // Using a code or refresh token is atomic (consume): of two requests that race with one, on one instance or
 // two, the second fails and revokes the grant, as a replay.
 
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { errors } from 'oidc-provider';
-import { type App, hashToken, type Store } from '../../store/index.ts';
-import { SCOPES } from '../auth.ts';
+import { SCOPES } from '../domain/scopes.ts';
+import { type App, hashToken, type Store } from '../store/index.ts';
 
 /** The provider's clock tolerance, which also keeps a record a little past its expiry. */
 export const CLOCK_TOLERANCE_S = 15;
@@ -53,6 +54,25 @@ export function clientMetadata(app: App, secretHash: string | null): AdapterPayl
 
 function grantIdOf(payload: AdapterPayload): string | null {
   return typeof payload.grantId === 'string' ? payload.grantId : null;
+}
+
+/**
+ * The user a record signs in, whose password change ends it (oauth-records.ts): a session's account, and an
+ * interaction's once it has one (signed in, or begun by a signed-in session), which would sign its browser in
+ * when resumed. Null for the rest: codes and tokens belong to grants.
+ */
+function signedInUserOf(model: string, payload: AdapterPayload): string | null {
+  const ids =
+    model === 'Session'
+      ? [payload.accountId]
+      : model === 'Interaction'
+        ? [
+            payload.result?.login?.accountId,
+            payload.lastSubmission?.login?.accountId,
+            payload.session?.accountId,
+          ]
+        : [];
+  return ids.find((id): id is string => typeof id === 'string') ?? null;
 }
 
 export class StoreAdapter implements Adapter {
@@ -124,6 +144,7 @@ export class StoreAdapter implements Adapter {
       grantId: grantIdOf(payload),
       uid: typeof payload.uid === 'string' ? payload.uid : null,
       userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
+      userId: signedInUserOf(this.model, payload),
       expiresAt: expiresIn ? now + (expiresIn + CLOCK_TOLERANCE_S) * 1000 : null,
     });
   }

@@ -1,5 +1,5 @@
 // The API's scopes in plain words, as the consent and account pages show them.
-import type { Scope } from '../auth.ts';
+import type { Scope } from '../domain/scopes.ts';
 
 export const SCOPE_WORDS: Record<Scope, string> = {
   'user.read': 'See your name, e-mail address and picture',

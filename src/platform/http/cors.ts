@@ -21,7 +21,7 @@ export const EXPOSED_HEADERS = [
   'RateLimit',
 ];
 
-/** Request headers a browser app may send (the OpenAPI document names them too: openapi/methods.ts). */
+/** Request headers a browser app may send (the OpenAPI document names them too: src/api/openapi). */
 export const ALLOWED_HEADERS = ['Authorization', 'Accept', 'If-None-Match', 'X-Request-Id'];
 
 const options = {

@@ -4,7 +4,7 @@
 // timeouts.ts). Node checks nothing else: it kept the first of two Host lines, and any bytes in one.
 // HTTP/1.0 needs no Host.
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 
 // RFC 3986 3.2.2 and 3.2.3: an IP literal in brackets, or a reg-name (IPv4 addresses and DNS names are
 // reg-names: unreserved, sub-delims, percent-encoded; empty too), then an optional port.

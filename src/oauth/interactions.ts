@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { Grant, InteractionResults } from 'oidc-provider';
-import { newGrantId, type User } from '../../store/index.ts';
+import { newGrantId, type User } from '../store/index.ts';
 import { html } from './html.ts';
 import { checkSignIn, formOf, type PagesContext, sendPage, signInForm, WRONG_CSRF } from './pages.ts';
 import { errorBody, interactionPath } from './provider.ts';

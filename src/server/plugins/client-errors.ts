@@ -13,8 +13,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../errors.ts';
-import { ALLOW } from '../route.ts';
+import { ALLOW } from '../../api/route.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
 
 const ANSWERS: Record<string, [number, string, string]> = {

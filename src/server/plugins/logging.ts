@@ -5,9 +5,9 @@
 import { writeSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { ApiError } from '../errors.ts';
-import { isWaiting } from '../feed-waits.ts';
-import { requestMetrics } from '../metrics.ts';
+import { isWaiting } from '../../api/feed-waits.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { requestMetrics } from '../../platform/metrics.ts';
 
 /**
  * A literal as it may stand in a URL: each character as itself or percent-encoded (`cp%5F`, `%63p_`), in

@@ -8,10 +8,9 @@ import fastifyRateLimit, { type FastifyRateLimitStore, normalizeIP } from '@fast
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { askGuarded, CircuitBreaker } from '../circuit-breaker.ts';
-import { ApiError } from '../errors.ts';
 import { rateLimitMetrics } from '../metrics.ts';
 import { OutageLog, requests } from '../outage-log.ts';
-import { isCheapNotModified } from './conditional.ts';
+import { ApiError } from './errors.ts';
 
 export interface RateLimitSettings {
   max: number;
@@ -24,6 +23,11 @@ export interface RateLimitSettings {
   outageLogIntervalMs?: number;
   /** The Redis circuit breaker, when others share it (heavy-requests.ts); default one of its own. */
   breaker?: CircuitBreaker;
+  /**
+   * Whether a 304 gives its count back: the API's cheap 304s (isCheapNotModified, in
+   * src/api/plugins/conditional.ts); by default none does.
+   */
+  refundable?: (request: FastifyRequest) => boolean;
 }
 
 /** The circuit breaker of the link to Redis, its state in /metrics. */
@@ -242,14 +246,14 @@ export function rateLimiter(app: FastifyInstance, settings: RateLimitSettings): 
   }
 
   // A cheap 304 does not spend the rate limit (GitHub's rule, narrowed: docs/api.md "Rate limits"): one
-  // whose tag the client named and the server had without reading the representation (conditional.ts),
+  // whose tag the client named and the server had without reading the representation (`refundable`),
   // never `If-None-Match: *`, and at most the limit of them per window, so that a client's requests stay
   // within twice the limit however it polls. Counted when it came in, like every request, so that a client
   // cannot run more than the limit at once, and given back once the answer is known to be 304, in the store
   // that counted it. Its headers show the budget unspent. After the ETag hook (conditional.ts), which turns
   // a 200 into the 304.
   app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode !== 304 || !isCheapNotModified(request)) return payload;
+    if (reply.statusCode !== 304 || !settings.refundable?.(request)) return payload;
     const spent = charges.get(request);
     if (!spent) return payload;
     charges.delete(request);

@@ -28,16 +28,6 @@ const counter = <T extends string = string>(name: string, help: string, labelNam
 const gauge = <T extends string = string>(name: string, help: string, labelNames?: readonly T[]) =>
   registered(Gauge<T>, name, help, labelNames);
 
-/** For the import pipeline: games read, by outcome. */
-export const importMetrics = {
-  games: counter(
-    'chessport_import_games_total',
-    'Games read by imports in this process, by outcome (imported, duplicate, rejected, over_limit).',
-    ['outcome'],
-  ),
-  files: counter('chessport_import_files_total', 'PGN files imported in this process.'),
-};
-
 export const feedMetrics = {
   pages: counter(
     'chessport_feed_pages_total',
@@ -68,7 +58,7 @@ export const rateLimitMetrics = {
   ),
 };
 
-/** Heavy requests (plugins/heavy-requests.ts) and the long answers that streams.ts cuts. */
+/** Heavy requests (src/api/plugins/heavy-requests.ts) and the long answers that long-answers.ts cuts. */
 export const heavyMetrics = {
   held: gauge(
     'chessport_heavy_requests_in_flight',

@@ -6,7 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { parseCookie, type SetCookie, stringifySetCookie } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Store, User } from '../../store/index.ts';
+import type { Store, User } from '../store/index.ts';
 
 /** How long a sign-in lasts. */
 export const SIGN_IN_TTL_S = 12 * 3600;
@@ -69,6 +69,7 @@ export class Browsers {
       grantId: null,
       uid: null,
       userCode: null,
+      userId: user.id,
       expiresAt: Date.now() + SIGN_IN_TTL_S * 1000,
     });
     this.setCookie(reply, { name: this.sessionCookie, value: id, maxAge: SIGN_IN_TTL_S });

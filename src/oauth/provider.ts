@@ -14,8 +14,8 @@ import Provider, {
   interactionPolicy,
   type KoaContextWithOIDC,
 } from 'oidc-provider';
-import { hashToken, type Store } from '../../store/index.ts';
-import { SCOPES } from '../auth.ts';
+import { SCOPES } from '../domain/scopes.ts';
+import { hashToken, type Store } from '../store/index.ts';
 import { CLOCK_TOLERANCE_S, StoreAdapter } from './adapter.ts';
 import { type Browsers, SIGN_IN_TTL_S } from './browser.ts';
 import { html, page } from './html.ts';
@@ -60,7 +60,7 @@ export interface ProviderOptions {
   settings: OAuthSettings;
   browsers: Browsers;
   log: { error(details: object, message: string): void };
-  /** Told of each user code entered on the device code page that names no device code (index.ts counts it). */
+  /** Told of each user code entered on the device code page that names no device code (index.ts keeps it counted). */
   wrongUserCode?: (request: IncomingMessage) => Promise<void>;
   /** The token of the device code page's forms for a request: its browser's page CSRF token (index.ts). */
   deviceFormToken?: (request: IncomingMessage) => string | undefined;
@@ -134,7 +134,7 @@ export function createProvider(options: ProviderOptions): Provider {
         mask: '****-****',
         userCodeInputSource: async (ctx, _form, _out, error) => {
           // The provider looked the code up and found no device code (its NotFoundError, which it answers
-          // with this page): a guess, or a typo, that the code entry throttle counts before the answer goes.
+          // with this page): a guess, or a typo, whose count the code entry throttle keeps.
           if ((error as ReRenderError | undefined)?.name === 'NotFoundError') {
             await options.wrongUserCode?.(ctx.req);
           }

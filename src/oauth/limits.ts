@@ -8,9 +8,9 @@
 // anything else looks at it: RFC 6749's JSON error on the endpoints apps call, a page on those a browser opens.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { CircuitBreaker } from '../circuit-breaker.ts';
-import { ApiError } from '../errors.ts';
-import { rateLimiter } from '../plugins/rate-limit.ts';
+import type { CircuitBreaker } from '../platform/circuit-breaker.ts';
+import { ApiError } from '../platform/http/errors.ts';
+import { rateLimiter } from '../platform/http/rate-limit.ts';
 import { html } from './html.ts';
 import { sendPage, tryAgainIn } from './pages.ts';
 import type { OAuthLimits } from './settings.ts';

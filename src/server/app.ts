@@ -1,48 +1,48 @@
-// The Fastify application: shared schemas, the error shape everywhere, the /api/v1 routes with their OpenAPI
-// document and reference page, and around them what production needs (request ids, token-free logs, CORS,
-// compression, ETags, rate limits, probes, metrics).
+// The Fastify application, composed: shared schemas, the error shape everywhere, the /api/v1 routes with their
+// OpenAPI document and reference page (src/api) and the OAuth server beside them (src/oauth), and around them
+// what production needs (request ids, token-free logs, CORS, compression, ETags, rate limits, probes, metrics).
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import type { ApiContext } from '../api/context.ts';
+import { docsPage } from '../api/docs.ts';
+import { FeedWaits } from '../api/feed-waits.ts';
+import type { HeavyKind, HeavyLimits } from '../api/heavy-kinds.ts';
+import { longAnswers, type StreamLimits } from '../api/long-answers.ts';
+import { openapiGenerator, openapiRoute } from '../api/openapi/plugin.ts';
+import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from '../api/page-cache.ts';
+import { describeParam, paramSchema } from '../api/params.ts';
+import { conditionalRequests, isCheapNotModified } from '../api/plugins/conditional.ts';
+import { heavyRequests } from '../api/plugins/heavy-requests.ts';
+import { routeEveryMethod } from '../api/route.ts';
+import { changeRoutes } from '../api/routes/changes.ts';
+import { databaseRoutes } from '../api/routes/databases.ts';
+import { gameRoutes } from '../api/routes/games.ts';
+import { meRoutes } from '../api/routes/me.ts';
+import { sharedSchemas } from '../api/schemas.ts';
+import { parseZonedTimestamp } from '../api/timestamp.ts';
+import { type OAuthSettings, oauthServer } from '../oauth/index.ts';
+import type { ThrottleLimits } from '../oauth/throttle.ts';
+import { compression, headLikeGet } from '../platform/http/compression.ts';
+import { cors } from '../platform/http/cors.ts';
+import { ApiError } from '../platform/http/errors.ts';
+import { type RateLimitSettings, rateLimiter, redisBreaker } from '../platform/http/rate-limit.ts';
+import { OutageLog, requests } from '../platform/outage-log.ts';
 import { type Store, storeFault, type TokenInfo } from '../store/index.ts';
-import type { ApiContext } from './context.ts';
-import { docsPage } from './docs.ts';
-import { ApiError } from './errors.ts';
-import { FeedWaits } from './feed-waits.ts';
-import type { HeavyKind, HeavyLimits } from './heavy-kinds.ts';
-import { longAnswers, type StreamLimits } from './long-answers.ts';
-import { type OAuthSettings, oauthServer } from './oauth/index.ts';
-import type { ThrottleLimits } from './oauth/throttle.ts';
-import { openapiGenerator, openapiRoute } from './openapi/plugin.ts';
-import { OutageLog, requests } from './outage-log.ts';
-import { DEFAULT_PAGE_CACHE_BYTES, ListPositions, PageCache } from './page-cache.ts';
-import { describeParam, paramSchema } from './params.ts';
 import { answerOutsideRoutes, answerRefusedRequests, clientErrorHandler } from './plugins/client-errors.ts';
-import { compression, headLikeGet } from './plugins/compression.ts';
-import { conditionalRequests } from './plugins/conditional.ts';
-import { cors } from './plugins/cors.ts';
 import { healthRoutes } from './plugins/health.ts';
-import { heavyRequests } from './plugins/heavy-requests.ts';
 import { requireHost } from './plugins/host.ts';
 import { strictTransportSecurity } from './plugins/hsts.ts';
 import { loadShedding, type SheddingSettings } from './plugins/load-shedding.ts';
 import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
-import { type RateLimitSettings, rateLimiter, redisBreaker } from './plugins/rate-limit.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
 import { routableUrl } from './request-target.ts';
-import { routeEveryMethod } from './route.ts';
-import { changeRoutes } from './routes/changes.ts';
-import { databaseRoutes } from './routes/databases.ts';
-import { gameRoutes } from './routes/games.ts';
-import { meRoutes } from './routes/me.ts';
-import { sharedSchemas } from './schemas.ts';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutOptions } from './timeouts.ts';
-import { parseZonedTimestamp } from './timestamp.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -168,6 +168,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     ...rateLimit,
     outageLogIntervalMs: options.outageLogIntervalMs,
     breaker,
+    refundable: isCheapNotModified,
   });
   const heavy = heavyRequests(app, {
     ...options.heavy,

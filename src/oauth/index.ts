@@ -1,4 +1,4 @@
-// The OAuth 2.0 authorization server inside the API server (docs/oauth.md): oidc-provider's endpoints, the
+// The OAuth 2.0 authorization server beside the API (docs/oauth.md): oidc-provider's endpoints, the
 // pages that sign users in and ask their consent, /account, and the metadata documents. It lives outside
 // /api/v1, which stays GET and HEAD only. The provider is made on the first request that needs it: with
 // PORT=0 the issuer (the listening address) is known only once the server listens.
@@ -6,9 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type Provider from 'oidc-provider';
-import type { Store } from '../../store/index.ts';
-import { SCOPES } from '../auth.ts';
-import type { CircuitBreaker } from '../circuit-breaker.ts';
+import { SCOPES } from '../domain/scopes.ts';
+import type { CircuitBreaker } from '../platform/circuit-breaker.ts';
+import type { Store } from '../store/index.ts';
 import { accountRoutes } from './account.ts';
 import { Browsers } from './browser.ts';
 import { html, STYLESHEET, STYLESHEET_PATH } from './html.ts';
@@ -21,6 +21,7 @@ import {
   DEFAULT_DEVICE_CODE_LIMITS,
   DEFAULT_SIGN_IN_LIMITS,
   GuessThrottle,
+  type Reservation,
   type ThrottleLimits,
 } from './throttle.ts';
 
@@ -83,6 +84,8 @@ function flowStep(method: string, url: string): boolean {
       url === `${OAUTH_ROUTES.code_verification}/:uid`)
   );
 }
+/** How long the guess throttles wait for Redis before they count in this process alone. */
+const THROTTLE_REDIS_TIMEOUT_MS = 5000;
 
 /** How often records past their expiry (codes, sessions, used refresh tokens) are deleted. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
@@ -116,28 +119,34 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
       log: app.log,
       wrongUserCode: async (raw) => {
         const entry = codeEntries.get(raw);
-        if (entry) await codeThrottle.failed(entry.account, entry.ip);
+        if (entry) entry.wrong = true;
       },
       deviceFormToken: (raw) => formTokens.get(raw),
     });
     return provider;
   };
+  // The throttles' own link to Redis, which waits longer for an answer than the rate limits' (redis.ts): a
+  // late answer makes an instance count alone (throttle.ts), and a burst of attempts itself makes answers
+  // late. The rate limits' link logs Redis outages; this one stays silent.
+  const throttleRedis = options.redis?.duplicate({ commandTimeout: THROTTLE_REDIS_TIMEOUT_MS }) ?? null;
+  throttleRedis?.on('error', () => undefined);
+  app.addHook('onClose', async () => throttleRedis?.disconnect());
   const throttle = new GuessThrottle(
-    options.redis ?? null,
+    throttleRedis,
     options.redisPrefix ?? 'chessport:',
     'signin:',
     options.signInLimits ?? DEFAULT_SIGN_IN_LIMITS,
   );
-  // The device code page's throttle (RFC 8628 section 5.1): wrong user codes per address, and per account
-  // when the browser is signed in to chessport. The provider tells of a wrong code with only the raw request
-  // in hand, so each code entry's address and account are kept here for it, as checked.
+  // The device code page's throttle (RFC 8628 section 5.1): user codes entered per address, and per account
+  // when the browser is signed in to chessport, counted before the provider looks the code up. The provider
+  // tells of a code it did not find with only the raw request in hand, so each code entry's count is kept
+  // here for it; a code entry that looked up no unknown code gives its count back once answered.
   const codeThrottle = new GuessThrottle(
-    options.redis ?? null,
+    throttleRedis,
     options.redisPrefix ?? 'chessport:',
     'devicecode:',
     options.deviceCodeLimits ?? DEFAULT_DEVICE_CODE_LIMITS,
   );
-  const codeEntries = new WeakMap<IncomingMessage, { account: string | undefined; ip: string }>();
   const limiter = oauthLimiter(app, {
     limits: (options.settings ?? DEFAULT_OAUTH_SETTINGS).limits,
     redis: options.redis ?? null,
@@ -154,6 +163,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
     };
   // The device code pages' form token of each of their requests: the browser's page CSRF token (provider.ts).
   const formTokens = new WeakMap<IncomingMessage, string>();
+  const codeEntries = new WeakMap<IncomingMessage, { reservation: Reservation; wrong: boolean }>();
 
   app.register(async (scope) => {
     scope.addHook(
@@ -168,11 +178,13 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
         method,
         url,
         handler: async (request, reply) => {
-          // A user code entered past the limit is refused before the provider looks it up.
+          // A user code is counted before the provider looks it up, and refused unlooked past the limit.
+          let entry: { reservation: Reservation; wrong: boolean } | undefined;
           if (request.method === 'POST' && url === OAUTH_ROUTES.code_verification) {
             const account = (await browsersOf().signedIn(request))?.id;
-            const wait = await codeThrottle.retryAfter(account, request.ip);
-            if (wait > 0) {
+            const admission = await codeThrottle.reserve(account, request.ip);
+            if ('retryAfterS' in admission) {
+              const wait = admission.retryAfterS;
               return sendPage(
                 reply.header('retry-after', String(wait)),
                 429,
@@ -180,7 +192,8 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
                 html`<p class="error" role="alert">Too many wrong codes. ${tryAgainIn(wait)}</p>`,
               );
             }
-            codeEntries.set(request.raw, { account, ip: request.ip });
+            entry = { reservation: admission.reservation, wrong: false };
+            codeEntries.set(request.raw, entry);
           }
           // Gives the browser its CSRF cookie when it has none.
           if (url === OAUTH_ROUTES.code_verification || url === `${OAUTH_ROUTES.code_verification}/:uid`) {
@@ -203,6 +216,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
           reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
           callback ??= providerOf().callback() as Handler;
           await callback(request.raw, reply.raw);
+          if (entry && !entry.wrong) await codeThrottle.giveBack(entry.reservation);
         },
       });
     }

@@ -2,7 +2,7 @@
 // and no site frame them, no caching, no referrer), form bodies, the sign-in form and its check (the
 // throttle, then the password, with one answer for every failure), and how a page is sent.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Store, User } from '../../store/index.ts';
+import type { Store, User } from '../store/index.ts';
 import type { Browsers } from './browser.ts';
 import { type Html, html, page } from './html.ts';
 import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
@@ -72,9 +72,11 @@ export function tryAgainIn(waitS: number): string {
 export type SignInOutcome = { user: User } | { status: 401 | 429; message: string; retryAfterS?: number };
 
 /**
- * Checks a sign-in form: refused while the account or the address is throttled, else the password is
- * verified (also for an unknown login, against a dummy hash, so that both take the time of one scrypt).
- * Every failure gets the same words.
+ * Checks a sign-in form: the attempt is counted first, and refused unchecked when the account or the address
+ * has had its limit of attempts; else the password is verified (also for an unknown login, against a dummy
+ * hash, so that both take the time of one scrypt). A right password gives its count back, and so does a check
+ * that failed before it could tell (the store failing): only wrong passwords stay counted. Every failure gets
+ * the same words.
  */
 export async function checkSignIn(
   context: PagesContext,
@@ -83,12 +85,21 @@ export async function checkSignIn(
 ): Promise<SignInOutcome> {
   const login = form.get('login') ?? '';
   const password = form.get('password') ?? '';
-  const wait = await context.throttle.retryAfter(login, request.ip);
-  if (wait > 0)
+  const admission = await context.throttle.reserve(login, request.ip);
+  if ('retryAfterS' in admission) {
+    const wait = admission.retryAfterS;
     return { status: 429, message: `Too many failed sign-ins. ${tryAgainIn(wait)}`, retryAfterS: wait };
-  const found = login === '' ? undefined : await context.store.findPasswordHash(login);
-  const right = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), found?.hash ?? null);
-  if (right && found && password.length <= MAX_PASSWORD_LENGTH) return { user: found.user };
-  await context.throttle.failed(login, request.ip);
-  return { status: 401, message: 'The login or the password is wrong.' };
+  }
+  let user: User | undefined;
+  try {
+    const found = login === '' ? undefined : await context.store.findPasswordHash(login);
+    const right = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), found?.hash ?? null);
+    if (right && found && password.length <= MAX_PASSWORD_LENGTH) user = found.user;
+  } catch (error) {
+    await context.throttle.giveBack(admission.reservation);
+    throw error;
+  }
+  if (!user) return { status: 401, message: 'The login or the password is wrong.' };
+  await context.throttle.giveBack(admission.reservation);
+  return { user };
 }

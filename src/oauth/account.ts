@@ -2,7 +2,7 @@
 // granted and when the app last got a token, and a button that revokes the app's access and refresh tokens
 // at once. Sign-in and sign-out live here too.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { User } from '../../store/index.ts';
+import type { User } from '../store/index.ts';
 import { html } from './html.ts';
 import { checkSignIn, formOf, type PagesContext, sendPage, signInForm, WRONG_CSRF } from './pages.ts';
 import { scopeWords } from './scopes.ts';
