@@ -1,7 +1,7 @@
 // The chess layer's fast path: the one module that reads chessops' square sets as their two 32-bit halves
 // (SquareSet.lo, SquareSet.hi), builds them from numbers, or writes a position's fields in place of
-// Position.play. Each export answers, for every move, a question that chessops' public API answers too, at a
-// cost on the chess bench well over the layer's 5% budget for it (docs/performance.md#chess-layer):
+// Position.play. Each export answers, for every move, a question that chessops' public API answers too, where
+// chessops' answer costs more than 5% on the chess bench (docs/performance.md#chess-layer):
 //
 // - contextOf: Position.ctx() (the king, the checkers, the pinned pieces). chessops computes slider attacks
 //   with hyperbola quintessence on immutable square sets, about ten objects per call and several calls per

@@ -1,8 +1,7 @@
 // One game's text -> checked, normalised game (UCI main line, final FEN, export PGN).
 
-import type { Chess } from 'chessops/chess';
-import { makeFen } from 'chessops/fen';
 import { exportResult, writeExportPgn } from './export-pgn.ts';
+import { fenOf } from './fen.ts';
 import { parseGame } from './parse.ts';
 import { playLine } from './play.ts';
 import type { NormalizedGame, NormalizeResult } from './types.ts';
@@ -77,14 +76,4 @@ export function normalizeGame(raw: string, firstLine = 1): NormalizeResult {
   };
   if (warnings.length > 0) normalized.warnings = warnings;
   return { ok: true, game: normalized };
-}
-
-/**
- * chessops' makeFen(pos.toSetup()), but with the halfmove clock as it is: toSetup caps it at 150, where the
- * 75-move rule ends a game, which would misstate games that go on without a capture or pawn move (6 master
- * games of the pgnmentor collection: 154 to 167 half-moves; python-chess and pgn-extract count on). makeFen
- * caps it, and the fullmove number, at 9999, as parseFen takes no more.
- */
-function fenOf(pos: Chess): string {
-  return makeFen({ ...pos.toSetup(), halfmoves: pos.halfmoves });
 }

@@ -1,11 +1,12 @@
 // The chess layer answers some questions itself that chessops' public API answers too: src/chess/fast-path.ts
-// (the context, the pieces that reach a square, playing a move), attacks.ts (isAttacked), and play.ts, which
-// writes SAN and resolves SAN and coordinate moves. This pins their results against chessops' own on the PGN
-// corpus (test/helpers/corpus.ts), so that a chessops upgrade is a version bump and a run of this test:
+// (the context, the pieces that reach a square, playing a move), attacks.ts (isAttacked), fen.ts (the FEN),
+// and play.ts, which writes SAN and resolves SAN and coordinate moves. This pins their results against
+// chessops' own on the PGN corpus (test/helpers/corpus.ts), so that a chessops upgrade is a version bump and a
+// run of this test:
 //
 // - at every position of each checked game's main line: contextOf against pos.ctx(); reachingFrom, for each
 //   role, against chessops' attacks; the SAN and UCI that playLine wrote against makeSan and the move; playMove
-//   against pos.play (the position after it);
+//   against pos.play (the position after it); fenOf against makeFen;
 // - at every SWEEP_EVERY-th of those positions: isAttacked on every square for both sides against
 //   pos.kingAttackers; every legal move (allDests) written in SAN by makeSan, and in coordinates, resolves to
 //   that move; every other move of a piece to a square it attacks is refused, in SAN and in coordinates; and
@@ -21,12 +22,14 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { attacks, pawnAttacks } from 'chessops/attacks';
 import { type Chess, type Context, castlingSide, normalizeMove } from 'chessops/chess';
+import { makeFen } from 'chessops/fen';
 import { makeSan } from 'chessops/san';
 import { SquareSet } from 'chessops/squareSet';
 import { COLORS, type NormalMove, ROLES, type Role } from 'chessops/types';
 import { kingCastlesTo, makeSquare, makeUci, opposite, parseUci, roleToChar } from 'chessops/util';
 import { isAttacked } from '../../src/chess/attacks.ts';
 import { contextOf, playMove, reachingFrom } from '../../src/chess/fast-path.ts';
+import { fenOf } from '../../src/chess/fen.ts';
 import { parseGame } from '../../src/chess/parse.ts';
 import { playLine } from '../../src/chess/play.ts';
 import { startPosition } from '../../src/chess/variants.ts';
@@ -36,7 +39,7 @@ import { CORPUS_FILES, EXPECTED, FULL, SAMPLE_BYTES, splitFile } from '../helper
 /** Games checked per file unless FULL, spread evenly over it. */
 const MAX_GAMES = 150;
 /** Every how many positions of the corpus the costlier checks run (unless FULL: every position). */
-const SWEEP_EVERY = FULL ? 1 : 16;
+const SWEEP_EVERY = FULL ? 1 : 32;
 
 const BOARD_SETS = [
   'occupied',
@@ -116,6 +119,11 @@ function origins(pos: Chess, role: Role, to: number): SquareSet {
 }
 
 const found = new Int8Array(64);
+
+/** makeFen of the position, with its halfmove clock (toSetup caps it at 150; fenOf does not). */
+function chessopsFen(pos: Chess): string {
+  return makeFen({ ...pos.toSetup(), halfmoves: pos.halfmoves });
+}
 
 function sameOrigins(fast: Chess, ref: Chess, to: number, at: string): void {
   for (const role of ROLES) {
@@ -218,6 +226,7 @@ function checkGame(text: string, label: string, counts: Counts): void {
   for (let i = 0; i < line.length; i++) {
     const node = line[i] as (typeof line)[number];
     const at = `at ply ${i + 1} (${node.san}) of ${label}`;
+    assert.equal(fenOf(fast), chessopsFen(ref), `fenOf ${at}`);
     const want = ref.ctx();
     sameContext(contextOf(fast, ctx), want, at);
     const move = normalizeMove(ref, parseUci(node.uci) as NormalMove) as NormalMove;
@@ -233,6 +242,7 @@ function checkGame(text: string, label: string, counts: Counts): void {
     if (sweeping) assert.deepStrictEqual(fast, ref, `playMove: the whole position ${at}`);
   }
   assert.deepStrictEqual(fast, ref, `playMove: the whole position at the end of ${label}`);
+  assert.equal(fenOf(fast), chessopsFen(ref), `fenOf at the end of ${label}`);
 }
 
 for (const file of CORPUS_FILES) {
@@ -259,7 +269,7 @@ test('positions the corpus holds few of: under-promotions, en passant, Chess960 
     // Under-promotions with and without capture, and a check by promotion.
     '[FEN "8/1P4k1/8/8/8/8/6Kp/8 w - - 0 1"]\n[SetUp "1"]\n\n1. b8=N h1=R 2. Nc6 Rh8 3. Kf2 Rc8 *',
     '[FEN "r3k3/1P6/8/8/8/8/8/4K3 w q - 0 1"]\n[SetUp "1"]\n\n1. bxa8=Q+ Ke7 2. Qb7+ Kf6 *',
-    // En passant, one that uncovers a check on its own king being impossible (a pinned pawn).
+    // En passant: one that would uncover a check on its own king (refused in the sweep), and one played.
     '[FEN "8/8/8/K2pP2r/8/8/8/7k w - d6 0 1"]\n[SetUp "1"]\n\n1. Kb6 Kg2 *',
     '[FEN "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1"]\n[SetUp "1"]\n\n1. exd6 Kd7 2. Kd2 Kxd6 *',
     // Chess960 long castling, and castling with the king on its castling square already.
