@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pairwiseId } from '../src/api/pairwise.ts';
+import { pairwiseId } from '../src/domain/pairwise.ts';
 import { type Database, openStore, type Store } from '../src/store/index.ts';
 import { record } from '../test/helpers/dialects.ts';
 import { createTestDatabase, dropTestDatabase } from '../test/helpers/stores.ts';

@@ -36,5 +36,8 @@ if (bundle) await import(bundle);
 else {
   const { useVendoredBundles } = await import('../src/cli/vendored.ts');
   useVendoredBundles();
+  // The workspace packages (@chessport/sync, @chessport/client) from their sources too, not from a build.
+  const { useWorkspaceSources } = await import('../src/cli/workspace-sources.ts');
+  useWorkspaceSources();
   await import('../src/cli/main.ts');
 }

@@ -5,7 +5,7 @@
 // while the committed file differs from it.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildApp } from '../src/api/app.ts';
+import { buildApp } from '../src/server/app.ts';
 import { openStore } from '../src/store/index.ts';
 
 const file = join(import.meta.dirname, '../docs/openapi.json');

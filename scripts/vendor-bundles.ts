@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
 import { CLI_BUNDLE_DIR, type CliBundleManifest } from '../bin/cli-bundle.js';
 import { installedVersion, VENDOR_DIR, type VendorManifest } from '../src/cli/vendored.ts';
+import { SOURCE_CONDITION } from '../src/cli/workspace-sources.ts';
 import { fileHash, WORKER_BUNDLE_DIR, type WorkerBundleManifest } from '../src/workers/bundle.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -123,8 +124,11 @@ const ownImportMeta: Plugin = {
   },
 };
 
-/** Packages bundled into the command with its own modules: every command loads them (Kysely: 304 files). */
-const CLI_INLINE = ['kysely', 'commander', 'chessops'];
+/**
+ * Packages bundled into the command with its own modules: every command loads them (Kysely: 304 files); and
+ * the workspace packages, which are the project's own modules, bundled from their sources (SOURCE_CONDITION).
+ */
+const CLI_INLINE = ['kysely', 'commander', 'chessops', '@chessport/client', '@chessport/sync'];
 
 /**
  * The `chessport` command's own modules in one bundle (bin/cli-bundle.js), with the packages every command
@@ -148,6 +152,7 @@ async function bundleCli(esbuild: typeof import('esbuild')): Promise<void> {
     platform: 'node',
     target: 'node22',
     external: Object.keys(pkg.dependencies).filter((name) => !CLI_INLINE.includes(name)),
+    conditions: [SOURCE_CONDITION],
     plugins: [ownImportMeta],
     metafile: true,
     logLevel: 'warning',

@@ -2,11 +2,9 @@
 // A 401's challenge names the protected-resource metadata (RFC 9728 section 5.1), where a client finds the
 // authorization server that issues tokens (docs/oauth.md).
 import type { FastifyRequest } from 'fastify';
+import type { Scope } from '../domain/scopes.ts';
+import { ApiError } from '../platform/http/errors.ts';
 import { hashToken, type Store, type TokenInfo } from '../store/index.ts';
-import { ApiError } from './errors.ts';
-
-export const SCOPES = ['user.read', 'databases.read', 'games.read'] as const;
-export type Scope = (typeof SCOPES)[number];
 
 export const REALM = 'chessport';
 

@@ -1,12 +1,13 @@
 // What every route of the API shares: the store, the server secret, and the state the app builds around
-// them (buildApp in app.ts). A module of its own, so that the routes and the route helper depend on it and
-// not on the app that registers them.
+// them (buildApp in src/server/app.ts). A module of its own, so that the routes and the route helper depend
+// on it and not on the app that registers them.
+
+import type { RateLimiter } from '../platform/http/rate-limit.ts';
 import type { Store } from '../store/index.ts';
 import type { FeedWaits } from './feed-waits.ts';
 import type { LongAnswers } from './long-answers.ts';
 import type { ListPositions, PageCache } from './page-cache.ts';
 import type { HeavyRequests } from './plugins/heavy-requests.ts';
-import type { RateLimiter } from './plugins/rate-limit.ts';
 
 export interface ApiContext {
   store: Store;

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import fastifySwaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { KEPT_ENCODERS, negotiatedCoding } from './plugins/compression.ts';
+import { KEPT_ENCODERS, negotiatedCoding } from '../platform/http/compression.ts';
 
 export const DOCS_PATH = '/docs';
 

@@ -9,8 +9,8 @@
 // the signal (or the subscription) that the joiner needs it to see, so none of them can miss a change.
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { feedMetrics } from '../platform/metrics.ts';
 import type { ChangeSignals } from '../store/index.ts';
-import { feedMetrics } from './metrics.ts';
 
 /** Why a wait ended: a change came, the wait ran out, shutdown, the client left, or a read failed. */
 export type WaitOutcome = 'change' | 'timeout' | 'shutdown' | 'disconnect' | 'error';
@@ -18,7 +18,7 @@ export type WaitOutcome = 'change' | 'timeout' | 'shutdown' | 'disconnect' | 'er
 /** The answers of the requests waiting now: a client that leaves one has not cut an answer short. */
 const waitingAnswers = new WeakSet<ServerResponse>();
 
-/** Whether this answer is of a request that waits for a change now (plugins/logging.ts). */
+/** Whether this answer is of a request that waits for a change now (src/server/plugins/logging.ts). */
 export function isWaiting(response: ServerResponse): boolean {
   return waitingAnswers.has(response);
 }

@@ -1,8 +1,9 @@
 // The kinds of heavy request: answers that hold the server's work for long (a whole database's PGN export),
 // so that a client must not hold many of them at once (plugins/heavy-requests.ts). Each kind has its own
 // limits and settings; a route names its kind when it takes a slot (docs/api.md "Heavy requests"). With them,
-// the defaults of the settings around heavy requests: load shedding (plugins/load-shedding.ts) and long
-// answers (long-answers.ts). No imports: the CLI's settings read the defaults without loading the server.
+// the defaults of the settings around heavy requests: load shedding (src/server/plugins/load-shedding.ts)
+// and long answers (long-answers.ts). No imports: the CLI's settings read the defaults without loading the
+// server.
 
 export interface HeavyLimits {
   /** How many one app and user may hold at once, across every instance (429 beyond). */

@@ -13,10 +13,10 @@
 import { Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { heavyMetrics } from '../platform/metrics.ts';
 import type { Store, TokenInfo } from '../store/index.ts';
 import { lapsedToken, type TokenLapse, tokenLapse } from './auth.ts';
 import { HEAVY_DEFAULTS } from './heavy-kinds.ts';
-import { heavyMetrics } from './metrics.ts';
 
 export interface StreamLimits {
   /** The longest a long answer may run (ms); 0: no limit. */

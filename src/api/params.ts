@@ -1,6 +1,6 @@
 // Strict query parameters (docs/design.md 13): plain decimal integers in range, no unknown names, never clamped.
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../platform/http/errors.ts';
 import { zonedTimestampRule } from './timestamp.ts';
 
 interface PropertySchema {

@@ -4,10 +4,11 @@
 // OpenAPI document (src/api/openapi): id, tag, texts, scope, parameters and every answer; the HEAD route,
 // which Fastify adds with the same schema, and the OPTIONS route are operations there too.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { Scope } from '../domain/scopes.ts';
+import { ApiError } from '../platform/http/errors.ts';
 import type { TokenInfo } from '../store/index.ts';
-import { authenticate, requireScope, type Scope } from './auth.ts';
+import { authenticate, requireScope } from './auth.ts';
 import type { ApiContext } from './context.ts';
-import { ApiError } from './errors.ts';
 import { OAUTH_SCHEME, SECURITY_SCHEME, type Tag } from './openapi/document.ts';
 import { optionsResponses, type ReadAnswers, readResponses } from './openapi/responses.ts';
 import { checkRawQuery, type QuerySchema } from './params.ts';
@@ -28,7 +29,8 @@ function lowerCaseUuids(params: Record<string, string>): void {
 
 /**
  * Every method Node's HTTP parser takes but GET, HEAD, OPTIONS and CONNECT (which Node hands to a 'connect'
- * listener, never to the router: plugins/client-errors.ts answers it 405): on an API path each one is 405.
+ * listener, never to the router: src/server/plugins/client-errors.ts answers it 405): on an API path each
+ * one is 405.
  */
 export const REFUSED_METHODS = process
   // Not `import { METHODS } from 'node:http'`: an ES module import of node:http makes Node build all its

@@ -1,7 +1,7 @@
 // JSON Schemas of every request and response: one source for validation, serialisation and the OpenAPI
 // document (src/api/openapi). Every documented field is always present; unknown values are null
 // (docs/design.md 1). The schemas with an $id become the document's components/schemas.
-import { ERROR_CODES } from './errors.ts';
+import { ERROR_CODES } from '../platform/http/errors.ts';
 
 const nullable = (type: 'string' | 'integer', description: string, extra: Record<string, unknown> = {}) =>
   ({ type: [type, 'null'], description, ...extra }) as const;

@@ -3,6 +3,6 @@ export { exportResult, exportTags, SEVEN_TAG_ROSTER, writeExportPgn } from './ex
 export { normalizeGame } from './normalize.ts';
 export type { ParsedGame, ParseResult } from './parse.ts';
 export { parseGame } from './parse.ts';
-export { PgnSplitter, splitPgn } from './split.ts';
+export { CUT_NOTE, PgnSplitter, splitPgn } from './split.ts';
 export type { MoveKind, MoveNode, MoveTree } from './tree.ts';
-export type { NormalizedGame, NormalizeResult, RawGame } from './types.ts';
+export type { LongLine, NormalizedGame, NormalizeResult, RawGame } from './types.ts';

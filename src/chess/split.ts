@@ -26,10 +26,28 @@
 // - Inside a brace comment, lines starting with '[' (e.g. "[%clk 0:01:00]") are comment
 //   text. Only a complete tag pair line after a blank line closes a runaway comment, so an
 //   unbalanced '{' cannot swallow the rest of a file.
+// - A line too long to read whole (LongLine) is read as its start alone, in a game too large to hold;
+//   what the rest held is unknown, so unless the line is an escape or comment line, that game goes on as
+//   after an unclosed '{': to the next complete tag pair line after a blank line.
+// - With maxGameChars, more than that many characters of blank, escape or comment lines after a game's
+//   last content line are never held: blank lines end the game, and escape and comment lines go on with a
+//   game that has not ended, or start the next game (theirs anyway), which is then too large.
+// - A line starting with CUT_NOTE belongs to the current game, and marks it as cut short (RawGame.cut).
 
-import type { RawGame } from './types.ts';
+import type { LongLine, RawGame } from './types.ts';
+
+/**
+ * The start of the line that ends a game which a rejects file keeps only the first part of
+ * (src/import/rejects.ts); read again, the game is rejected unchecked (RawGame.cut).
+ */
+export const CUT_NOTE = '; chessport: cut here';
 
 const BOM = '\uFEFF';
+/**
+ * The most tag names of a game that repeatsTag remembers: real games have a few dozen tags, and a game of
+ * millions (too large to check anyway) would fill the memory with them.
+ */
+const MAX_TAG_NAMES = 10_000;
 
 const CH_TAB = 9;
 const CH_SPACE = 32;
@@ -135,6 +153,20 @@ export class PgnSplitter {
    * input), else -1.
    */
   private spilledTo = -1;
+  /**
+   * Of the current game's lines too long to read whole (LongLine): the first one's number and length in
+   * bytes, and the bytes never read of them all.
+   */
+  private longLine: { line: number; bytes: number } | undefined;
+  private dropped = 0;
+  /**
+   * Whether the current game has a line too long to read whole whose rest may have changed what follows
+   * (opened or closed a comment or variation): the game then goes on to the next complete tag pair line
+   * after a blank line, as after an unclosed '{' (inBrace is set with it).
+   */
+  private lost = false;
+  /** The line of a CUT_NOTE in the current game, or 0. */
+  private cutNote = 0;
 
   constructor(options: SplitterOptions = {}) {
     this.maxGameChars = options.maxGameChars ?? Number.POSITIVE_INFINITY;
@@ -192,10 +224,13 @@ export class PgnSplitter {
 
   /** For repeatsTag: the tag names of the game starting at namesGameAt, read from its lines up to namesAt. */
   private readonly names = new Set<string>();
+  /** The blanks at the start of a line (its line end not among them), for readNames. */
+  private readonly lineBlanks = /[^\S\n]*/y;
   private namesGameAt = -1;
   private namesAt = 0;
 
-  push(chunk: string): RawGame[] {
+  push(chunk: string | LongLine): RawGame[] {
+    if (typeof chunk !== 'string') return this.pushLongLine(chunk);
     if (!this.started && chunk.length > 0) {
       this.started = true;
       if (chunk.startsWith(BOM)) chunk = chunk.slice(1);
@@ -210,6 +245,51 @@ export class PgnSplitter {
     this.keep(this.bufAt + pos);
     this.setBuf('', this.bufAt + pos);
     return this.take();
+  }
+
+  /** A line too long to read whole: read as its head alone, as a whole line. */
+  private pushLongLine(line: LongLine): RawGame[] {
+    let head = line.head;
+    if (!this.started) {
+      this.started = true;
+      if (head.startsWith(BOM)) head = head.slice(1);
+    }
+    this.setBuf(`${this.partial}${head}\n`, this.bufAt);
+    this.partial = '';
+    const end = this.buf.length;
+    this.handleLongLine(end, line);
+    this.keep(this.bufAt + end);
+    this.setBuf('', this.bufAt + end);
+    return this.take();
+  }
+
+  /**
+   * The long line buf[0, end): read as a line; it is always a line of a game (not one of the blank, escape
+   * or comment lines between games), which it makes too large to hold.
+   */
+  private handleLongLine(end: number, line: LongLine): void {
+    const buf = this.buf;
+    const inBrace = this.inBrace;
+    let i = 0;
+    while (i < end && isSpace(buf.charCodeAt(i))) i++;
+    // An escape or comment line holds nothing that changes what follows, however long it is.
+    const inert = !inBrace && (buf.charCodeAt(0) === CH_PERCENT || buf.charCodeAt(i) === CH_SEMI);
+    // Blanks as far as it was read are no blank line: the rest is unknown.
+    if (i === end && !inBrace) this.lineNo++;
+    else this.handleLine(0, end);
+    if (!this.hasGame || this.contentEnd !== this.bufAt + end) {
+      // Not (yet) a line of a game: one of the lines between games, which belong to the next game, or, in a
+      // game that has not ended, to it if it goes on.
+      if (this.hasGame && !this.ended) this.addContent(end);
+      else this.startGame(0, end);
+    }
+    this.longLine ??= { line: this.lineNo, bytes: line.bytes };
+    this.dropped += line.dropped;
+    if (!inert) {
+      this.inBrace = true;
+      this.lost = true;
+    }
+    this.afterBlank = false;
   }
 
   /**
@@ -248,7 +328,18 @@ export class PgnSplitter {
 
   /** Keeps, as carry, the input still needed once buf is gone: from the current game's start to `upTo`. */
   private keep(upTo: number): void {
-    if (this.hasGame && (this.spilledTo !== -1 || this.contentEnd - this.gameAt > this.maxGameChars))
+    const max = this.maxGameChars;
+    if (this.keptAt !== -1 && upTo - this.keptAt > max) {
+      // Escape and comment lines too long together to hold: whatever game they belong to is too large. A game
+      // that has not ended takes them; else they start the next game, as they would once it began.
+      if (this.hasGame && !this.ended) this.addContent(upTo - this.bufAt);
+      else this.startGame(upTo - this.bufAt, upTo - this.bufAt); // from keptAt
+    } else if (this.hasGame && upTo - this.contentEnd > max) {
+      // Blank lines after a game too long to hold: they end it (a line going on with it would make it
+      // larger than the largest game).
+      this.finishGame();
+    }
+    if (this.hasGame && (this.spilledTo !== -1 || this.dropped > 0 || this.contentEnd - this.gameAt > max))
       this.spill();
     const from = this.hasGame
       ? this.spilledTo !== -1
@@ -289,6 +380,15 @@ export class PgnSplitter {
     this.lineNo++;
     // The line ending stays on: every test below reads "\r\n" as the blank space it is.
     const buf = this.buf;
+    const first = buf.charCodeAt(start);
+
+    if (first === CH_SEMI && this.hasGame && buf.startsWith(CUT_NOTE, start)) {
+      // A rejects file kept only the first part of the game: the note belongs to it, whatever came before.
+      this.cutNote ||= this.lineNo;
+      this.addContent(end);
+      this.afterBlank = false;
+      return;
+    }
 
     if (this.inBrace) {
       if (this.isBlank(start, end)) {
@@ -303,13 +403,13 @@ export class PgnSplitter {
         this.scanTags(start, end);
       } else {
         this.addContent(end);
-        this.scanMovetext(start, end);
+        if (!this.lost) this.scanMovetext(start, end);
       }
       this.afterBlank = false;
       return;
     }
 
-    if (end > start && buf.charCodeAt(start) === CH_PERCENT) {
+    if (end > start && first === CH_PERCENT) {
       this.addPending(start, false);
       return;
     }
@@ -397,8 +497,12 @@ export class PgnSplitter {
     this.hasTokens = false;
     this.ended = false;
     this.inBrace = false;
+    this.lost = false;
     this.openTag = false;
     this.depth = 0;
+    this.longLine = undefined;
+    this.dropped = 0;
+    this.cutNote = 0;
     // Escape and comment lines just before the game belong to it; blank lines before them do not.
     if (this.keptAt !== -1) {
       this.gameAt = this.keptAt;
@@ -416,12 +520,17 @@ export class PgnSplitter {
     this.index++;
     const game: RawGame = { text: '', line: this.startLine, index: this.index };
     const chars = this.contentEnd - this.gameAt;
-    if (this.spilledTo !== -1 || chars > this.maxGameChars) {
+    if (this.spilledTo !== -1 || this.dropped > 0 || chars > this.maxGameChars) {
       game.oversize = chars;
       game.text = this.text(this.spilledTo !== -1 ? this.spilledTo : this.gameAt, this.contentEnd);
       this.spilledTo = -1;
+      if (this.longLine) {
+        game.longLine = this.longLine;
+        game.dropped = this.dropped;
+      }
     } else {
       game.text = this.text(this.gameAt, this.contentEnd);
+      if (this.cutNote) game.cut = this.cutNote;
     }
     this.out.push(game);
     this.hasGame = false;
@@ -465,14 +574,23 @@ export class PgnSplitter {
       this.namesAt = this.spilledTo !== -1 ? this.spilledTo : this.gameAt;
       this.names.clear();
     }
-    if (this.namesAt < this.contentEnd) {
-      for (const previous of this.text(this.namesAt, this.contentEnd).split(/(?<=\n)/)) {
-        const start = previous.search(/\S/);
-        if (start === -1 || previous.charCodeAt(start) !== CH_LBRACKET) continue;
-        for (const name of tagNamesOf(previous, start)) this.names.add(name);
+    if (this.namesAt < this.contentEnd && this.names.size < MAX_TAG_NAMES) {
+      // Line by line in place: a game too large to hold has its text read here as it goes, and a string per
+      // line would be most of the work and garbage.
+      const text = this.text(this.namesAt, this.contentEnd);
+      const blanks = this.lineBlanks;
+      for (let at = 0; at < text.length && this.names.size < MAX_TAG_NAMES; ) {
+        const nl = text.indexOf('\n', at);
+        const end = nl === -1 ? text.length : nl + 1;
+        blanks.lastIndex = at;
+        blanks.test(text);
+        const start = blanks.lastIndex;
+        if (start < end && text.charCodeAt(start) === CH_LBRACKET)
+          for (const name of tagNamesOf(text.slice(at, end), start - at)) this.names.add(name);
+        at = end;
       }
-      this.namesAt = this.contentEnd;
     }
+    this.namesAt = this.contentEnd;
   }
 
   /**

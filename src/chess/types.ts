@@ -11,11 +11,38 @@ export interface RawGame {
   /**
    * Set on the pieces of a game longer than the splitter's maxGameChars, which it hands out as it reads them
    * instead of holding the game whole: `part` on every piece but the last, `oversize` (the game's whole
-   * length in characters) on the last. Such a game is not to be checked: it is rejected for its size, and its
-   * text is the pieces' texts in order. Never set without maxGameChars.
+   * length in characters, of a long line its head alone: LongLine) on the last. Such a game is not to be
+   * checked: it is rejected for its size, and its text is the pieces' texts in order. Never set without
+   * maxGameChars or a LongLine.
    */
   part?: true;
   oversize?: number;
+  /**
+   * On the last piece of a game too large to hold (oversize) that has a line longer than its reader would
+   * decode (LongLine): the first such line, its number and length in bytes.
+   */
+  longLine?: { line: number; bytes: number };
+  /** On that piece: the bytes of the game's long lines that were never decoded, after their heads (LongLine). */
+  dropped?: number;
+  /**
+   * The line of a note that a rejects file ends a game with when it keeps only the first part of it
+   * (CUT_NOTE): the game is not whole, and is rejected unchecked.
+   */
+  cut?: number;
+}
+
+/**
+ * A line longer than its reader decodes (decodePgnStream's maxLineBytes): only its start is text, the rest
+ * was counted and dropped. The splitter reads it as a line of its start alone, in a game that it rejects for
+ * its size.
+ */
+export interface LongLine {
+  /** The line's first bytes (headBytes, ending at a character), decoded. */
+  head: string;
+  /** The line's length in bytes, without its line end. */
+  bytes: number;
+  /** The bytes of the line after the head, never decoded. */
+  dropped: number;
 }
 
 /** A game read, checked move by move and normalised. */

@@ -12,14 +12,8 @@ import {
   StoreError,
   type User,
 } from '../store/index.ts';
-import {
-  CliError,
-  loadSettings,
-  loadStoreSettings,
-  nonEmpty,
-  type Settings,
-  type StoreSettings,
-} from './settings.ts';
+import { CliError } from './errors.ts';
+import { loadSettings, loadStoreSettings, nonEmpty, type Settings, type StoreSettings } from './settings.ts';
 import { storeFailure, storeFailureLine } from './store-failures.ts';
 import { checkStoreUrl, maskUrl, sqliteFiles } from './store-url.ts';
 

@@ -3,7 +3,7 @@
 import { constants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { CliError } from './settings.ts';
+import { CliError } from './errors.ts';
 
 /**
  * Throws a CliError naming the first input that is missing, a folder, not readable, not PGN text (a binary file,

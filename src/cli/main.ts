@@ -1,9 +1,9 @@
 // The `chessport` command.
 import { inspect } from 'node:util';
 import { CommanderError } from 'commander';
+import { CliError } from './errors.ts';
 import { debugWanted, failureLine, terminalSafe } from './output.ts';
 import { chessportProgram } from './program.ts';
-import { CliError } from './settings.ts';
 import { dieOf } from './stop-signals.ts';
 
 // A reader that goes away (`chessport import … | head -1`) ends the output, not the command: the work goes on

@@ -1,7 +1,7 @@
 // Command output: a human line, or with --json exactly one JSON document for scripts.
 import { iso } from '../api/serialize.ts';
 import { type Database, type Grant, StoreError, type TokenInfo } from '../store/index.ts';
-import { CliError } from './settings.ts';
+import { CliError } from './errors.ts';
 
 export function emit(json: boolean, value: unknown, human: () => string): void {
   process.stdout.write(json ? `${jsonSafe(JSON.stringify(value, null, 2))}\n` : `${terminalSafe(human())}\n`);

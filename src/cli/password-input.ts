@@ -1,7 +1,7 @@
 // Reading a password: from the terminal without echo (twice, to catch a typo), or whole from standard input
 // for scripts (--stdin). It is never printed, logged or kept beyond its hash.
 import { text } from 'node:stream/consumers';
-import { CliError } from './settings.ts';
+import { CliError } from './errors.ts';
 
 /** One line typed on the terminal, not echoed; Ctrl-C cancels, Ctrl-D ends the line. */
 function askHidden(prompt: string): Promise<string> {

@@ -4,13 +4,14 @@
 import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import packageJson from '../../package.json' with { type: 'json' };
-import { buildApp } from '../api/app.ts';
-import { answersClosed } from '../api/plugins/logging.ts';
-import { connectRedis, redisAddress, redisReady } from '../api/redis.ts';
+import { connectRedis, redisAddress, redisReady } from '../platform/redis.ts';
+import { buildApp } from '../server/app.ts';
+import { answersClosed } from '../server/plugins/logging.ts';
 import { ANY_OWNER, openStore, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';
-import { CliError, isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
+import { CliError } from './errors.ts';
+import { isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
 import { maskUrl, sqliteFiles } from './store-url.ts';
 
@@ -127,6 +128,13 @@ export async function runServer(
     app.log.warn(
       { host: settings.host },
       'OAuth is off: set PUBLIC_URL to the https address clients reach this server at (on a host that is not loopback, the server would hand out OAuth codes and tokens over plain http); the API serves operator-issued tokens',
+    );
+  } else if (server.publicUrl?.startsWith('http:') && !isLoopbackHost(settings.host)) {
+    // PUBLIC_URL may be plain http on a loopback address only, but the server answers on every address it
+    // listens on: the sign-in pages, passwords, codes and tokens go in the clear to whoever reaches it there.
+    app.log.warn(
+      { host: settings.host, publicUrl: server.publicUrl },
+      'OAuth over plain http on a host that is not loopback: PUBLIC_URL is http, and the sign-in pages, passwords, codes and tokens cross the network unencrypted to whoever reaches this address; listen on 127.0.0.1 (HOST), or put an https proxy in front and set PUBLIC_URL to its address',
     );
   }
   if (closing) return stopped; // stopping: no worker to start

@@ -8,11 +8,12 @@ import {
   type HeavyKind,
   type HeavyLimits,
 } from '../api/heavy-kinds.ts';
-import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../api/oauth/settings.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
+import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../oauth/settings.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/schedule.ts';
 import type { WebhookSettings } from '../webhooks/worker.ts';
+import { CliError } from './errors.ts';
 
 /** What opening the store needs: all that the store commands read of the environment. */
 export interface StoreSettings {
@@ -66,19 +67,6 @@ export function parseMaxGameSizeMb(text: string, what: string): number {
   const mb = parsePositiveInt(text, what);
   if (mb > 512) throw new CliError(`${what} is at most 512 (MB), got "${text}"`);
   return mb;
-}
-
-/**
- * A failure the operator can act on, said in one line; exits 1, or with `signal` dies of that signal once it is
- * said (an import interrupted by SIGINT or SIGTERM).
- */
-export class CliError extends Error {
-  readonly signal: NodeJS.Signals | undefined;
-
-  constructor(message: string, options: ErrorOptions & { signal?: NodeJS.Signals } = {}) {
-    super(message, options);
-    this.signal = options.signal;
-  }
 }
 
 /**
@@ -234,7 +222,10 @@ export interface ServerSettings {
    * address. null: the address it listens on, which must then be a loopback one.
    */
   publicUrl: string | null;
-  /** Lifetimes of OAuth tokens (OAUTH_ACCESS_TOKEN_TTL, OAUTH_REFRESH_TOKEN_TTL). */
+  /**
+   * Lifetimes of OAuth tokens (OAUTH_ACCESS_TOKEN_TTL, OAUTH_REFRESH_TOKEN_TTL), and the limits per client
+   * address of the OAuth paths (OAUTH_RATE_LIMIT_MAX, OAUTH_RATE_LIMIT_WINDOW, OAUTH_FLOWS_PER_ADDRESS).
+   */
   oauth: OAuthSettings;
   /** The webhook delivery worker's (WEBHOOK_*). */
   webhooks: WebhookSettings;
@@ -319,6 +310,21 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
         (text, what) => parseLifetime(text, what, 365 * 86_400),
         DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS,
       ),
+      limits: {
+        max: setting(env, 'OAUTH_RATE_LIMIT_MAX', parsePositiveInt, DEFAULT_OAUTH_SETTINGS.limits.max),
+        windowMs: setting(
+          env,
+          'OAUTH_RATE_LIMIT_WINDOW',
+          parseDuration,
+          DEFAULT_OAUTH_SETTINGS.limits.windowMs,
+        ),
+        flowsPerHour: setting(
+          env,
+          'OAUTH_FLOWS_PER_ADDRESS',
+          parsePositiveInt,
+          DEFAULT_OAUTH_SETTINGS.limits.flowsPerHour,
+        ),
+      },
     },
     webhooks: loadWebhookSettings(env),
     heavyLimits: parseHeavyLimits(env),

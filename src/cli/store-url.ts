@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DEFAULT_DATABASE_URL } from '../store/index.ts';
-import { CliError } from './settings.ts';
+import { CliError } from './errors.ts';
 
 /**
  * The URL with its passwords (if any) replaced by `***`: the user's, and the value of every query parameter

@@ -1,7 +1,9 @@
 // Bytes to text for PGN input (docs/design.md "Import"): UTF-8 with or without BOM, Latin-1 where a line is not
 // valid UTF-8. Decided per line, not per file, because concatenated collections mix both (pgnmentor). Lines
-// end with LF, CRLF or a lone CR (old Mac OS), also mixed in one file; a lone CR is read as LF.
-import { isUtf8 } from 'node:buffer';
+// end with LF, CRLF or a lone CR (old Mac OS), also mixed in one file; a lone CR is read as LF. A line past a
+// limit is never held whole: it is read to its end, its start alone decoded (LongLine).
+import { constants, isUtf8 } from 'node:buffer';
+import type { LongLine } from '../chess/types.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -94,21 +96,89 @@ function firstLineEnd(chunk: Buffer): number {
 }
 
 /**
+ * A line read to its end while only its head is kept: the head, the bytes read of the line so far (the
+ * line end's too), and whether the last of them is a CR (an LF may follow: CRLF).
+ */
+interface LongLineRead {
+  head: Buffer;
+  bytes: number;
+  cr: boolean;
+}
+
+/**
+ * The first `size` bytes of the parts joined (all of them hold more), less the start of a character that
+ * the cut would split.
+ */
+function headOf(parts: Buffer[], size: number): Buffer {
+  // One byte more: whether it is a UTF-8 continuation byte says whether the cut splits a character.
+  const bytes = Buffer.concat(parts, size + 1);
+  let end = size;
+  while (end > size - 3 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end);
+}
+
+/** The long line read, `lineEnd` of its bytes being its line end: its head decoded. */
+function longLine(read: LongLineRead, lineEnd: number): LongLine {
+  const bytes = read.bytes - lineEnd;
+  return { head: decodeBlock(read.head), bytes, dropped: bytes - read.head.length };
+}
+
+export interface DecodeOptions {
+  /**
+   * The longest line decoded, in bytes without its line end: a longer one is never held whole, but read to
+   * its end and given as a LongLine of its first headBytes. Default: no limit; a limit is at most V8's longest
+   * string (constants.MAX_STRING_LENGTH).
+   */
+  maxLineBytes?: number;
+  /** Of a line longer than maxLineBytes, how many bytes are decoded (default 1 MB, at most maxLineBytes). */
+  headBytes?: number;
+}
+
+/**
  * Decodes a byte stream into text chunks that always end at a line boundary (except the last). `onBlock` is told
  * the bytes of each chunk before it is yielded: the bytes taken from `source` may run a chunk ahead of them.
+ * With maxLineBytes, a longer line comes as a LongLine of its start.
  */
+export function decodePgnStream(
+  source: AsyncIterable<Buffer | string>,
+  onBlock?: (bytes: number) => void,
+): AsyncGenerator<string>;
+export function decodePgnStream(
+  source: AsyncIterable<Buffer | string>,
+  onBlock: ((bytes: number) => void) | undefined,
+  options: DecodeOptions,
+): AsyncGenerator<string | LongLine>;
 export async function* decodePgnStream(
   source: AsyncIterable<Buffer | string>,
   onBlock: (bytes: number) => void = () => undefined,
-): AsyncGenerator<string> {
+  options: DecodeOptions = {},
+): AsyncGenerator<string | LongLine> {
+  // With a limit, no line longer than V8's longest string is decoded whole: it could not be.
+  const maxLine =
+    options.maxLineBytes === undefined
+      ? Number.POSITIVE_INFINITY
+      : Math.min(options.maxLineBytes, constants.MAX_STRING_LENGTH);
+  const headBytes = Math.min(options.headBytes ?? 1 << 20, maxLine);
   let pending: Buffer = EMPTY;
   /**
    * Pieces after `pending` that hold no line end, joined to it once one comes: joined as they come, a long
    * line would be copied again with each piece, in quadratic time (docs/performance.md).
    */
   let more: Buffer[] = [];
+  let moreBytes = 0;
+  /** A line longer than maxLine, being read to its end. */
+  let long: LongLineRead | undefined;
+  /** The line in `parts` (`bytes` long, `endBytes` of them its line end): decoded, or its head when too long. */
+  const lineOf = (parts: Buffer[], bytes: number, endBytes: number): string | LongLine => {
+    if (bytes - endBytes > maxLine)
+      return longLine({ head: headOf(parts, headBytes), bytes, cr: false }, endBytes);
+    const line = decodeBlock(Buffer.concat(parts, bytes));
+    parts.length = 0;
+    return line;
+  };
   let first = true;
-  for await (const piece of source) {
+  // A line is measured as its pieces pile up: no piece may hold a line too long on its own.
+  for await (const piece of Number.isFinite(maxLine) ? piecesOf(source, maxLine) : source) {
     let chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
     if (first) {
       if (chunk.length < 3 && pending.length + chunk.length < 3) {
@@ -120,9 +190,60 @@ export async function* decodePgnStream(
       if (chunk.subarray(0, 3).equals(BOM)) chunk = chunk.subarray(3);
       first = false;
     }
+    if (long) {
+      if (chunk.length === 0) continue;
+      // Where the line ends: at a CR that ended the last piece (with the LF starting this one: CRLF), or at
+      // the first LF or CR here (a CR ending the piece may be followed by an LF).
+      let at: number;
+      let lineEnd: number;
+      if (long.cr) {
+        lineEnd = chunk[0] === LF ? 2 : 1;
+        at = lineEnd - 1;
+      } else {
+        const lf = chunk.indexOf(LF);
+        const cr = (lf === -1 ? chunk : chunk.subarray(0, lf)).indexOf(CR);
+        const end = cr === -1 ? lf : cr;
+        if (end === -1 || (end === cr && cr === chunk.length - 1)) {
+          long.bytes += chunk.length;
+          long.cr = end !== -1;
+          continue;
+        }
+        lineEnd = chunk[end] === CR && chunk[end + 1] === LF ? 2 : 1;
+        at = end + lineEnd;
+      }
+      long.bytes += at;
+      onBlock(long.bytes);
+      yield longLine(long, lineEnd);
+      long = undefined;
+      chunk = chunk.subarray(at);
+    }
+    if (
+      (pending.length > 0 || more.length > 0) &&
+      chunk.length > 0 &&
+      chunk[0] !== LF &&
+      lastByte(pending, more) === CR
+    ) {
+      // The last piece ended with a CR, and no LF follows: a lone CR, which ended the line.
+      const parts = [pending, ...more];
+      const bytes = pending.length + moreBytes;
+      pending = EMPTY;
+      more = [];
+      moreBytes = 0;
+      onBlock(bytes);
+      yield lineOf(parts, bytes, 1);
+    }
     const end = lastLineEnd(chunk);
     if (end === -1) {
       more.push(chunk);
+      moreBytes += chunk.length;
+      // Past the longest line (a CR at the end may be its line end): only its head is kept from here on.
+      const cr = chunk.length > 0 && chunk[chunk.length - 1] === CR;
+      if (pending.length + moreBytes - (cr ? 1 : 0) > maxLine) {
+        long = { head: headOf([pending, ...more], headBytes), bytes: pending.length + moreBytes, cr };
+        pending = EMPTY;
+        more = [];
+        moreBytes = 0;
+      }
       continue;
     }
     let start = 0;
@@ -131,15 +252,17 @@ export async function* decodePgnStream(
       // every byte of the input once more (docs/performance.md). Its pieces are joined in one copy, and
       // neither they nor the copy are held once it is text: a long line is held as its text only while the
       // splitter reads it.
-      start = firstLineEnd(chunk) + 1;
+      const lineEnd = firstLineEnd(chunk);
+      start = lineEnd + 1;
+      const before = lineEnd > 0 ? chunk[lineEnd - 1] : lastByte(pending, more);
+      const endBytes = chunk[lineEnd] === LF && before === CR ? 2 : 1;
       const parts = [pending, ...more, chunk.subarray(0, start)];
+      const bytes = pending.length + moreBytes + start;
       pending = EMPTY;
       more = [];
-      const bytes = parts.reduce((sum, part) => sum + part.length, 0);
+      moreBytes = 0;
       onBlock(bytes);
-      const line = decodeBlock(Buffer.concat(parts, bytes));
-      parts.length = 0;
-      yield line;
+      yield lineOf(parts, bytes, endBytes);
     }
     pending = Buffer.from(chunk.subarray(end + 1));
     if (start <= end) {
@@ -147,10 +270,33 @@ export async function* decodePgnStream(
       yield decodeBlock(chunk.subarray(start, end + 1));
     }
   }
+  if (long) {
+    onBlock(long.bytes);
+    yield longLine(long, long.cr ? 1 : 0);
+    return;
+  }
   if (more.length > 0) pending = Buffer.concat([pending, ...more]);
   if (first && pending.subarray(0, 3).equals(BOM)) pending = pending.subarray(3);
   if (pending.length) {
     onBlock(pending.length);
     yield decodeBlock(pending);
   }
+}
+
+/** The source's pieces, cut where longer than `most` bytes. */
+async function* piecesOf(source: AsyncIterable<Buffer | string>, most: number): AsyncGenerator<Buffer> {
+  for await (const piece of source) {
+    const bytes = typeof piece === 'string' ? Buffer.from(piece) : piece;
+    if (bytes.length <= most) yield bytes;
+    else for (let at = 0; at < bytes.length; at += most) yield bytes.subarray(at, at + most);
+  }
+}
+
+/** The last byte of `pending` and the pieces after it, or undefined when they hold none. */
+function lastByte(pending: Buffer, more: Buffer[]): number | undefined {
+  for (let i = more.length - 1; i >= 0; i--) {
+    const piece = more[i] as Buffer;
+    if (piece.length > 0) return piece[piece.length - 1];
+  }
+  return pending[pending.length - 1];
 }

@@ -8,6 +8,7 @@ import { access, type FileHandle, lstat, open, stat, unlink } from 'node:fs/prom
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { CUT_NOTE } from '../chess/index.ts';
 
 /**
  * What the imports of one command share about rejects files: its inputs, which are never written, and the
@@ -163,6 +164,24 @@ export class RejectsWriteError extends Error {
 /** The most characters of a text written at once. */
 const WRITE_SLICE = 1 << 20;
 
+/**
+ * Of a game too large to check, the bytes of its text that the rejects file keeps (docs/import.md): enough
+ * to see what it is, and a rejects file never grows by more than this (and a note) per such game.
+ */
+export const OVERSIZE_KEPT_BYTES = 1 << 20;
+
+/** The first `bytes` bytes of the text in UTF-8, less a character they would split; and their length. */
+function utf8Head(text: string, bytes: number): { head: string; length: number } {
+  // No character is less than a byte: the first `bytes` characters hold the head.
+  let slice = text.slice(0, bytes);
+  const last = slice.charCodeAt(slice.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) slice = slice.slice(0, -1); // half of a pair
+  const encoded = Buffer.from(slice);
+  let end = Math.min(bytes, encoded.length);
+  while (end > 0 && end < encoded.length && ((encoded[end] as number) & 0xc0) === 0x80) end--;
+  return { head: encoded.toString('utf8', 0, end), length: end };
+}
+
 /** The rejected games of one input, written to the file RejectsFiles opens at the first of them. */
 export class RejectsWriter {
   private readonly files: RejectsFiles;
@@ -175,6 +194,9 @@ export class RejectsWriter {
   private crlf: boolean | undefined;
   /** Whether the text written of that game so far ends with a line end. */
   private pieceEndsLine = false;
+  /** Of the game too large to check being written: the bytes of its text written, and those left out. */
+  private keptBytes = 0;
+  private leftOut = 0;
 
   constructor(files: RejectsFiles, input: string, named?: string) {
     this.files = files;
@@ -182,11 +204,51 @@ export class RejectsWriter {
     this.named = named;
   }
 
+  /** Writes a rejected game's text, whole. */
+  async write(text: string): Promise<void> {
+    await this.put(text, false);
+  }
+
   /**
-   * Writes a rejected game's text. `piece`: a piece of a game too large to hold (RawGame.part), whose text
+   * Writes a piece of a game too large to check (RawGame.part; `last`: the piece with `oversize`), whose
+   * text goes on in the next write. Only its first OVERSIZE_KEPT_BYTES are written; what is left out, with
+   * the `dropped` bytes that were never read as text (RawGame.dropped), is told on a line of its own after
+   * them, a CUT_NOTE comment line. The blank line comes after the last piece.
+   */
+  async writeOversize(text: string, last: boolean, dropped = 0): Promise<void> {
+    const room = OVERSIZE_KEPT_BYTES - this.keptBytes;
+    if (room > 0 && text.length > 0) {
+      const bytes = Buffer.byteLength(text);
+      if (bytes <= room) {
+        this.keptBytes += bytes;
+        await this.put(text, true);
+      } else {
+        const { head, length } = utf8Head(text, room);
+        this.keptBytes = OVERSIZE_KEPT_BYTES;
+        this.leftOut += bytes - length;
+        await this.put(head, true);
+      }
+    } else {
+      this.leftOut += Buffer.byteLength(text);
+    }
+    if (!last) return;
+    this.leftOut += dropped;
+    const leftOut = this.leftOut;
+    this.keptBytes = 0;
+    this.leftOut = 0;
+    if (leftOut === 0) return this.put('', false);
+    const eol = this.crlf ? '\r\n' : '\n';
+    const note =
+      `${CUT_NOTE}: ${leftOut.toLocaleString('en-US')} more bytes of this game are left out ` +
+      `(a rejects file keeps the first ${OVERSIZE_KEPT_BYTES / (1 << 20)} MB of a game too large to check)`;
+    await this.put(`${this.pieceEndsLine ? '' : eol}${note}`, false);
+  }
+
+  /**
+   * Writes text of a rejected game. `piece`: a piece of a game too large to hold (RawGame.part), whose text
    * goes on in the next write; the blank line comes after its last piece.
    */
-  async write(text: string, piece = false): Promise<void> {
+  private async put(text: string, piece: boolean): Promise<void> {
     if (!this.out) {
       const { file, path } = await this.files.open(this.input, this.named).catch((error: unknown) => {
         throw new RejectsWriteError(

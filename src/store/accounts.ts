@@ -3,8 +3,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { alreadyExists, StoreError } from './errors.ts';
+import { deleteUserSignIns } from './oauth-records.ts';
 import { toApp, toUser } from './rows.ts';
 import type { DB } from './schema.ts';
+import { storable } from './storable.ts';
 import type { App, OAuthClient, User } from './types.ts';
 
 /** The server secret, created on first use (docs/design.md 24). */
@@ -45,6 +47,7 @@ export async function addUser(
 
 /** The user with this login or id. */
 export async function findUser(db: Kysely<DB>, by: 'login' | 'id', value: string): Promise<User | undefined> {
+  if (!storable(value)) return undefined;
   const row = await db.selectFrom('users').selectAll().where(by, '=', value).executeTakeFirst();
   return row && toUser(row);
 }
@@ -117,6 +120,7 @@ export async function setAppClient(
 }
 
 export async function findApp(db: Kysely<DB>, name: string): Promise<App | undefined> {
+  if (!storable(name)) return undefined;
   const row = await db.selectFrom('apps').selectAll().where('name', '=', name).executeTakeFirst();
   return row && toApp(row);
 }
@@ -126,12 +130,19 @@ export async function findAppById(
   db: Kysely<DB>,
   id: string,
 ): Promise<{ app: App; secretHash: string | null } | undefined> {
+  // A client id from a request (client_id, HTTP Basic): one holding U+0000 names no app (storable.ts).
+  if (!storable(id)) return undefined;
   const row = await db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
   return row && { app: toApp(row), secretHash: row.client_secret_hash };
 }
 
-export async function setPasswordHash(db: Kysely<DB>, userId: string, hash: string | null): Promise<void> {
-  await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+/**
+ * Sets (or with null, removes) the user's password hash and ends every session of theirs, the one write on
+ * `trx` (a transaction): a browser signed in with the old password is signed in no more.
+ */
+export async function setPasswordHash(trx: Kysely<DB>, userId: string, hash: string | null): Promise<void> {
+  await trx.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+  await deleteUserSignIns(trx, userId);
 }
 
 /** The user with this login and their password hash (null: they have none). */
@@ -139,6 +150,8 @@ export async function findPasswordHash(
   db: Kysely<DB>,
   login: string,
 ): Promise<{ user: User; hash: string | null } | undefined> {
+  // A login from the sign-in form: one holding U+0000 names no user (storable.ts).
+  if (!storable(login)) return undefined;
   const row = await db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirst();
   return row && { user: toUser(row), hash: row.password_hash };
 }

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { StoreContext } from './context.ts';
 import { type GrantRow, toGrant } from './rows.ts';
 import type { DB } from './schema.ts';
+import { storable } from './storable.ts';
 import { issuedQuery, revokeTokens } from './tokens.ts';
 import type { Grant } from './types.ts';
 
@@ -74,6 +75,7 @@ export async function findGrantPayload(
   db: Kysely<DB>,
   id: string,
 ): Promise<{ grant: Grant; payload: string } | undefined> {
+  if (!storable(id)) return undefined;
   const row = await grantQuery(db)
     .select('grants.payload')
     .where('grants.id', '=', id)
@@ -113,6 +115,8 @@ export async function revokeGrant(
   userId?: string,
   now = Date.now(),
 ): Promise<Grant | undefined> {
+  // A grant id from the account page's form: one holding U+0000 names no grant (storable.ts).
+  if (!storable(id)) return undefined;
   return store.transaction(async (trx) => {
     let found = trx.selectFrom('grants').select('id').where('id', '=', id);
     if (userId !== undefined) found = found.where('user_id', '=', userId);

@@ -1,7 +1,8 @@
 // What the OAuth authorization server keeps besides grants and access tokens: authorization codes, refresh
 // tokens, device codes, sessions and interactions, one row each under the SHA-256 of its id (the id of a code
 // or refresh token is the credential itself, and a session's is the value of a cookie), the device flow's
-// user codes under their SHA-256 too. A record past its expiry is never handed out, and is deleted by
+// user codes under their SHA-256 too. A record that signs a user in names the user, so that a change of their
+// password ends their sessions. A record past its expiry is never handed out, and is deleted by
 // deleteExpiredOAuthRecords.
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.ts';
@@ -13,6 +14,11 @@ export interface OAuthRecordWrite {
   grantId: string | null;
   uid: string | null;
   userCode: string | null;
+  /**
+   * The user the record signs in (a sign-in session, an interaction that signed in), whose password change
+   * ends it; null for the rest (codes and tokens, which belong to grants).
+   */
+  userId: string | null;
   expiresAt: number | null;
 }
 
@@ -34,6 +40,7 @@ export async function saveOAuthRecord(
     grant_id: record.grantId,
     uid: record.uid,
     user_code: record.userCode === null ? null : hashToken(record.userCode),
+    user_id: record.userId,
     expires_at: record.expiresAt,
   };
   await db
@@ -91,6 +98,11 @@ export async function deleteOAuthRecord(db: Kysely<DB>, model: string, id: strin
 /** Deletes the records of a model issued under a grant. */
 export async function deleteGrantRecords(db: Kysely<DB>, model: string, grantId: string): Promise<void> {
   await db.deleteFrom('oauth_records').where('model', '=', model).where('grant_id', '=', grantId).execute();
+}
+
+/** Deletes the user's sign-in records (their userId's): every session of theirs ends. */
+export async function deleteUserSignIns(db: Kysely<DB>, userId: string): Promise<void> {
+  await db.deleteFrom('oauth_records').where('user_id', '=', userId).execute();
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   type OAuthRecordWrite,
   saveOAuthRecord,
 } from './oauth-records.ts';
+import { storable } from './storable.ts';
 import { addGrantToken, revokeTokenValue } from './tokens.ts';
 import type { Grant } from './types.ts';
 
@@ -88,6 +89,8 @@ export class OAuthStore {
     by: 'id' | 'uid' | 'user_code',
     value: string,
   ): Promise<OAuthRecord | undefined> {
+    // A uid from a request's path or cookie: one holding U+0000 names no record (storable.ts).
+    if (!storable(value)) return undefined;
     return findOAuthRecord(this.ctx.db, model, by, value);
   }
 

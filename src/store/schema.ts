@@ -70,6 +70,8 @@ export interface OAuthRecordsTable {
   uid: string | null;
   /** SHA-256 of a device code's user code. */
   user_code: string | null;
+  /** The user a sign-in record (a session, an interaction that signed in) signs in; null for the rest. */
+  user_id: string | null;
   expires_at: number | null;
   consumed_at: number | null;
 }

@@ -271,9 +271,12 @@ export class Store implements StoreContext {
     return setAppClient(this.db, appId, client, secretHash);
   }
 
-  /** Sets (or with null, removes) the user's password hash. */
+  /**
+   * Sets (or with null, removes) the user's password hash and, in the same transaction, ends their sessions:
+   * the server's sign-ins and the authorization server's (their records, oauth-records.ts).
+   */
   async setPasswordHash(userId: string, hash: string | null): Promise<void> {
-    return setPasswordHash(this.db, userId, hash);
+    return this.transaction((trx) => setPasswordHash(trx, userId, hash));
   }
 
   /** The user with this login and their password hash (null: they have none). */

@@ -4,8 +4,8 @@
 // LOCKED on PostgreSQL, the write lock on SQLite) give each delivery attempt to one of them. It polls, so it
 // also delivers what CLI processes wrote; wake() makes it look at once.
 
-import { webhookMetrics } from '../api/metrics.ts';
-import { pairwiseId } from '../api/pairwise.ts';
+import { pairwiseId } from '../domain/pairwise.ts';
+import { webhookMetrics } from '../platform/metrics.ts';
 import {
   type ClaimedDelivery,
   type CoalescingRule,

@@ -1,9 +1,11 @@
 // Every endpoint refuses missing, garbage, revoked and expired tokens and tokens without its scope, in the
 // spec's error shape with RFC 6750 challenges; every method but GET and HEAD is 405; unknown paths 404.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { http, issueToken } from '../helpers/harness.ts';
+import { http, issueToken, ROOT } from '../helpers/harness.ts';
 import { raw } from '../helpers/production.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 
@@ -57,6 +59,15 @@ describe('authentication', () => {
       assert.equal(res.headers.get('www-authenticate'), bareChallenge(world), path);
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     }
+  });
+
+  test('the challenge without credentials is the one docs/api.md says, word for word', async () => {
+    const errors = readFileSync(join(ROOT, 'docs/api.md'), 'utf8').split('### Errors')[1]?.split('\n### ')[0];
+    const said = /without credentials gets exactly\s+`([^`]+)`/.exec(errors ?? '')?.[1];
+    assert.ok(said, 'docs/api.md names the challenge of a request without credentials');
+    const issuer = world.base.replace(/\/api\/v1$/, '');
+    const res = await http(world.base, '/me');
+    assert.equal(res.headers.get('www-authenticate'), said.replace('<issuer>', issuer));
   });
 
   const badTokens: [string, (w: World) => Record<string, string>][] = [

@@ -1,7 +1,8 @@
 // Concurrency limits for heavy requests (src/api/plugins/heavy-requests.ts): one app and user may hold only
 // so many PGN exports at once, across every instance, and get them back when they leave; an instance runs
 // only so many for everyone, and sheds them while overloaded; light requests are answered meanwhile.
-// The suite on two instances runs where TEST_REDIS_URL is set.
+// The suites on Redis run where TEST_REDIS_URL is set; those in which Redis restarts or fails start their
+// own redis-server.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -17,7 +18,10 @@ import {
   tempEnv,
 } from '../helpers/harness.ts';
 import { BIG_COMMENT, errorOf, type HeldExport, holdExport, seedLarge } from '../helpers/held-exports.ts';
+import { metric, waitForChanges, waitingAtLeast } from '../helpers/long-poll.ts';
 import { bearer, header, raw, type Seeded, waitFor, writeGames } from '../helpers/production.ts';
+import { hasRedisServer, type OwnRedis, ownRedis } from '../helpers/redis-server.ts';
+import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 
@@ -320,6 +324,280 @@ describe('PGN exports per app and user, across two instances on one Redis', {
     } finally {
       leaveAll(held);
       await doomed.stop();
+    }
+  });
+});
+
+describe('PGN exports on a slow Redis: a client refused by its limit holds none of the instance’s slots', {
+  skip: REDIS_URL ? false : 'set TEST_REDIS_URL to run',
+}, () => {
+  const prefix = `chessport-test:${randomUUID()}:`;
+  /** Between the servers and Redis: every answer of Redis comes SLOW_MS late. */
+  let proxy: TcpProxy;
+  const SLOW_MS = 150;
+  /** alice's token in a third app: a third client that may export her database. */
+  let aliceThirdApp: string;
+  before(async () => {
+    const target = new URL(REDIS_URL as string);
+    proxy = await tcpProxy(target.hostname, Number(target.port || 6379));
+    await cliJson(env, ['apps', 'add', 'app-three']);
+    aliceThirdApp = await issueToken(env, 'alice', 'app-three', 'databases.read,games.read');
+  });
+  after(async () => {
+    await proxy?.close();
+    if (REDIS_URL) {
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+  // No load shedding: a machine loaded by other processes delays the event loop too, and what is tested here
+  // is which of the limits refuses.
+  const settings = () => ({
+    REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+    REDIS_PREFIX: prefix,
+    SHED_EVENT_LOOP_DELAY_MS: '0',
+  });
+  async function leasesHeld(): Promise<number> {
+    const redis = new Redis(REDIS_URL as string);
+    try {
+      let held = 0;
+      for (const key of await redis.keys(`${prefix}heavy:*`)) held += await redis.zcard(key);
+      return held;
+    } finally {
+      redis.disconnect();
+    }
+  }
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test('a burst of 20 by one client never makes another user’s export 503, round after round', async () => {
+    // Defaults: 2 exports per app and user, 8 per instance.
+    const server = await startServer(env, settings());
+    const held: HeldExport[] = [];
+    try {
+      proxy.slow(SLOW_MS);
+      for (let round = 1; round <= 5; round++) {
+        const burst = Array.from({ length: 20 }, () =>
+          holdExport(server.base, exportOf, seeded.tokens.alice),
+        );
+        // Bob's export comes while alice's are waiting for Redis's answers.
+        await pause(SLOW_MS / 2);
+        const bobs = await holdExport(server.base, bobsExport, seeded.tokens.bob);
+        const alices = await Promise.all(burst);
+        held.push(bobs, ...alices);
+        const statuses = alices.map((one) => one.status).sort();
+        const bobSaid = bobs.status === 200 ? '' : errorOf(bobs).error_description;
+        assert.equal(
+          bobs.status,
+          200,
+          `round ${round}: bob's export: ${bobSaid} (alice's: ${statuses.join(' ')})`,
+        );
+        assert.deepEqual(statuses, [...Array(2).fill(200), ...Array(18).fill(429)], `round ${round}`);
+        assert.equal((await bobs.finish()).ended, 'end');
+        leaveAll(held.splice(0));
+        await waitFor('every slot to be given back', async () => (await leasesHeld()) === 0);
+      }
+    } finally {
+      proxy.slow(0);
+      leaveAll(held);
+      await server.stop();
+    }
+  });
+
+  test('clients whose leases come back together take no more of the instance’s slots than there are', async () => {
+    const server = await startServer(env, { ...settings(), EXPORTS_PER_INSTANCE: '3' });
+    const held: HeldExport[] = [];
+    try {
+      proxy.slow(SLOW_MS);
+      // 3 clients of 2 slots each: 6 leases for 3 slots of the instance.
+      const tokens = [seeded.tokens.alice, seeded.tokens.aliceOtherApp, aliceThirdApp];
+      const rush = await Promise.all(
+        tokens.flatMap((token) => [0, 1].map(() => holdExport(server.base, exportOf, token))),
+      );
+      held.push(...rush);
+      const statuses = rush.map((one) => one.status).sort();
+      assert.deepEqual(statuses, [200, 200, 200, 503, 503, 503]);
+      for (const refused of rush.filter((one) => one.status === 503)) {
+        assert.equal(
+          errorOf(refused).error_description,
+          'The server is running as many PGN exports as it takes at once (3): retry in 5 s.',
+        );
+      }
+      // The leases of the refused ones are given back: 3 are held.
+      await waitFor('the refused requests’ leases to be given back', async () => (await leasesHeld()) === 3);
+    } finally {
+      proxy.slow(0);
+      leaveAll(held);
+      await server.stop();
+    }
+  });
+});
+
+/** A long-poll of carol's feed, which has no change: it waits until it is answered or cut off. */
+function longPoll(base: string, token: string) {
+  const waiting = waitForChanges(base, token, 'wait=60');
+  return {
+    request: waiting.request,
+    /** Its status once answered, or `cut` when its connection closed without an answer. */
+    outcome: waiting.answer.then(
+      (answer) => answer.status,
+      () => 'cut' as const,
+    ),
+  };
+}
+type LongPoll = ReturnType<typeof longPoll>;
+
+/** The outcome of each long-poll that has one by now, and `waiting` for the others. */
+async function outcomes(polls: LongPoll[]): Promise<(number | 'cut' | 'waiting')[]> {
+  const pending = Symbol('pending');
+  return Promise.all(
+    polls.map(async (poll) => {
+      const first = await Promise.race([
+        poll.outcome,
+        new Promise((resolve) => setImmediate(resolve, pending)),
+      ]);
+      return first === pending ? 'waiting' : (first as number | 'cut');
+    }),
+  );
+}
+
+describe('long-polls per app and user when Redis restarts empty or comes back', {
+  skip: hasRedisServer ? false : 'needs redis-server',
+}, () => {
+  const LIMIT = 4; // LONG_POLLS_PER_CLIENT's default
+  let redis: OwnRedis;
+  let polls: LongPoll[] = [];
+  let servers: Server[] = [];
+  before(async () => {
+    redis = await ownRedis();
+  });
+  after(async () => {
+    await redis?.kill();
+  });
+  /** A server on the own Redis (or on `url`), with its own prefix; leases renewed every second. */
+  async function serverOn(prefix: string, url = redis.url): Promise<Server> {
+    const server = await startServer(env, {
+      REDIS_URL: url,
+      REDIS_PREFIX: prefix,
+      HEAVY_LEASE_TTL: '3s',
+      SHED_EVENT_LOOP_DELAY_MS: '0',
+    });
+    servers.push(server);
+    return server;
+  }
+  async function leasesHeld(prefix: string): Promise<number> {
+    const client = new Redis(redis.url);
+    try {
+      let held = 0;
+      for (const key of await client.keys(`${prefix}heavy:long-poll:*`)) held += await client.zcard(key);
+      return held;
+    } finally {
+      client.disconnect();
+    }
+  }
+  /** Until the server counts its requests in Redis again. */
+  async function sharedAgain(server: Server, prefix: string): Promise<void> {
+    await waitFor('the server to count in Redis again', async () => {
+      await raw(server.base, '/api/v1/me', { headers: bearer(carol) });
+      return (await redis.keys(`${prefix}ratelimit:*`)).length > 0;
+    });
+  }
+  const start = (server: Server, n: number) => {
+    const started = Array.from({ length: n }, () => longPoll(server.base, carol));
+    polls.push(...started);
+    return started;
+  };
+  const endAll = async () => {
+    for (const poll of polls) poll.request.destroy();
+    polls = [];
+    for (const server of servers) await server.stop();
+    servers = [];
+  };
+
+  test('the long-polls running when Redis restarted empty still count: 4 more of the client are 429', async () => {
+    const prefix = `chessport-test:${randomUUID()}:`;
+    try {
+      const server = await serverOn(prefix);
+      const old = start(server, LIMIT);
+      await waitingAtLeast(server.base, LIMIT);
+      assert.equal(await leasesHeld(prefix), LIMIT);
+      await redis.kill();
+      await redis.start(); // empty
+      await sharedAgain(server, prefix);
+      const more = start(server, LIMIT);
+      assert.deepEqual(await Promise.all(more.map((poll) => poll.outcome)), Array(LIMIT).fill(429));
+      assert.deepEqual(await outcomes(old), Array(LIMIT).fill('waiting'));
+      // Their leases are back in Redis, where the other instances see them.
+      await waitFor('the leases to be taken again', async () => (await leasesHeld(prefix)) === LIMIT);
+    } finally {
+      await endAll();
+    }
+  });
+
+  test('across instances: those let in while Redis had lost the leases are cut off, the older ones go on', async () => {
+    const prefix = `chessport-test:${randomUUID()}:`;
+    // The first instance reaches Redis through a proxy, to lose it for a while.
+    const proxy = await tcpProxy('127.0.0.1', redis.port);
+    try {
+      const first = await serverOn(prefix, `redis://127.0.0.1:${proxy.port}`);
+      const second = await serverOn(prefix);
+      const old = start(first, LIMIT);
+      await waitingAtLeast(first.base, LIMIT);
+      assert.equal(await leasesHeld(prefix), LIMIT);
+      // Redis restarts empty while the first instance cannot reach it to take its leases again.
+      await proxy.hang();
+      await redis.kill();
+      await redis.start();
+      await sharedAgain(second, prefix);
+      const newer = start(second, LIMIT);
+      await waitingAtLeast(second.base, LIMIT);
+      assert.equal(await leasesHeld(prefix), LIMIT, 'let in: Redis knew of none');
+      // The first instance reaches Redis again: its leases come back in their places, before the newer ones,
+      // which are cut off at their next renewal.
+      await proxy.restore();
+      await waitFor('the newer long-polls to be cut off', async () =>
+        (await outcomes(newer)).every((outcome) => outcome === 'cut'),
+      );
+      assert.deepEqual(await outcomes(old), Array(LIMIT).fill('waiting'));
+      assert.equal(await leasesHeld(prefix), LIMIT);
+      assert.equal(
+        await metric(second.base, 'chessport_heavy_requests_cut_total', 'kind="long-poll"'),
+        LIMIT,
+      );
+      const extra = start(second, 1);
+      assert.deepEqual(await Promise.all(extra.map((poll) => poll.outcome)), [429]);
+    } finally {
+      await endAll();
+      await proxy.close();
+    }
+  });
+
+  test('long-polls held in each instance while Redis was down move into it when it is back, and the cap holds', async () => {
+    const prefix = `chessport-test:${randomUUID()}:`;
+    try {
+      const first = await serverOn(prefix);
+      const second = await serverOn(prefix);
+      await redis.kill();
+      // Each instance holds slots of its own meanwhile, up to the limit: 2 here, then 4 there.
+      const early = start(first, 2);
+      await waitingAtLeast(first.base, 2);
+      const late = start(second, LIMIT);
+      await waitingAtLeast(second.base, LIMIT);
+      await redis.start();
+      // Moved in by when they started: the first instance's 2 and 2 of the second's are kept, the 2 newest
+      // are cut off.
+      await waitFor('the newest long-polls beyond the limit to be cut off', async () => {
+        const seen = await outcomes(late);
+        return seen.filter((outcome) => outcome === 'cut').length === 2;
+      });
+      assert.deepEqual(await outcomes(early), ['waiting', 'waiting']);
+      assert.deepEqual((await outcomes(late)).sort(), ['cut', 'cut', 'waiting', 'waiting']);
+      await waitFor('the leases kept to be in Redis', async () => (await leasesHeld(prefix)) === LIMIT);
+      const extra = start(first, 1);
+      assert.deepEqual(await Promise.all(extra.map((poll) => poll.outcome)), [429]);
+    } finally {
+      await endAll();
     }
   });
 });

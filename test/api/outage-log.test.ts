@@ -2,7 +2,7 @@
 // other request (overloaded, one of its connections broken) must not flood the log either.
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import { OutageLog, requests } from '../../src/api/outage-log.ts';
+import { OutageLog, requests } from '../../src/platform/outage-log.ts';
 
 const WORDS = {
   down: 'store unavailable',

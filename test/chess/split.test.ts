@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { normalizeGame, PgnSplitter, type RawGame, splitPgn } from '../../src/chess/index.ts';
+import {
+  CUT_NOTE,
+  type LongLine,
+  normalizeGame,
+  PgnSplitter,
+  type RawGame,
+  splitPgn,
+} from '../../src/chess/index.ts';
 import { CORPUS, NO_CORPUS } from '../helpers/corpus.ts';
 
 const AWKWARD = readFileSync(new URL('../fixtures/chess/split-awkward.pgn', import.meta.url), 'utf8');
@@ -261,7 +268,8 @@ function joinPieces(pieces: RawGame[]): (RawGame & { pieces?: number })[] {
       open.pieces++;
       if (piece.part) continue;
       assert.equal(piece.oversize, open.text.length, 'oversize is the whole length');
-      games.push({ ...open, oversize: piece.oversize });
+      const { oversize, longLine, dropped } = piece;
+      games.push({ ...open, oversize, ...(longLine && { longLine, dropped }) });
       open = undefined;
       continue;
     }
@@ -279,7 +287,8 @@ test('maxGameChars: a longer game comes in pieces that make its text, the others
   const inputs = [AWKWARD, readFileSync(new URL('../fixtures/chess/annotated.pgn', import.meta.url), 'utf8')];
   for (const text of inputs) {
     const whole = splitPgn(text);
-    for (const max of [1, 40, 200, 1000]) {
+    // From 2: no run of blank lines between the lines of a game here is longer (a longer one ends its game).
+    for (const max of [2, 40, 200, 1000]) {
       for (const sizes of [() => 7, () => 64, randomSizes(max)]) {
         const games = joinPieces(splitInChunks(text, sizes, max));
         assert.deepEqual(
@@ -333,6 +342,124 @@ test('maxGameChars: a tag section too long still splits where a tag name repeats
     [
       [whole[0]?.text, true],
       [whole[1]?.text, false],
+    ],
+  );
+});
+
+/** The games the splitter makes of texts and long lines (LongLine) pushed in turn, oversize ones joined. */
+function splitWith(pushes: (string | LongLine)[], maxGameChars = 1000): (RawGame & { pieces?: number })[] {
+  const splitter = new PgnSplitter({ maxGameChars });
+  return joinPieces([...pushes.flatMap((push) => splitter.push(push)), ...splitter.end()]);
+}
+
+const long = (head: string, bytes = 1 << 30): LongLine => ({ head, bytes, dropped: bytes - head.length });
+
+test('a line too long to read (LongLine) makes its game too large, read to the next tag pair after a blank line', () => {
+  const before = '[Event "Before"]\n\n1. d4 d5 1-0\n\n';
+  const games = splitWith([
+    `${before}[Event "Huge"]\n\n`,
+    long('1. e4 {analysis'),
+    // What the line held is unknown: it may have closed the comment, or not. A tag pair line without a blank
+    // line before it is the game's, as in an unclosed comment.
+    '} e5 1-0\n[Event "Swallowed"]\n\n1. c4 1-0\n\n[Event "After"]\n\n1. c4 1-0\n',
+  ]);
+  assert.deepEqual(
+    games.map((g) => [g.index, g.line, g.text, g.oversize, g.longLine, g.dropped]),
+    [
+      [1, 1, '[Event "Before"]\n\n1. d4 d5 1-0\n', undefined, undefined, undefined],
+      [
+        2,
+        5,
+        '[Event "Huge"]\n\n1. e4 {analysis\n} e5 1-0\n[Event "Swallowed"]\n\n1. c4 1-0\n\n',
+        73,
+        { line: 7, bytes: 1 << 30 },
+        (1 << 30) - 15,
+      ],
+      [3, 13, '[Event "After"]\n\n1. c4 1-0\n', undefined, undefined, undefined],
+    ],
+  );
+});
+
+test("a long escape or comment line between games is the next game's, which it makes too large; nothing else changes", () => {
+  for (const line of ['% escape', '; comment']) {
+    const games = splitWith([
+      '[Event "Before"]\n\n1. d4 d5 1-0\n\n',
+      long(line, 5000),
+      '[Event "Huge"]\n\n1. e4 1-0\n[Event "After"]\n\n1. c4 1-0\n',
+    ]);
+    assert.deepEqual(
+      games.map((g) => [g.line, g.text, g.oversize !== undefined, g.longLine]),
+      [
+        [1, '[Event "Before"]\n\n1. d4 d5 1-0\n', false, undefined],
+        [5, `${line}\n[Event "Huge"]\n\n1. e4 1-0\n`, true, { line: 5, bytes: 5000 }],
+        [9, '[Event "After"]\n\n1. c4 1-0\n', false, undefined],
+      ],
+      line,
+    );
+  }
+  // In a game, a long escape line is the game's.
+  const games = splitWith([
+    '[Event "A"]\n\n1. e4\n',
+    long('% escape'),
+    'e5 1-0\n\n[Event "B"]\n\n1. c4 1-0\n',
+  ]);
+  assert.deepEqual(
+    games.map((g) => [g.text, g.oversize !== undefined]),
+    [
+      ['[Event "A"]\n\n1. e4\n% escape\ne5 1-0\n', true],
+      ['[Event "B"]\n\n1. c4 1-0\n', false],
+    ],
+  );
+});
+
+test('maxGameChars: blank, escape and comment lines longer together than a game are not held', () => {
+  const splitter = new PgnSplitter({ maxGameChars: 1000 });
+  // Blank lines after a game end it as soon as they pass the limit, rather than when the next game starts.
+  const game = '[Event "A"]\n\n1. e4 *\n';
+  assert.deepEqual(splitter.push(game), []);
+  assert.deepEqual(splitter.push('\n'.repeat(999)), []);
+  assert.deepEqual(splitter.push(' \n'.repeat(10)), [{ text: game, line: 1, index: 1 }]);
+  // Escape lines past the limit are the next game's, too large: handed out in pieces as they come.
+  const escapes = '% an escape line\n'.repeat(100);
+  const pieces = splitter.push(escapes);
+  assert.deepEqual(
+    pieces.map((p) => [p.line, p.index, p.part, p.text.length]),
+    [[1013, 2, true, escapes.length]],
+  );
+  const rest = [...splitter.push('[Event "B"]\n\n1. d4 *\n\n[Event "C"]\n\n1. c4 *\n'), ...splitter.end()];
+  assert.deepEqual(
+    rest.map((g) => [g.index, g.text, g.oversize]),
+    [
+      [2, '[Event "B"]\n\n1. d4 *\n', escapes.length + 21],
+      [3, '[Event "C"]\n\n1. c4 *\n', undefined],
+    ],
+  );
+});
+
+test('a line starting with CUT_NOTE marks its game as cut short, wherever it is', () => {
+  const note = `${CUT_NOTE}: 1,000 more bytes of this game are left out\n`;
+  const games = splitPgn(
+    `[Event "A"]\n\n1. e4 {analysis\n${note}\n[Event "B"]\n\n1. d4 *\n${note}\n[Event "C"]\n\n1. c4 *\n`,
+  );
+  assert.deepEqual(
+    games.map((g) => [g.index, g.cut]),
+    [
+      [1, 4],
+      [2, 9],
+      [3, undefined],
+    ],
+  );
+  assert.ok(games[1]?.text.endsWith(note));
+});
+
+test('maxGameChars: a tag section of more tags than the splitter remembers still splits where an early tag repeats', () => {
+  const tags = Array.from({ length: 20_000 }, (_, i) => `[Tag${i} "v"]\n`).join('');
+  const games = splitInChunks(`${tags}\n[Tag0 "again"]\n\n1. e4 1-0\n`, () => 4096, 1000);
+  assert.deepEqual(
+    joinPieces(games).map((g) => [g.text.startsWith('[Tag0 "v"]'), g.oversize !== undefined]),
+    [
+      [true, true],
+      [false, false],
     ],
   );
 });

@@ -315,6 +315,34 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     assertOneLine(await update(join(env.dir, 'gone.pgn')), /^chessport: [^\n]*gone\.pgn: no such file\n$/);
     assertOneLine(await update(env.dir), /: is a folder: name the PGN files in it\n$/);
   });
+
+  test('games update refuses a game larger than the import checks, without holding its long line', async () => {
+    const { database } = await cliJson<{ database: { id: string } }>(env, [
+      'import',
+      CLASSICS_PGN,
+      '--user',
+      'alice',
+      '--database',
+      'update-too-large',
+    ]);
+    const [game] = await queryStore<{ id: string; pgn: string }>(
+      env.databaseUrl,
+      `select id, pgn from games where database_id = '${database.id}' limit 1`,
+    );
+    const large = join(env.dir, 'one-long-line.pgn');
+    // One comment line of 40 MB, past the import's largest game (32 MB).
+    writeFileSync(large, `[Event "long"]\n\n1. e4 {${'x'.repeat(40 * 1024 * 1024)}} e5 1-0\n`);
+    const result = await cli(env, ['games', 'update', game?.id ?? '', large]);
+    assertOneLine(
+      result,
+      /one-long-line\.pgn: the game is larger than the largest game chessport checks \(32 MB\)\n$/,
+    );
+    const [after] = await queryStore<{ pgn: string }>(
+      env.databaseUrl,
+      `select pgn from games where id = '${game?.id}'`,
+    );
+    assert.equal(after?.pgn, game?.pgn, 'the game is left as it was');
+  });
 });
 
 describe('store and server failures are one line', () => {

@@ -197,6 +197,36 @@ describe('serve: the issuer', () => {
     assert.match(ttl.stderr, /OAUTH_ACCESS_TOKEN_TTL must be from 60s to 1d, got "30d"/);
   });
 
+  test('the limits of the OAuth paths are checked like the API rate limit', async () => {
+    for (const [name, value, reason] of [
+      ['OAUTH_RATE_LIMIT_MAX', '0', /OAUTH_RATE_LIMIT_MAX must be a positive integer, got "0"/],
+      ['OAUTH_RATE_LIMIT_WINDOW', '60', /invalid OAUTH_RATE_LIMIT_WINDOW "60": write it like 90s/],
+      ['OAUTH_RATE_LIMIT_WINDOW', '25d', /OAUTH_RATE_LIMIT_WINDOW is at most 24d, got "25d"/],
+      ['OAUTH_FLOWS_PER_ADDRESS', 'many', /OAUTH_FLOWS_PER_ADDRESS must be a positive integer, got "many"/],
+    ] as const) {
+      const result = await serve({ [name]: value });
+      assert.equal(result.code, 1, `${name}=${value}`);
+      assert.match(result.stderr, reason);
+      assert.equal(result.stderr.split('\n').length, 2, 'one line');
+    }
+  });
+
+  test('a plain http PUBLIC_URL on a host that is not loopback starts, with one warning; on loopback, none', async () => {
+    const warning = /OAuth over plain http on a host that is not loopback/g;
+    const open = await startServer(env, { HOST: '0.0.0.0', PUBLIC_URL: 'http://127.0.0.1:8080' });
+    try {
+      const base = open.base.replace('0.0.0.0', '127.0.0.1');
+      assert.equal((await http(base, '/.well-known/oauth-authorization-server')).status, 200);
+    } finally {
+      assert.equal(await open.stop(), 0);
+    }
+    assert.equal(open.log().match(warning)?.length, 1, open.log());
+    assert.match(open.log(), /"level":40.*OAuth over plain http/);
+    const local = await startServer(env, { HOST: '127.0.0.1', PUBLIC_URL: 'http://127.0.0.1:8080' });
+    assert.equal(await local.stop(), 0);
+    assert.doesNotMatch(local.log(), warning);
+  });
+
   test('on an address that is not loopback, without PUBLIC_URL, the API serves and OAuth is off, saying so', async () => {
     const server = await startServer(env, { HOST: '0.0.0.0' });
     try {

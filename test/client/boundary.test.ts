@@ -10,7 +10,6 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type * as Client from '../../packages/client/src/types.ts';
-import type { ApiError, ErrorCode as ServerErrorCode } from '../../src/api/errors.ts';
 import type { schemas, userSchema } from '../../src/api/schemas.ts';
 import type {
   changeJson,
@@ -19,6 +18,7 @@ import type {
   gameSummaryJson,
   listedDatabaseJson,
 } from '../../src/api/serialize.ts';
+import type { ApiError, ErrorCode as ServerErrorCode } from '../../src/platform/http/errors.ts';
 import { ROOT } from '../helpers/harness.ts';
 import { modulesResolvedBy } from '../helpers/resolved-modules.ts';
 
@@ -159,7 +159,7 @@ const contract: {
   pageKeys: Same<keyof Page, keyof SchemaShape<typeof schemas.changes>>;
   pageItems: Same<Page['data'][number], Client.Change>;
   expandedPageItems: Same<ExpandedPage['data'][number], Client.ExpandedChange>;
-  /** Each side writes the error codes once (src/api/errors.ts, packages/client/src/error-codes.ts). */
+  /** Each side writes the error codes once (src/platform/http/errors.ts, packages/client/src/error-codes.ts). */
   errorCodes: Same<Client.ErrorCode, ServerErrorCode>;
   errorBody: Conforms<Client.ErrorBody, ReturnType<ApiError['body']>>;
 } = {

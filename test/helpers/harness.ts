@@ -1,5 +1,6 @@
 // Black-box test harness: a temp store, the real `chessport` CLI as a child process, the real server.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -165,6 +166,21 @@ export async function startServer(env: Env, extraEnv: NodeJS.ProcessEnv = {}, po
       return exited;
     },
   };
+}
+
+/**
+ * The server's log up to now. Its lines come over a pipe, apart from its answers, so an answer can arrive
+ * before the lines written while it was made: a request marked with an id of its own is made, and its line
+ * awaited, after which every line written before it is in.
+ */
+export async function settledLog(server: Server): Promise<string> {
+  const mark = randomUUID();
+  await (await fetch(`${server.base}/healthz`, { headers: { 'x-request-id': mark } })).arrayBuffer();
+  for (let waited = 0; !server.log().includes(mark); waited += 20) {
+    if (waited > 60_000) throw new Error(`the server did not log request ${mark}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return server.log();
 }
 
 export interface Answer<T = unknown> {

@@ -68,9 +68,9 @@ interface GameRow {
 
 /**
  * The mirror's content, read with SQL. This mapping of rows to GameDetail repeats Mirror.games() and
- * Mirror.databases() (src/sync/mirror.ts) on purpose: an owner's program reads the file with SQL, not through
- * Mirror, so the check reads its columns itself; a fault shared by Mirror's writes and reads (two columns
- * swapped both ways, a field stored in the wrong shape) shows here and would not through Mirror's reads.
+ * Mirror.databases() (packages/sync/src/mirror.ts) on purpose: an owner's program reads the file with SQL,
+ * not through Mirror, so the check reads its columns itself; a fault shared by Mirror's writes and reads (two
+ * columns swapped both ways, a field stored in the wrong shape) shows here and would not through Mirror's reads.
  */
 export function mirrorData(out: string): DataSet {
   const db = new Sqlite(join(out, 'mirror.sqlite'), { readonly: true, fileMustExist: true });

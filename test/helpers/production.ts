@@ -189,7 +189,7 @@ const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const counted = (text: string) => literal(text).replace('requests', 'requests?');
 
 /**
- * The lines of one outage as the server logs it (src/api/outage-log.ts): `down` once, at once; then
+ * The lines of one outage as the server logs it (src/platform/outage-log.ts): `down` once, at once; then
  * `<down>: N more <more>` lines; then `<back> after X s, N <counted>` once. Checks that nothing else of
  * the outage is logged, and that every summary line is a warning and the last line an info.
  */

@@ -5,8 +5,11 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { ROOT } from './harness.ts';
 
-/** Every URL resolved while importing `entry` (an absolute path), the entry included. */
-export async function modulesResolvedBy(entry: string): Promise<string[]> {
+/**
+ * Every URL resolved while importing `entry` (an absolute path), the entry included; with `conditions`, as
+ * `node --conditions=…` resolves (the workspace packages' sources: src/cli/workspace-sources.ts).
+ */
+export async function modulesResolvedBy(entry: string, conditions: string[] = []): Promise<string[]> {
   const script = `
     import { registerHooks } from 'node:module';
     const seen = new Set();
@@ -14,8 +17,13 @@ export async function modulesResolvedBy(entry: string): Promise<string[]> {
     await import(${JSON.stringify(pathToFileURL(entry).href)});
     console.log(JSON.stringify([...seen]));
   `;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-    cwd: ROOT,
-  });
+  const flags = conditions.map((condition) => `--conditions=${condition}`);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [...flags, '--input-type=module', '-e', script],
+    {
+      cwd: ROOT,
+    },
+  );
   return JSON.parse(stdout) as string[];
 }

@@ -180,6 +180,10 @@ const UNDO: Record<string, string[]> = {
     'drop index tokens_user_app',
   ],
   '0011_database_game_count': ['alter table databases drop column game_count'],
+  '0012_oauth_record_user': [
+    'drop index oauth_records_user',
+    'alter table oauth_records drop column user_id',
+  ],
 };
 
 /**

@@ -1,4 +1,5 @@
-// A TCP proxy the tests can cut and restore, to make a networked store (PostgreSQL) unreachable on demand.
+// A TCP proxy the tests can cut and restore, to make a networked store (PostgreSQL) unreachable on demand,
+// or slow it down.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 export interface TcpProxy {
@@ -13,6 +14,11 @@ export interface TcpProxy {
    * (a failover, a partition); new connections are forwarded (to the server that took over).
    */
   freeze(): Promise<void>;
+  /**
+   * Holds what the target sends back for `ms` before passing it on (0: at once), on every connection: a
+   * store that answers slowly. The order of the bytes is kept.
+   */
+  slow(ms: number): void;
   /** Accepts and forwards again, on the same port. */
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -23,6 +29,7 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
   let server: Server | null = null;
   let port = 0;
   let forwarding = true;
+  let delayMs = 0;
 
   const track = (socket: Socket) => {
     open.add(socket);
@@ -31,13 +38,37 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
     socket.on('error', () => undefined);
   };
 
-  const pairs = new Set<[Socket, Socket]>();
+  /** The client's socket, the target's, and what passes the target's bytes on. */
+  const pairs = new Set<[Socket, Socket, (chunk: Buffer) => void]>();
   const onConnection = (client: Socket) => {
     track(client);
     if (!forwarding) return; // accepted, never answered
     const upstream = createConnection({ host: targetHost, port: targetPort });
     track(upstream);
-    const pair: [Socket, Socket] = [client, upstream];
+    // Bytes held (slow) are passed on in order, each once its delay is over; later ones wait behind them.
+    const held: { at: number; chunk: Buffer }[] = [];
+    let scheduled = false;
+    const passOn = () => {
+      scheduled = false;
+      while (held.length > 0 && (held[0]?.at ?? 0) <= Date.now()) {
+        const next = held.shift();
+        if (next && client.writable) client.write(next.chunk);
+      }
+      if (held.length === 0) return;
+      scheduled = true;
+      setTimeout(passOn, (held[0]?.at ?? 0) - Date.now());
+    };
+    const forward = (chunk: Buffer) => {
+      if (delayMs === 0 && held.length === 0) {
+        client.write(chunk);
+        return;
+      }
+      held.push({ at: Date.now() + delayMs, chunk });
+      if (scheduled) return;
+      scheduled = true;
+      setTimeout(passOn, delayMs);
+    };
+    const pair: [Socket, Socket, (chunk: Buffer) => void] = [client, upstream, forward];
     pairs.add(pair);
     client.on('close', () => {
       upstream.destroy();
@@ -45,7 +76,7 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
     });
     upstream.on('close', () => client.destroy());
     client.pipe(upstream);
-    upstream.pipe(client);
+    upstream.on('data', forward);
   };
 
   const listen = () =>
@@ -87,13 +118,16 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
       dropAll();
     },
     freeze: async () => {
-      for (const [client, upstream] of pairs) {
+      for (const [client, upstream, forward] of pairs) {
         client.unpipe(upstream);
-        upstream.unpipe(client);
+        upstream.off('data', forward);
         client.pause();
         upstream.pause();
       }
       pairs.clear();
+    },
+    slow: (ms) => {
+      delayMs = ms;
     },
     restore: async () => {
       forwarding = true;

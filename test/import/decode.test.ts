@@ -2,6 +2,7 @@
 // bytes arrive in chunks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { LongLine } from '../../src/chess/index.ts';
 import { splitPgn } from '../../src/chess/index.ts';
 import { decodePgnStream } from '../../src/import/decode.ts';
 
@@ -100,4 +101,78 @@ test('a long line that comes in many pieces is joined once, not again with each 
   assert.equal(text.length, line.length + 9);
   assert.ok(text.endsWith('1. e4 e5 * \n1. d4 *\n'));
   assert.ok(copied <= 3 * input.length, `${copied} bytes copied for ${input.length}`);
+});
+
+/** What decodePgnStream makes of `bytes` in pieces of `size` with a line limit: texts and long lines. */
+async function decodeLimited(
+  bytes: Buffer,
+  size: number,
+  options: { maxLineBytes: number; headBytes: number },
+): Promise<{ out: (string | LongLine)[]; counted: number }> {
+  async function* pieces() {
+    for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+  }
+  const out: (string | LongLine)[] = [];
+  let counted = 0;
+  for await (const chunk of decodePgnStream(pieces(), (n) => (counted += n), options)) {
+    // Texts joined as they come: where they are cut depends on the pieces, not what they say.
+    const last = out[out.length - 1];
+    if (typeof chunk === 'string' && typeof last === 'string') out[out.length - 1] = last + chunk;
+    else out.push(chunk);
+  }
+  return { out, counted };
+}
+
+test('a line longer than maxLineBytes is never decoded whole: its head, its length and what was left out', async () => {
+  const limits = { maxLineBytes: 10, headBytes: 4 };
+  for (const [eol, text] of [
+    ['\n', '\n'],
+    ['\r\n', '\r\n'],
+    ['\r', '\n'],
+  ] as const) {
+    const bytes = latin1(`1. e4 *${eol}{0123456789abc}${eol}1. d4 *${eol}`);
+    for (let size = 1; size <= bytes.length; size++) {
+      const { out, counted } = await decodeLimited(bytes, size, limits);
+      assert.deepEqual(
+        out,
+        [`1. e4 *${text}`, { head: '{012', bytes: 15, dropped: 11 }, `1. d4 *${text}`],
+        `${JSON.stringify(eol)}, pieces of ${size}`,
+      );
+      assert.equal(counted, bytes.length, 'every byte counted as decoded');
+    }
+  }
+  // A line of exactly maxLineBytes is decoded; one at the end of the input, without a line end, is not.
+  for (let size = 1; size <= 20; size++) {
+    const { out } = await decodeLimited(latin1('0123456789\n0123456789a'), size, limits);
+    assert.deepEqual(out, ['0123456789\n', { head: '0123', bytes: 11, dropped: 7 }], `pieces of ${size}`);
+  }
+});
+
+test("a long line's head ends at a character: never half of a UTF-8 sequence", async () => {
+  // "ééééé...": two bytes each; a head of 5 bytes holds two of them and leaves out the rest.
+  const bytes = Buffer.from(`${'é'.repeat(20)}\n*\n`);
+  for (let size = 1; size <= bytes.length; size++) {
+    const { out } = await decodeLimited(bytes, size, { maxLineBytes: 10, headBytes: 5 });
+    assert.deepEqual(out, [{ head: 'éé', bytes: 40, dropped: 36 }, '*\n'], `pieces of ${size}`);
+  }
+});
+
+test('a 64 MB line in 1 MB pieces comes as its head and its length', async () => {
+  const piece = Buffer.alloc(1 << 20, 'a');
+  async function* pieces() {
+    yield latin1('1. e4 *\n');
+    for (let i = 0; i < 64; i++) yield piece;
+    yield latin1('\n1. d4 *\n');
+  }
+  const out: (string | LongLine)[] = [];
+  for await (const chunk of decodePgnStream(pieces(), undefined, {
+    maxLineBytes: 4 << 20,
+    headBytes: 1 << 10,
+  }))
+    out.push(chunk);
+  assert.deepEqual(out, [
+    '1. e4 *\n',
+    { head: 'a'.repeat(1024), bytes: 64 << 20, dropped: (64 << 20) - 1024 },
+    '1. d4 *\n',
+  ]);
 });

@@ -28,6 +28,7 @@ for (const { dialect, skip } of DIALECTS) {
       grantId,
       uid: null,
       userCode: null,
+      userId: null,
       expiresAt,
     });
 
@@ -62,6 +63,34 @@ for (const { dialect, skip } of DIALECTS) {
       assert.deepEqual(found?.user, ann);
       assert.equal(await store.findPasswordHash('nobody'), undefined);
       await store.setPasswordHash(ann.id, null);
+    });
+
+    test("a password set or removed ends the user's sign-in records, and no one else's", async () => {
+      const bob = await store.addUser({ login: 'bob' });
+      const signIn = (userId: string) => ({ ...record(null), userId });
+      await store.oauth.saveOAuthRecord('WebSession', 'ann-web', signIn(ann.id));
+      await store.oauth.saveOAuthRecord('Session', 'ann-provider', signIn(ann.id));
+      await store.oauth.saveOAuthRecord('Interaction', 'ann-interaction', signIn(ann.id));
+      await store.oauth.saveOAuthRecord('WebSession', 'bob-web', signIn(bob.id));
+      await store.oauth.saveOAuthRecord('AuthorizationCode', 'ann-code', record('g-ann'));
+      const live = async () => {
+        const found: string[] = [];
+        for (const [model, id] of [
+          ['WebSession', 'ann-web'],
+          ['Session', 'ann-provider'],
+          ['Interaction', 'ann-interaction'],
+          ['WebSession', 'bob-web'],
+          ['AuthorizationCode', 'ann-code'],
+        ] as const) {
+          if (await store.oauth.findOAuthRecord(model, 'id', id)) found.push(id);
+        }
+        return found;
+      };
+      assert.equal((await live()).length, 5);
+      await store.setPasswordHash(ann.id, '$scrypt$new');
+      assert.deepEqual(await live(), ['bob-web', 'ann-code']);
+      await store.setPasswordHash(bob.id, null);
+      assert.deepEqual(await live(), ['ann-code']);
     });
 
     test('a grant, its tokens and records: revoking it revokes them all at once', async () => {
@@ -123,6 +152,21 @@ for (const { dialect, skip } of DIALECTS) {
 
       const text = await storeText(t.url);
       for (const id of ['session-id', 'device-code', 'code-1', 'ABCDEFGH']) assert.ok(!text.includes(id), id);
+    });
+
+    test('look-ups by a value holding NUL find nothing, on PostgreSQL too (which refuses such text)', async () => {
+      const nul = 'a\u0000b';
+      assert.equal(await store.findAppById(nul), undefined);
+      assert.equal(await store.findApp(nul), undefined);
+      assert.equal(await store.findPasswordHash(nul), undefined);
+      assert.equal(await store.findUser(nul), undefined);
+      assert.equal(await store.getUserById(nul), undefined);
+      assert.equal(await store.oauth.findGrant(nul), undefined);
+      assert.equal(await store.oauth.revokeGrant(nul, ann.id), undefined);
+      assert.equal(await store.oauth.revokeGrant(nul), undefined);
+      for (const by of ['id', 'uid', 'user_code'] as const) {
+        assert.equal(await store.oauth.findOAuthRecord('Interaction', by, nul), undefined, by);
+      }
     });
   });
 }

@@ -1,8 +1,8 @@
-// Which servers the sync takes for this machine's (src/sync/loopback.ts): it asks those for uncompressed
+// Which servers the sync takes for this machine's (packages/sync/src/loopback.ts): it asks those for uncompressed
 // answers. Only loopback addresses and localhost; any other name or address is taken for a network.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isLoopback } from '../../src/sync/loopback.ts';
+import { isLoopback } from '../../packages/sync/src/loopback.ts';
 
 test('loopback addresses and localhost are this machine', () => {
   for (const url of [

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { SyncSummary } from '../../src/sync/engine.ts';
+import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
 import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';

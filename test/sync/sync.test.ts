@@ -6,9 +6,9 @@ import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { SyncSummary } from '@chessport/sync';
 import Sqlite from 'better-sqlite3';
 import packageJson from '../../package.json' with { type: 'json' };
-import type { SyncSummary } from '../../src/sync/engine.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {

@@ -1,5 +1,5 @@
 // The API's error codes as the client knows them: the client's one list. The server keeps its own (with
-// the statuses, in src/api/errors.ts), as the client shares no code with it; test/client/boundary.test.ts
+// the statuses, in src/platform/http/errors.ts), as the client shares no code with it; test/client/boundary.test.ts
 // checks at compile time that the two lists name the same codes.
 
 /** Every error code of the API (docs/design.md 17), in the order of their HTTP statuses. */

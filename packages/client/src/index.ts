@@ -1,6 +1,6 @@
 // @chessport/client: the typed HTTP client. Runs on global fetch alone (Node.js, Deno, Bun, browsers), with
 // no runtime dependency. The sync engine, which needs better-sqlite3, is not part of it: it lives in the
-// chessport project (src/sync) and builds on this.
+// chessport project (packages/sync, @chessport/sync) and builds on this.
 export {
   type ChangesQuery,
   ChessportClient,

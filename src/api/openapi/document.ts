@@ -1,7 +1,7 @@
 // The parts of the OpenAPI document that no route schema holds: info, servers, tags, the security scheme,
 // and the decisions a client depends on (docs/design.md, docs/api.md "API decisions"), in the description text.
 import packageJson from '../../../package.json' with { type: 'json' };
-import { SCOPES, type Scope } from '../auth.ts';
+import { SCOPES, type Scope } from '../../domain/scopes.ts';
 
 export const SECURITY_SCHEME = 'bearer';
 
@@ -98,8 +98,10 @@ Per app and user (all tokens of one app and user share one budget), and per clie
 without a valid token. Every counted answer carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`,
 \`X-RateLimit-Reset\` and the IETF draft's \`RateLimit-Policy\` and \`RateLimit\`; 429 and 503 add
 \`Retry-After\` (seconds). Every 200 carries a strong \`ETag\` and \`Cache-Control: private, no-cache\`;
-\`If-None-Match\` gives 304, on the feed and the PGN export too, and a 304 does not spend the rate limit:
-it is counted when it comes in and given back, and its \`X-RateLimit-Remaining\` shows it unspent.
+\`If-None-Match\` gives 304, on the feed and the PGN export too. A 304 is counted when it comes in; it is
+given back (its \`X-RateLimit-Remaining\` shows it unspent) when it named the current tag of the PGN export
+or of a game-list page the instance keeps, up to the limit of such 304s per window: never for
+\`If-None-Match: *\`, nor for the other answers, which cost the server as much as a 200.
 Answers are compressed (gzip, br) when asked.
 `.trim();
 

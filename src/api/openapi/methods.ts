@@ -5,7 +5,7 @@
 // those), would give generated clients a method per path that always fails, and could not name QUERY or
 // PROPFIND at all. The answers are written here once, in the document's own shapes (Response and Header
 // Objects), and the test suite's validator checks the server's preflight and 405 answers against them.
-import { ALLOWED_HEADERS } from '../plugins/cors.ts';
+import { ALLOWED_HEADERS } from '../../platform/http/cors.ts';
 import { ALLOW, REFUSED_METHODS } from '../route.ts';
 
 export const OTHER_METHODS = 'x-other-methods';

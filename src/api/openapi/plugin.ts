@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { KEPT_ENCODERS, negotiatedCoding } from '../plugins/compression.ts';
+import { KEPT_ENCODERS, negotiatedCoding } from '../../platform/http/compression.ts';
 import { matchesIfNoneMatch } from '../plugins/conditional.ts';
 import { methodGuards } from '../route.ts';
 import { finishDocument, openapiBase } from './document.ts';

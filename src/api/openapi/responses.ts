@@ -4,7 +4,7 @@
 // the mark to the header object and shares each header as one components/headers entry (see document.ts),
 // the test suite's validator enforces it. What the headers say is what the black-box tests see
 // (test/api/openapi.test.ts): no header of an answer may go undocumented.
-import type { ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../../platform/http/errors.ts';
 
 interface HeaderSchema {
   type: 'string' | 'integer';
@@ -74,8 +74,10 @@ export const HEADERS = {
     'string',
     'RFC 6750 challenge: Bearer realm="chessport", error="...", error_description="..." (403 adds ' +
       'scope="..."). Without Bearer credentials (no Authorization header, an empty one, or another scheme ' +
-      'such as Basic) it is the bare Bearer realm="chessport". A 401 ends with resource_metadata="<server>/' +
-      '.well-known/oauth-protected-resource" (RFC 9728), which names the OAuth server that issues tokens.',
+      'such as Basic) it has no error and error_description. A 401 ends with resource_metadata="<server>/' +
+      '.well-known/oauth-protected-resource" (RFC 9728), which names the OAuth server that issues tokens: ' +
+      'without credentials, Bearer realm="chessport", resource_metadata="<server>/.well-known/oauth-' +
+      'protected-resource" (Bearer realm="chessport" alone while the server runs without OAuth).',
   ),
 } as const;
 

@@ -13,17 +13,27 @@
 // writes advance, so its tag is an HMAC under the server secret: a plain hash of it, with the database's id,
 // slug and updatedAt that /databases shows, gave the sequence away to a search of a few million hashes, and
 // with it how many writes other users made between two writes to the database (as v1 cursors did).
+//
+// Which 304s give their rate-limit count back (rate-limit.ts, docs/api.md "Rate limits"): those whose tag
+// the request named and the server had without reading the representation (`cheapTag`: the export's
+// version stamp, a list page kept in the page cache). `If-None-Match: *` matches every representation, so
+// its 304 is had for nothing; any other 304 cost the server the read and the hash of a 200.
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { negotiatedCoding } from '../../platform/http/compression.ts';
 import type { Store } from '../../store/index.ts';
 import { wantsPgn } from '../pgn.ts';
-import { negotiatedCoding } from './compression.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The representation's tag when the handler streams it and it cannot be hashed on the way out. */
     representationTag: string | undefined;
+    /**
+     * Whether representationTag was had without reading the representation (a version stamp, a page kept in
+     * the page cache): a 304 on it costs the server little.
+     */
+    cheapTag: boolean;
   }
 }
 
@@ -56,10 +66,14 @@ function headerText(reply: FastifyReply, name: string): string {
 
 /** True when If-None-Match names this representation (any coding of it), or is `*`. */
 export function matchesIfNoneMatch(header: string | undefined, tag: string): boolean {
+  return namesTag(header, tag) || (header ?? '').split(',').some((value) => value.trim() === '*');
+}
+
+/** True when If-None-Match names this representation's tag (any coding of it); `*` names none. */
+function namesTag(header: string | undefined, tag: string): boolean {
   if (!header) return false;
   for (const candidate of header.split(',')) {
     const value = candidate.trim();
-    if (value === '*') return true;
     const opaque = /^(?:W\/)?"([^"]*)"$/.exec(value)?.[1];
     if (opaque === undefined) continue;
     // A tag is base64url and may itself end in "-br" (1 in 262,144): compared as it is first.
@@ -77,12 +91,23 @@ export function willBeNotModified(request: FastifyRequest): boolean {
   return tag !== undefined && matchesIfNoneMatch(request.headers['if-none-match'], tag);
 }
 
+/**
+ * Whether a 304 may give its rate-limit count back: the client named the tag the server had without reading
+ * the representation. Not for `If-None-Match: *`, which needs no tag, nor for a tag that took reading and
+ * hashing the page (the expanded feed: 500 games), which costs the server as much as the 200.
+ */
+export function isCheapNotModified(request: FastifyRequest): boolean {
+  const tag = request.representationTag;
+  return request.cheapTag && tag !== undefined && namesTag(request.headers['if-none-match'], tag);
+}
+
 function isStream(payload: unknown): payload is Readable {
   return payload instanceof Readable;
 }
 
 export function conditionalRequests(app: FastifyInstance, store: Store, secret: string): void {
   app.decorateRequest('representationTag', undefined);
+  app.decorateRequest('cheapTag', false);
 
   app.addHook('preHandler', async (request) => {
     if (request.routeOptions.url !== DATABASE_GAMES || !request.token || !wantsPgn(request)) return;
@@ -92,6 +117,7 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
     const version = await store.databaseVersion(database.id);
     // With the games' ids it is another representation (and without them the tag it always had).
     const { gameIds } = request.query as { gameIds?: boolean };
+    request.cheapTag = true;
     request.representationTag = digest(
       [
         'pgn-export/3',

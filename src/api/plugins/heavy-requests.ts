@@ -6,15 +6,23 @@
 // Three limits, checked in this order:
 // - load shedding (load-shedding.ts): while the process is overloaded (its event loop late, its heap nearly
 //   full), heavy requests get 503 `unavailable`, and light ones (/me) go on being answered;
-// - per instance: at most `perInstance` of a kind run here at once, for everyone (503 `unavailable`);
 // - per app and user: at most `perClient` of a kind at once, across every instance (429 `rate_limited`).
 //   The slots are leases in Redis, shared like the rate-limit counters (same Redis, prefix and circuit
 //   breaker) and renewed while the answer runs, so that the slots of an instance that dies expire by
-//   themselves; without Redis, or while it fails, they are held in this process (a per-instance limit).
+//   themselves; without Redis, or while it fails, they are held in this process (a per-instance limit). A
+//   renewal takes a lease Redis lost (a restart, a failover) again, and moves one held here during an
+//   outage into Redis; if the client then holds more than its limit, the newest beyond it are cut off
+//   (leases.ts). This instance also counts every lease it holds, so that it alone never lets a client over;
+// - per instance: at most `perInstance` of a kind run here at once, for everyone (503 `unavailable`).
+//   Taken after the app and user's slot, so that the requests a client's limit refuses never hold the
+//   instance's slots while Redis is asked (a full instance refuses before Redis is asked, holding nothing).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { askGuarded, type CircuitBreaker } from '../circuit-breaker.ts';
-import { ApiError } from '../errors.ts';
+import { askGuarded, type CircuitBreaker } from '../../platform/circuit-breaker.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { LocalLeases, RedisLeases } from '../../platform/leases.ts';
+import { heavyMetrics } from '../../platform/metrics.ts';
+import { OutageLog, requests } from '../../platform/outage-log.ts';
 import {
   defaultHeavyLimits,
   HEAVY_DEFAULTS,
@@ -22,9 +30,6 @@ import {
   type HeavyKind,
   type HeavyLimits,
 } from '../heavy-kinds.ts';
-import { type LeaseStore, LocalLeases, RedisLeases } from '../leases.ts';
-import { heavyMetrics } from '../metrics.ts';
-import { OutageLog, requests } from '../outage-log.ts';
 
 /**
  * Retry-After of a refusal. A slot frees when another answer ends, which no one can tell in advance: a few
@@ -65,15 +70,18 @@ const SHARED_OUTAGE = {
     `heavy-request limits: shared leases are back after ${seconds} s, ${count} ${requests(count)} held in this process`,
 };
 
+/** A slot of an app and user's. */
 interface Lease {
-  store: LeaseStore;
   id: string;
+  /** Held in Redis; else in this process alone, until a renewal moves it into Redis. */
+  shared: boolean;
 }
 
 export function heavyRequests(app: FastifyInstance, settings: HeavySettings): HeavyRequests {
   const limits = { ...defaultHeavyLimits(), ...settings.limits };
   const ttlMs = settings.leaseTtlMs ?? HEAVY_DEFAULTS.leaseTtlMs;
   const prefix = `${settings.redisPrefix ?? 'chessport:'}heavy:`;
+  /** Every lease this instance holds, whether in Redis or not. */
   const local = new LocalLeases();
   const shared = settings.redis ? new RedisLeases(settings.redis, ttlMs) : undefined;
   const breaker = settings.breaker;
@@ -84,25 +92,39 @@ export function heavyRequests(app: FastifyInstance, settings: HeavySettings): He
   const running = new Map<HeavyKind, number>();
   const retryAfter = { 'retry-after': String(HEAVY_RETRY_AFTER_S) };
 
-  /** A lease of the key: in Redis while it answers, else in this process. */
+  /**
+   * A lease of the key: in Redis while it answers, else in this process. None when this instance alone holds
+   * `limit` of them already (Redis may have lost them), or Redis holds `limit`.
+   */
   async function lease(request: FastifyRequest, key: string, limit: number): Promise<Lease | undefined> {
+    if (local.count(key) >= limit) return undefined;
     if (shared) {
       const asked = await askGuarded(guarded, request.log, () => shared.acquire(key, limit));
-      if (asked) return asked.answer === undefined ? undefined : { store: shared, id: asked.answer };
+      if (asked) {
+        if (asked.answer === undefined) return undefined;
+        local.add(key, asked.answer);
+        return { id: asked.answer, shared: true };
+      }
     }
     const id = local.take(key, limit);
-    return id === undefined ? undefined : { store: local, id };
+    return id === undefined ? undefined : { id, shared: false };
   }
 
-  /** Renews a shared lease while the breaker lets it; a failure only tells the breaker. */
-  async function renew(key: string, { store, id }: Lease): Promise<void> {
-    if (!breaker.allow()) return;
+  /**
+   * Renews a lease in Redis while the breaker lets it (a failure only tells the breaker): one Redis lost is
+   * added again, one held in this process alone is moved in. `over` when the app and user hold `limit`
+   * older leases: the request must end.
+   */
+  async function renew(key: string, lease: Lease, limit: number): Promise<'kept' | 'over' | undefined> {
+    if (!shared || !breaker.allow()) return undefined;
     try {
-      await store.renew(key, id);
+      const kept = await shared.renew(key, lease.id, limit);
       breaker.succeeded();
+      return kept;
     } catch {
       heavyMetrics.leaseErrors.inc();
       breaker.failed();
+      return undefined;
     }
   }
 
@@ -124,29 +146,36 @@ export function heavyRequests(app: FastifyInstance, settings: HeavySettings): He
         const text = `The server is overloaded (${pressure}) and refuses ${what} for now: retry in ${HEAVY_RETRY_AFTER_S} s.`;
         refuse(kind, 'pressure', new ApiError('unavailable', text, retryAfter));
       }
-      const now = running.get(kind) ?? 0;
-      if (now >= perInstance) {
+      const full = (): never => {
         const text = `The server is running as many ${what} as it takes at once (${perInstance}): retry in ${HEAVY_RETRY_AFTER_S} s.`;
         refuse(kind, 'instance', new ApiError('unavailable', text, retryAfter));
-      }
-      // Counted before Redis is asked, so that requests arriving together cannot overshoot the instance's cap.
-      running.set(kind, now + 1);
-      heavyMetrics.held.inc({ kind });
+      };
+      // A full instance refuses at once, without asking Redis.
+      if ((running.get(kind) ?? 0) >= perInstance) full();
       const key = `${prefix}${kind}:app:${token.appId}:user:${token.userId}`;
       let leased: Lease | undefined;
+      let counted = false;
       let timer: NodeJS.Timeout | undefined;
       let released = false;
+      const giveBack = (lease: Lease) => {
+        local.release(key, lease.id);
+        // A lease that cannot be removed (Redis failed meanwhile) expires by itself.
+        if (lease.shared) shared?.release(key, lease.id).catch(() => undefined);
+      };
       const release = () => {
         if (released) return;
         released = true;
         clearInterval(timer);
-        running.set(kind, (running.get(kind) ?? 1) - 1);
-        heavyMetrics.held.dec({ kind });
-        // A lease that cannot be removed (Redis failed meanwhile) expires by itself.
-        if (leased) leased.store.release(key, leased.id).catch(() => undefined);
+        if (counted) {
+          running.set(kind, (running.get(kind) ?? 1) - 1);
+          heavyMetrics.held.dec({ kind });
+        }
+        if (leased) giveBack(leased);
       };
       // Listened to before Redis is asked: a client that leaves meanwhile gives its slot back at once.
       reply.raw.once('close', release);
+      // The app and user's slot first, then the instance's: a request its client's limit refuses never holds
+      // one of the instance's slots, which are everyone's, while Redis is asked.
       try {
         leased = await lease(request, key, perClient);
       } catch (error) {
@@ -162,12 +191,46 @@ export function heavyRequests(app: FastifyInstance, settings: HeavySettings): He
       }
       if (released) {
         // The client left while the lease was being taken, before there was a lease to give back.
-        leased.store.release(key, leased.id).catch(() => undefined);
+        giveBack(leased);
         return release;
       }
-      if (leased.store !== local) {
-        const renewing = leased;
-        timer = setInterval(() => void renew(key, renewing), Math.max(1000, Math.floor(ttlMs / 3)));
+      // From the check to the count without an await: requests whose leases came back together take the
+      // instance's slots one at a time, and never more than there are.
+      if ((running.get(kind) ?? 0) >= perInstance) {
+        release();
+        full();
+      }
+      running.set(kind, (running.get(kind) ?? 0) + 1);
+      counted = true;
+      heavyMetrics.held.inc({ kind });
+      if (shared) {
+        // Renewed in Redis while the answer runs; a lease held here alone (Redis failed when it was taken)
+        // moves into Redis at the first renewal Redis answers.
+        const held = leased;
+        let renewing = false;
+        const keep = async () => {
+          if (renewing) return;
+          renewing = true;
+          const kept = await renew(key, held, perClient);
+          renewing = false;
+          if (released) {
+            // Ended while Redis was asked: a lease the renewal moved into Redis is removed from it too.
+            if (kept === 'kept' && !held.shared) shared.release(key, held.id).catch(() => undefined);
+            return;
+          }
+          if (kept === 'kept') held.shared = true;
+          if (kept !== 'over') return;
+          // Redis had lost this client's leases, or not seen those held during its outage, and let more
+          // start than the limit: the newest beyond it end (leases.ts), this one among them.
+          heavyMetrics.overLimit.inc({ kind });
+          request.log.info(
+            { kind },
+            `heavy request cut off: its app and user held more than ${perClient} ${perClient === 1 ? one : what} at once`,
+          );
+          release();
+          reply.raw.destroy();
+        };
+        timer = setInterval(() => void keep(), Math.max(1000, Math.floor(ttlMs / 3)));
         timer.unref();
       }
       return release;

@@ -1,11 +1,11 @@
 // GET /changes: the feed of the user's changed games, oldest change first (docs/design.md 18-22).
 import type { FastifyInstance } from 'fastify';
+import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
+import { pairwiseId } from '../../domain/pairwise.ts';
+import { ApiError } from '../../platform/http/errors.ts';
 import type { GameChange } from '../../store/index.ts';
 import { lapsedToken, tokenLapse } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { ApiError } from '../errors.ts';
-import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { changesQuery, schemas } from '../schemas.ts';
 import { changeJson, expandedChangeJson } from '../serialize.ts';
@@ -63,7 +63,7 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         after = position;
       } else if (since !== undefined) {
         const sinceMs = parseZonedTimestamp(since);
-        // Checked by the schema's format already (app.ts): a second look costs nothing.
+        // Checked by the schema's format already (src/server/app.ts): a second look costs nothing.
         if (sinceMs === undefined) throw new ApiError('invalid_request', zonedTimestampRule('since'));
         after = await store.changePositionAt(token.userId, sinceMs);
       }

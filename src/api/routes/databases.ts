@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
-import { ApiError, notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn, withGameIdTag } from '../pgn.ts';
 import { willBeNotModified } from '../plugins/conditional.ts';
 import { readRoute } from '../route.ts';

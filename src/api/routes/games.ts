@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
-import { notFound } from '../errors.ts';
 import { pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
 import { formatParam, pageQuery, schemas } from '../schemas.ts';

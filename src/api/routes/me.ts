@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { pairwiseId } from '../../domain/pairwise.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
-import { notFound } from '../errors.ts';
-import { pairwiseId } from '../pairwise.ts';
 import { readRoute } from '../route.ts';
 import { schemas } from '../schemas.ts';
 

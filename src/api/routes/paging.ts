@@ -40,6 +40,8 @@ export async function sendPage(
   const version = await store.gamesVersion(ownerId);
   const key = `${ownerId} ${request.url}`;
   let page = pages.get(key, version);
+  // A kept page's tag is had without reading a game: a 304 on it may give its rate-limit count back.
+  request.cheapTag = page !== undefined;
   if (!page) {
     const at = (n: number) => `${ownerId} ${list} ${version} ${n}`;
     const { games, hasMore } = await readPage(limit, offset, positions.get(at(offset)), fetch);

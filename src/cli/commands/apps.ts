@@ -4,8 +4,9 @@ import { iso } from '../../api/serialize.ts';
 import { type App, hashToken, type OAuthClient } from '../../store/index.ts';
 import type { ChessportCommand } from '../command.ts';
 import { jsonOption, requireApp, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { emit, emitTable } from '../output.ts';
-import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 /**
  * A redirect URI as RFC 6749 3.1.2 and RFC 8252 want it: absolute, https, or http on a loopback IP literal

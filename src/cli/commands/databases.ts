@@ -3,8 +3,9 @@ import { iso } from '../../api/serialize.ts';
 import { MAX_GAMES_LIMIT } from '../../store/index.ts';
 import type { ChessportCommand } from '../command.ts';
 import { jsonOption, oneDatabase, requireUser, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { counted, databaseCliJson, emit, emitTable } from '../output.ts';
-import { CliError, parseName, parsePositiveInt } from '../settings.ts';
+import { parseName, parsePositiveInt } from '../settings.ts';
 
 function parseMaxGames(text: string): number {
   const value = parsePositiveInt(text, '--max-games');

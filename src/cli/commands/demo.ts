@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { SCOPES } from '../../api/auth.ts';
+import { SCOPES } from '../../domain/scopes.ts';
 import { importFile } from '../../import/index.ts';
 import type { App, Store, User } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { emit } from '../output.ts';
-import { CliError, loadServerSettings, parsePort } from '../settings.ts';
+import { loadServerSettings, parsePort } from '../settings.ts';
 import { StopSignals } from '../stop-signals.ts';
 import { DEMO_STORE, maskUrl } from '../store-url.ts';
 

@@ -6,30 +6,46 @@ import { changeJson } from '../../api/serialize.ts';
 import { normalizeGame, PgnSplitter } from '../../chess/index.ts';
 import type { RawGame } from '../../chess/types.ts';
 import { decodePgnStream } from '../../import/decode.ts';
-import { toGameRecord } from '../../import/index.ts';
+import { DEFAULT_MAX_GAME_SIZE, toGameRecord } from '../../import/index.ts';
 import type { GameChange, GameRecord, Store } from '../../store/index.ts';
 import { jsonOption, oneDatabase, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { checkInputs } from '../inputs.ts';
 import { emit } from '../output.ts';
-import { CliError } from '../settings.ts';
 
-/** The one valid game of a PGN file; a file with none, several or an invalid one changes nothing. */
+/** Whether a game is one the import would reject unchecked: too large to hold, or cut short in a rejects file. */
+const uncheckable = (raw: RawGame) =>
+  raw.part === true || raw.oversize !== undefined || raw.cut !== undefined;
+
+/**
+ * The one valid game of a PGN file; a file with none, several or an invalid one changes nothing. A game (or a
+ * line) larger than the import's largest game is refused as it is read, never held whole.
+ */
 async function readSingleGame(file: string): Promise<GameRecord> {
   const games: RawGame[] = [];
-  const splitter = new PgnSplitter();
+  const splitter = new PgnSplitter({ maxGameChars: DEFAULT_MAX_GAME_SIZE });
   const input = createReadStream(file);
   try {
-    // Stops reading at the second game: a large file is refused without being read whole.
-    for await (const text of decodePgnStream(input)) {
+    // Stops reading at the second game, or at a game too large: a large file is refused without being read whole.
+    for await (const text of decodePgnStream(input, undefined, { maxLineBytes: DEFAULT_MAX_GAME_SIZE })) {
       games.push(...splitter.push(text));
-      if (games.length > 1) break;
+      if (games.length > 1 || games.some(uncheckable)) break;
     }
-    if (games.length < 2) games.push(...splitter.end());
+    if (games.length < 2 && !games.some(uncheckable)) games.push(...splitter.end());
   } catch (error) {
     throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
   } finally {
     input.destroy();
   }
+  const unchecked = games.find(uncheckable);
+  if (unchecked?.cut !== undefined)
+    throw new CliError(
+      `${file}: the game was cut short in a rejects file (its line ${unchecked.cut} says so)`,
+    );
+  if (unchecked)
+    throw new CliError(
+      `${file}: the game is larger than the largest game chessport checks (${DEFAULT_MAX_GAME_SIZE / (1024 * 1024)} MB)`,
+    );
   const [raw] = games;
   if (!raw) throw new CliError(`${file} holds no game`);
   if (games.length > 1) throw new CliError(`${file} holds more than one game: give a file with exactly one`);

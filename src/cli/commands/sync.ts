@@ -1,10 +1,9 @@
-// `chessport sync`: the reference consumer of the API. The engine lives in src/sync (it builds on the client
-// alone); this file turns options into a run, prints the summary and maps failures to exit codes.
+// `chessport sync`: the reference consumer of the API. The engine is the workspace package @chessport/sync
+// (packages/sync, built on the client alone); this file turns options into a run, prints the summary and maps
+// failures to exit codes.
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Command } from 'commander';
-import packageJson from '../../../package.json' with { type: 'json' };
-import { ChessportError, ChessportNetworkError } from '../../../packages/client/src/index.ts';
+import { ChessportError, ChessportNetworkError } from '@chessport/client';
 import {
   DEFAULT_WAIT_SECONDS,
   type LoginPrompt,
@@ -14,10 +13,13 @@ import {
   type SyncProgress,
   syncMirror,
   TOKENS_FILE,
-} from '../../sync/engine.ts';
+} from '@chessport/sync';
+import type { Command } from 'commander';
+import packageJson from '../../../package.json' with { type: 'json' };
 import { jsonOption } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
-import { CliError, nonEmpty, parsePositiveInt } from '../settings.ts';
+import { nonEmpty, parsePositiveInt } from '../settings.ts';
 
 /** Exit codes a script can act on; everything else that fails exits with 1. */
 export const SYNC_EXIT: Record<SyncFailure | 'interrupted', number> = {

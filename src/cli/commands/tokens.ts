@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { SCOPES, type Scope } from '../../api/auth.ts';
+import { SCOPES, type Scope } from '../../domain/scopes.ts';
 import { jsonOption, requireApp, requireUser, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { type Column, emit, emitTable, grantJson, tokenJson } from '../output.ts';
-import { CliError, parseDuration } from '../settings.ts';
+import { parseDuration } from '../settings.ts';
 
 function parseScopes(text: string): Scope[] {
   const scopes = text

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../api/oauth/password-rules.ts';
 import { iso } from '../../api/serialize.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../oauth/password-rules.ts';
 import type { User } from '../../store/index.ts';
 import type { ChessportCommand } from '../command.ts';
 import { jsonOption, requireUser, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { emit, emitTable } from '../output.ts';
 import { readPassword } from '../password-input.ts';
-import { CliError, MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
+import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
 // /me serves these as the spec's "e-mail address" and "URL of the user's image": a client may mail the one and
 // load or link the other, so a value that is neither (an empty one, `javascript:...`) is refused here.
@@ -75,7 +76,7 @@ export function usersCommand(program: ChessportCommand): void {
           );
         }
         // Loaded here: scrypt is for this command only.
-        const { hashPassword } = await import('../../api/oauth/passwords.ts');
+        const { hashPassword } = await import('../../oauth/passwords.ts');
         await store.setPasswordHash(user.id, await hashPassword(password));
         emit(Boolean(opts.json), { login, passwordSet: true }, () => `set the password of ${login}`);
       }),

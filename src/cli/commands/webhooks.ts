@@ -5,8 +5,9 @@ import { iso } from '../../api/serialize.ts';
 import type { Store, WebhookDelivery, WebhookEndpoint } from '../../store/index.ts';
 import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../webhooks/address.ts';
 import { jsonOption, requireApp, withStore } from '../context.ts';
+import { CliError } from '../errors.ts';
 import { counted, emit, emitTable } from '../output.ts';
-import { CliError, parseName, parsePositiveInt, webhookAllowPrivate } from '../settings.ts';
+import { parseName, parsePositiveInt, webhookAllowPrivate } from '../settings.ts';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;

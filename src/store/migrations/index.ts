@@ -15,6 +15,7 @@ import { up as escapeLinesAndHalfmoveClock } from './0008_escape_lines_and_halfm
 import { up as oauth } from './0009_oauth.ts';
 import { up as webhooks } from './0010_webhooks.ts';
 import { up as databaseGameCount } from './0011_database_game_count.ts';
+import { up as oauthRecordUser } from './0012_oauth_record_user.ts';
 
 /** A migration's work: Kysely's schema builder is untyped by design (its tables are not there yet). */
 type Up = (db: Kysely<unknown>, dialect: Dialect) => Promise<void>;
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Up> = {
   '0009_oauth': oauth,
   '0010_webhooks': webhooks,
   '0011_database_game_count': databaseGameCount,
+  '0012_oauth_record_user': oauthRecordUser,
 };
 
 /** The migrations for Kysely's Migrator, which applies the pending ones in name order. */

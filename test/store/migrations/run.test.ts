@@ -65,6 +65,7 @@ const AFTER_0005 = [
   '0009_oauth',
   '0010_webhooks',
   '0011_database_game_count',
+  '0012_oauth_record_user',
 ];
 
 for (const { dialect, skip } of DIALECTS) {
