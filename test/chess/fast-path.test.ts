@@ -14,7 +14,7 @@
 //
 // A file of many games is sampled: MAX_GAMES games spread evenly over it (the three largest read to their first
 // 2 MB, as corpus.test.ts reads them), unless CHESSPORT_FULL_CORPUS=1, which checks every game of every file,
-// 16 million positions (the better part of an hour). Without the corpus the corpus tests skip, saying so.
+// some 16 million positions (minutes: docs/performance.md). Without the corpus the corpus tests skip, saying so.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
