@@ -34,8 +34,6 @@ if (import.meta.dirname.split(sep).includes('node_modules')) {
 }
 if (bundle) await import(bundle);
 else {
-  const { useVendoredBundles } = await import('../src/cli/vendored.ts');
-  useVendoredBundles();
   // The workspace packages (@chessport/sync, @chessport/client) from their sources too, not from a build.
   const { useWorkspaceSources } = await import('../src/cli/workspace-sources.ts');
   useWorkspaceSources();

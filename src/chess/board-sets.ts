@@ -1,15 +1,10 @@
-// A board's square set of a color or a role (read or replaced), and a role's letters, chosen by comparison
-// rather than as board[color], board[role] or LETTERS[role]: a keyed load whose key changes (white, black; six roles)
-// goes megamorphic in V8, a stub-cache lookup per access, and these run several times per move
-// (docs/performance.md).
+// A board's square set of a color or a role, and a role's letters, chosen by comparison rather than as
+// board[color], board[role] or LETTERS[role]: a keyed load whose key changes (white, black; six roles) goes
+// megamorphic in V8, a stub-cache lookup per access, and these run several times per move
+// (docs/performance.md). fast-path.ts replaces the sets the same way.
 import type { Board } from 'chessops/board';
 import type { SquareSet } from 'chessops/squareSet';
 import type { Color, Role } from 'chessops/types';
-
-/** The 8 bits of `set` on the back rank of `color`, a-file lowest (castling rights are rook squares there). */
-export function backrankBits(set: SquareSet, color: Color): number {
-  return color === 'white' ? set.lo & 0xff : set.hi >>> 24;
-}
 
 export function sideOf(board: Board, color: Color): SquareSet {
   return color === 'white' ? board.white : board.black;
@@ -29,34 +24,6 @@ export function piecesOf(board: Board, role: Role): SquareSet {
       return board.queen;
     case 'king':
       return board.king;
-  }
-}
-
-export function setSide(board: Board, color: Color, set: SquareSet): void {
-  if (color === 'white') board.white = set;
-  else board.black = set;
-}
-
-export function setPieces(board: Board, role: Role, set: SquareSet): void {
-  switch (role) {
-    case 'pawn':
-      board.pawn = set;
-      break;
-    case 'knight':
-      board.knight = set;
-      break;
-    case 'bishop':
-      board.bishop = set;
-      break;
-    case 'rook':
-      board.rook = set;
-      break;
-    case 'queen':
-      board.queen = set;
-      break;
-    case 'king':
-      board.king = set;
-      break;
   }
 }
 

@@ -5,6 +5,9 @@
 // the game outcome (a full legal-move search) after every move; only a check needs that
 // search, to tell '+' from '#'. The position context is also reused from one move to the
 // next. Together this costs much less per move (docs/performance.md), with the same output.
+// The hot questions of every move (the context, the pieces that reach a square, playing the
+// move) go to fast-path.ts; the rest is on chessops' public API. test/chess/fast-path.test.ts
+// pins the SAN, the UCI and the moves accepted against chessops' own on the PGN corpus.
 
 import {
   between,
@@ -19,17 +22,9 @@ import type { Chess, Context } from 'chessops/chess';
 import { SquareSet } from 'chessops/squareSet';
 import type { NormalMove, Role } from 'chessops/types';
 import { kingCastlesTo, rookCastlesTo } from 'chessops/util';
-import { checkersAndBlockers, isAttacked, pawnAttacksBy, slidersReaching } from './attacks.ts';
-import {
-  backrankBits,
-  piecesOf,
-  roleAt,
-  sanLetter,
-  setPieces,
-  setSide,
-  sideOf,
-  uciLetter,
-} from './board-sets.ts';
+import { isAttacked } from './attacks.ts';
+import { roleAt, sanLetter, sideOf, uciLetter } from './board-sets.ts';
+import { contextOf, playMove, reachingFrom } from './fast-path.ts';
 import type { MoveNode } from './tree.ts';
 
 const FILES = 'abcdefgh';
@@ -65,45 +60,8 @@ function pieceSanIndex(role: Role): number {
   }
 }
 
-/**
- * Writes the squares of the set (lo, hi) to `out`, lowest first, and returns how many (chessops' iterator is
- * a generator: slow in hot loops). A fixed typed array, not an array emptied with `length = 0`: that store
- * is a runtime call in V8, and this runs several times a move.
- */
-function squaresOf(lo: number, hi: number, out: Int8Array): number {
-  let n = 0;
-  while (lo !== 0) {
-    out[n++] = 31 - Math.clz32(lo & -lo);
-    lo &= lo - 1;
-  }
-  while (hi !== 0) {
-    out[n++] = 63 - Math.clz32(hi & -hi);
-    hi &= hi - 1;
-  }
-  return n;
-}
-/** The squares found by reachingFrom (or squaresOf): read them before asking again. */
+/** The squares found by reachingFrom: read them before asking again. */
 const found = new Int8Array(64);
-
-/** The only square of the set (lo, hi), or undefined when it has none or several. */
-function singleSquare(lo: number, hi: number): number | undefined {
-  if (hi === 0) return lo !== 0 && (lo & (lo - 1)) === 0 ? 31 - Math.clz32(lo) : undefined;
-  return lo === 0 && (hi & (hi - 1)) === 0 ? 63 - Math.clz32(hi) : undefined;
-}
-
-/**
- * chessops' Position.ctx() (king, pinned pieces, checkers) without its slider attack sets: once per move.
- * Written into `ctx`, which a line of moves reuses from move to move (each line has its own).
- */
-function context(pos: Chess, ctx: Context): Context {
-  const board = pos.board;
-  const side = sideOf(board, pos.turn);
-  const king = singleSquare(board.king.lo & side.lo, board.king.hi & side.hi);
-  if (king === undefined) return pos.ctx();
-  ctx.king = king;
-  checkersAndBlockers(board, king, pos.turn === 'white' ? 'black' : 'white', ctx);
-  return ctx;
-}
 
 /** "12." for a white move, "12..." for a black move. */
 function moveLabel(pos: Chess): string {
@@ -111,17 +69,18 @@ function moveLabel(pos: Chess): string {
 }
 
 /**
- * Other pieces that could legally make the last SAN move resolved (to the same square), for SAN
- * disambiguation, as the set (othersLo, othersHi); when othersKnown is false, computed from scratch.
+ * The pieces that can legally make the last SAN move resolved (to the same square), the mover among them:
+ * the squares movers[0 .. moverCount - 1], for SAN disambiguation. When moversKnown is false, SAN writing
+ * finds the other pieces itself.
  */
-let othersKnown = false;
-let othersLo = 0;
-let othersHi = 0;
+let moversKnown = false;
+const movers = new Int8Array(64);
+let moverCount = 0;
 
 /** The move `node` stands for in `pos`, or why there is none. */
 function resolve(pos: Chess, ctx: Context, node: MoveNode, ply: number): NormalMove | string {
   let move: NormalMove | undefined;
-  othersKnown = false;
+  moversKnown = false;
   switch (node.kind) {
     case 'san': {
       const found = resolveSan(pos, ctx, node);
@@ -145,36 +104,6 @@ function resolve(pos: Chess, ctx: Context, node: MoveNode, ply: number): NormalM
 
 function where(pos: Chess, node: MoveNode, ply: number): string {
   return `${moveLabel(pos)}${node.token} (ply ${ply}, line ${node.line})`;
-}
-
-/** Squares from which a `role` piece of the side to move could reach `to` (pseudo-legal): how many, in `found`. */
-function reachingFrom(pos: Chess, role: Role, to: number): number {
-  let from: SquareSet;
-  switch (role) {
-    case 'pawn': {
-      // Pushes come from the file, captures from the squares a pawn of the other side would attack.
-      const file = 0x01010101 << (to & 7);
-      const captures = pawnAttacksBy(pos.turn === 'white' ? 'black' : 'white', to);
-      const pawns = pos.board.pawn;
-      const side = sideOf(pos.board, pos.turn);
-      return squaresOf(
-        (file | captures.lo) & pawns.lo & side.lo,
-        (file | captures.hi) & pawns.hi & side.hi,
-        found,
-      );
-    }
-    case 'knight':
-      from = knightAttacks(to);
-      break;
-    case 'king':
-      from = kingAttacks(to);
-      break;
-    default:
-      return slidersReaching(pos.board, pos.turn, role, to, found);
-  }
-  const pieces = piecesOf(pos.board, role);
-  const side = sideOf(pos.board, pos.turn);
-  return squaresOf(from.lo & pieces.lo & side.lo, from.hi & pieces.hi & side.hi, found);
 }
 
 /**
@@ -216,19 +145,16 @@ function resolveSan(pos: Chess, ctx: Context, node: MoveNode): NormalMove | type
   const promotion = node.promotion;
   if (!!promotion !== (role === 'pawn' && BACKRANKS.has(to))) return;
   if (promotion === 'king' || promotion === 'pawn') return;
-  // Squares of the pieces that can legally make the move, as a set (moversLo, moversHi).
-  let moversLo = 0;
-  let moversHi = 0;
   let from = -1;
   let count = 0;
-  const candidates = reachingFrom(pos, role, to);
+  moverCount = 0;
+  const candidates = reachingFrom(pos, role, to, found);
   for (let k = 0; k < candidates; k++) {
     const candidate = found[k] as number;
     if (role === 'pawn' && (candidate & 7) !== (to & 7) && !pos.board.occupied.has(to) && to !== pos.epSquare)
       continue;
     if (!isLegalFrom(pos, ctx, role, candidate, to)) continue;
-    if (candidate < 32) moversLo |= 1 << candidate;
-    else moversHi |= 1 << (candidate - 32);
+    movers[moverCount++] = candidate;
     if (node.file >= 0 && (candidate & 7) !== node.file) continue;
     if (node.rank >= 0 && candidate >> 3 !== node.rank) continue;
     if (role === 'pawn' && node.file < 0 && (candidate & 7) !== (to & 7)) continue; // "d5" is no capture
@@ -237,9 +163,7 @@ function resolveSan(pos: Chess, ctx: Context, node: MoveNode): NormalMove | type
   }
   if (count > 1) return AMBIGUOUS;
   if (from === -1) return;
-  othersKnown = true;
-  othersLo = from < 32 ? moversLo & ~(1 << from) : moversLo;
-  othersHi = from < 32 ? moversHi : moversHi & ~(1 << (from - 32));
+  moversKnown = true;
   return { from, to, promotion };
 }
 
@@ -256,9 +180,7 @@ function resolveCastle(pos: Chess, ctx: Context, side: 'a' | 'h'): NormalMove | 
   const them = pos.turn === 'white' ? 'black' : 'white';
   const kingTo = kingCastlesTo(pos.turn, side);
   const occupied = board.occupied.without(king);
-  const path = between(king, kingTo);
-  const squares = squaresOf(path.lo, path.hi, found);
-  for (let k = 0; k < squares; k++) if (isAttacked(board, found[k] as number, them, occupied)) return;
+  for (const square of between(king, kingTo)) if (isAttacked(board, square, them, occupied)) return;
   const after = board.occupied.toggle(king).toggle(rook).toggle(rookCastlesTo(pos.turn, side));
   if (isAttacked(board, kingTo, them, after)) return;
   return { from: king, to: rook };
@@ -296,14 +218,14 @@ function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role
   if (!move.promotion) {
     if (role === 'pawn')
       return capture ? (PAWN_CAPTURE_SAN[(from & 7) * 64 + to] as string) : (SQUARES[to] as string);
-    if (othersKnown && othersLo === 0 && othersHi === 0)
+    if (moversKnown && moverCount === 1)
       return PIECE_SAN[(pieceSanIndex(role) * 2 + (capture ? 1 : 0)) * 64 + to] as string;
   }
   let san = sanLetter(role);
   if (role === 'pawn') {
     if (capture) san = FILES[from & 7] as string;
-  } else if (othersKnown) {
-    if (othersLo !== 0 || othersHi !== 0) san += disambiguation(new SquareSet(othersLo, othersHi), from);
+  } else if (moversKnown) {
+    if (moverCount > 1) san += disambiguation(from);
   } else {
     let others: SquareSet;
     const occupied = pos.board.occupied;
@@ -315,7 +237,9 @@ function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role
     others = others.intersect(sideOf(pos.board, pos.turn)).without(from);
     if (others.nonEmpty()) {
       for (const other of others) if (!pos.dests(other, ctx).has(to)) others = others.without(other);
-      if (others.nonEmpty()) san += disambiguation(others, from);
+      moverCount = 0;
+      for (const other of others) movers[moverCount++] = other;
+      if (moverCount > 0) san += disambiguation(from);
     }
   }
   if (capture) san += 'x';
@@ -324,73 +248,21 @@ function sanWithoutSuffix(pos: Chess, ctx: Context, move: NormalMove, role: Role
   return san;
 }
 
-/** File, rank or both of `from`, whichever tells it apart from `others` (as chessops does). */
-function disambiguation(others: SquareSet, from: number): string {
-  let row = false;
-  let column = others.intersects(SquareSet.fromRank(from >> 3));
-  if (others.intersects(SquareSet.fromFile(from & 7))) row = true;
-  else column = true;
-  return (column ? (FILES[from & 7] as string) : '') + (row ? String((from >> 3) + 1) : '');
-}
-
-/** `set` with `square` removed, as a new set (chessops' sets are shared between positions: never mutated). */
-function without(set: SquareSet, square: number): SquareSet {
-  if (square < 32) return new SquareSet(set.lo & ~(1 << square), set.hi);
-  return new SquareSet(set.lo, set.hi & ~(1 << (square - 32)));
-}
-
-/** `set` with `from` removed and `to` added, as a new set. */
-function moved(set: SquareSet, from: number, to: number): SquareSet {
-  let lo = set.lo;
-  let hi = set.hi;
-  if (from < 32) lo &= ~(1 << from);
-  else hi &= ~(1 << (from - 32));
-  if (to < 32) lo |= 1 << to;
-  else hi |= 1 << (to - 32);
-  return new SquareSet(lo, hi);
-}
-
 /**
- * pos.play(move) for the legal `move` of a `role` piece. Plain moves and captures (most moves) are
- * played here with one new square set per changed set: chessops' Board.take and Board.set build a
- * piece object and three sets each. Castling, en passant and promotions go to chessops.
+ * File, rank or both of `from`, whichever tells it apart from the other squares of `movers` (as chessops
+ * does: the file when another is on its rank or none on its file, the rank when another is on its file).
  */
-function play(pos: Chess, move: NormalMove, role: Role): void {
-  const { from, to } = move;
-  const board = pos.board;
-  const turn = pos.turn;
-  if (
-    move.promotion ||
-    (role === 'pawn' && to === pos.epSquare) ||
-    (role === 'king' && (sideOf(board, turn).has(to) || Math.abs(to - from) === 2)) ||
-    board.promoted.nonEmpty()
-  ) {
-    pos.play(move);
-    return;
+function disambiguation(from: number): string {
+  let sameRank = false;
+  let sameFile = false;
+  for (let k = 0; k < moverCount; k++) {
+    const other = movers[k] as number;
+    if (other === from) continue;
+    if (other >> 3 === from >> 3) sameRank = true;
+    if ((other & 7) === (from & 7)) sameFile = true;
   }
-  const them = turn === 'white' ? 'black' : 'white';
-  // The same state changes as Position.play, in its order.
-  pos.epSquare = undefined;
-  pos.halfmoves += 1;
-  if (turn === 'black') pos.fullmoves += 1;
-  pos.turn = them;
-  if (role === 'pawn') {
-    pos.halfmoves = 0;
-    if (Math.abs(to - from) === 16 && from >= 8 && from <= 55) pos.epSquare = (from + to) >> 1;
-  } else if (role === 'rook') pos.castles.discardRook(from);
-  // Only while the side may still castle: discardColor reads keyed by color, slowly (see board-sets.ts).
-  else if (role === 'king' && backrankBits(pos.castles.castlingRights, turn) !== 0)
-    pos.castles.discardColor(turn);
-  if (board.occupied.has(to)) {
-    const captured = roleAt(board, to) as Role;
-    setSide(board, them, without(sideOf(board, them), to));
-    setPieces(board, captured, without(piecesOf(board, captured), to));
-    board.occupied = without(board.occupied, from);
-    pos.halfmoves = 0;
-    if (captured === 'rook') pos.castles.discardRook(to);
-  } else board.occupied = moved(board.occupied, from, to);
-  setSide(board, turn, moved(sideOf(board, turn), from, to));
-  setPieces(board, role, moved(piecesOf(board, role), from, to));
+  const file = sameRank || !sameFile ? (FILES[from & 7] as string) : '';
+  return sameFile ? file + String((from >> 3) + 1) : file;
 }
 
 export interface LineResult {
@@ -419,7 +291,7 @@ export function playLine(
     variantEnd: false,
     mustCapture: false,
   };
-  let ctx = context(pos, lineCtx);
+  let ctx = contextOf(pos, lineCtx);
   for (let i = 0; i < line.length; i++) {
     const node = line[i] as MoveNode;
     ply++;
@@ -439,8 +311,8 @@ export function playLine(
     const uci = UCI[move.from * 64 + to] as string;
     node.uci = move.promotion ? uci + uciLetter(move.promotion) : uci;
     const san = sanWithoutSuffix(pos, ctx, move, role);
-    play(pos, move, role);
-    ctx = context(pos, lineCtx);
+    playMove(pos, move, role);
+    ctx = contextOf(pos, lineCtx);
     node.san = ctx.checkers.isEmpty() ? san : pos.hasDests(ctx) ? `${san}+` : `${san}#`;
   }
   return {};

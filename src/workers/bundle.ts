@@ -1,55 +1,25 @@
-// Worker threads (the import's normalising workers, the store's checkpoint thread) start from single-file
-// JavaScript bundles that the install (`npm ci`) made (scripts/vendor-bundles.ts), not from their TypeScript
-// sources.
+// Worker threads (the import's checking workers, the store's checkpoint thread) start from JavaScript bundles
+// when the command runs from its bundle (bin/cli-bundle.js): scripts/vendor-bundles.ts makes the workers'
+// bundles with the command's and writes where they are into it. From the sources (after an edit, in the
+// tests' own processes) a worker starts from its sources.
 //
-// Why: each thread loads its modules in an isolate of its own, and a thread that loads TypeScript first loads
-// and compiles Node's type stripper (amaro, a WebAssembly module) there; the compile cache does not spare it
-// that, while a bundle is plain JavaScript (docs/performance.md). A bundle is used only while every file it
-// was made from has the content it had then; otherwise, and without bundles (no esbuild at install), the
-// thread starts from its sources.
+// Why: each thread loads its modules in an isolate of its own, and a thread that loads TypeScript loads and
+// compiles Node's type stripper (amaro, a WebAssembly module) there unless Node's compile cache holds every
+// module it loads; a bundle is plain JavaScript (docs/performance.md).
 // A leaf of its own, importing nothing of the project: both the store and the import start workers.
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-export const WORKER_BUNDLE_DIR = join(ROOT, 'node_modules/.cache/chessport-workers');
 
 /**
- * Per worker entry (its path from the project root): the bundle's file name in the bundle folder, and the
- * SHA-256 of each file it was made from (paths from the project root).
+ * Written into the command's bundle by esbuild (`define`), as JSON: each worker entry's URL to its bundle's
+ * URL. Not defined in the sources.
  */
-export type WorkerBundleManifest = Record<string, { bundle: string; inputs: Record<string, string> }>;
+declare const CHESSPORT_WORKER_BUNDLES: string | undefined;
 
-export function fileHash(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
-}
+/** Each worker entry's URL to its bundle's URL: none from the sources. */
+export const WORKER_BUNDLES: Readonly<Record<string, string>> =
+  typeof CHESSPORT_WORKER_BUNDLES === 'undefined' ? {} : JSON.parse(CHESSPORT_WORKER_BUNDLES);
 
-/** Per entry and bundle folder, the URL chosen: checked once per thread. */
-const chosen = new Map<string, URL>();
-
-/** The URL to start the worker `entry` (a module of this project) from: its bundle while fresh, else itself. */
-export function workerUrl(entry: URL, dir = WORKER_BUNDLE_DIR): URL {
-  const key = `${entry.href} ${dir}`;
-  let url = chosen.get(key);
-  if (!url) {
-    url = freshBundle(entry, dir) ?? entry;
-    chosen.set(key, url);
-  }
-  return url;
-}
-
-function freshBundle(entry: URL, dir: string): URL | undefined {
-  try {
-    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as WorkerBundleManifest;
-    const item = manifest[relative(ROOT, fileURLToPath(entry))];
-    if (!item) return undefined;
-    for (const [file, hash] of Object.entries(item.inputs)) {
-      if (fileHash(join(ROOT, file)) !== hash) return undefined; // a source changed since the install
-    }
-    return pathToFileURL(join(dir, item.bundle));
-  } catch {
-    return undefined; // no bundles, or a file gone
-  }
+/** The URL to start the worker `entry` (a module of this project) from: its bundle if there is one, else itself. */
+export function workerUrl(entry: URL, bundles = WORKER_BUNDLES): URL {
+  const bundle = bundles[entry.href];
+  return bundle === undefined ? entry : new URL(bundle);
 }

@@ -7,46 +7,20 @@
 // (their first 2 MB) unless CHESSPORT_FULL_CORPUS=1, which checks them whole (a few minutes).
 
 import assert from 'node:assert/strict';
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { normalizeGame, PgnSplitter, type RawGame } from '../../src/chess/index.ts';
+import { normalizeGame } from '../../src/chess/index.ts';
 import { assertExportInvariants } from '../helpers/chess-assertions.ts';
 import { CORPUS, NO_CORPUS } from '../helpers/corpus.ts';
-import { CORPUS_FILES, EXPECTED, type Expected, FULL } from '../helpers/corpus-table.ts';
-
-const SAMPLE_BYTES = 2_000_000;
-
-/**
- * Streams a file through the splitter in 1 MB blocks (UTF-8, or Latin-1 when the bytes are
- * not UTF-8, as the import layer does), up to `limit` bytes; only complete games are kept.
- */
-function splitFile(path: string, limit: number): RawGame[] {
-  for (const encoding of ['utf-8', 'latin1'] as const) {
-    const decoder = new TextDecoder(encoding, { fatal: true });
-    const splitter = new PgnSplitter();
-    const games: RawGame[] = [];
-    const fd = openSync(path, 'r');
-    const block = Buffer.alloc(1 << 20);
-    let total = 0;
-    try {
-      for (;;) {
-        const n = readSync(fd, block, 0, block.length, null);
-        if (n === 0) break;
-        games.push(...splitter.push(decoder.decode(block.subarray(0, n), { stream: true })));
-        total += n;
-        if (total >= limit) return games; // sample: the game at the cut is left out
-      }
-      games.push(...splitter.push(decoder.decode()), ...splitter.end());
-      return games;
-    } catch (err) {
-      if (encoding === 'latin1' || !(err instanceof TypeError)) throw err;
-    } finally {
-      closeSync(fd);
-    }
-  }
-  throw new Error('unreachable');
-}
+import {
+  CORPUS_FILES,
+  EXPECTED,
+  type Expected,
+  FULL,
+  SAMPLE_BYTES,
+  splitFile,
+} from '../helpers/corpus-table.ts';
 
 const files = CORPUS_FILES;
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { parseFen } from 'chessops/fen';
 import { type NormalizedGame, normalizeGame, splitPgn } from '../../src/chess/index.ts';
 import { assertExportInvariants, movetextOf } from '../helpers/chess-assertions.ts';
 
@@ -98,6 +99,15 @@ test('the halfmove clock goes on past 150: the FEN is not capped where the 75-mo
   const g = only('halfmove-clock.pgn');
   assert.equal(g.moves, 'd7d2 f3g4 d2d7 g4f3 d7d2 f3g4 d2d7');
   assert.equal(g.fen, '8/3R4/5K1k/7p/6bP/8/8/8 b - - 153 149');
+});
+
+test('the halfmove clock and the fullmove number stop at 9999 in the FEN, the most that chessops reads', () => {
+  const r = normalizeGame(
+    '[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/4K1N1 w - - 9998 9999"]\n\n1. Nf3 Kd7 2. Ng5 *\n',
+  );
+  assert.ok(r.ok, r.ok ? '' : r.reason);
+  assert.equal(r.game.fen, '8/3k4/8/6N1/8/8/8/4K3 b - - 9999 9999');
+  assert.ok(parseFen(r.game.fen).isOk);
 });
 
 test('export: a comment never puts a word starting with "%" in a line\'s first column', () => {

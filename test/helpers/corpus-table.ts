@@ -1,8 +1,10 @@
 // The PGN corpus (corpus.ts, see its MANIFEST.md) as the tests expect it: per file, the games
 // our splitter finds and normalizeGame accepts, pgn-extract 19.04's "games / ok" from the MANIFEST, and why
-// we differ where we do. Used by test/chess/corpus.test.ts and test/import/corpus-rejects.test.ts.
-import { existsSync, readdirSync } from 'node:fs';
+// we differ where we do, and how the tests read a file. Used by test/chess/corpus.test.ts,
+// test/chess/fast-path.test.ts and test/import/corpus-rejects.test.ts.
+import { closeSync, existsSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { PgnSplitter, type RawGame } from '../../src/chess/index.ts';
 import { CORPUS } from './corpus.ts';
 
 /** CHESSPORT_FULL_CORPUS=1: the large files are checked whole, not sampled or skipped. */
@@ -261,3 +263,37 @@ export const CORPUS_FILES = existsSync(CORPUS)
         .map((f) => `${dir}/${f}`),
     )
   : [];
+
+/** How much of a large file the tests read unless FULL: its first 2 MB. */
+export const SAMPLE_BYTES = 2_000_000;
+
+/**
+ * Streams a file through the splitter in 1 MB blocks (UTF-8, or Latin-1 when the bytes are
+ * not UTF-8, as the import layer does), up to `limit` bytes; only complete games are kept.
+ */
+export function splitFile(path: string, limit: number): RawGame[] {
+  for (const encoding of ['utf-8', 'latin1'] as const) {
+    const decoder = new TextDecoder(encoding, { fatal: true });
+    const splitter = new PgnSplitter();
+    const games: RawGame[] = [];
+    const fd = openSync(path, 'r');
+    const block = Buffer.alloc(1 << 20);
+    let total = 0;
+    try {
+      for (;;) {
+        const n = readSync(fd, block, 0, block.length, null);
+        if (n === 0) break;
+        games.push(...splitter.push(decoder.decode(block.subarray(0, n), { stream: true })));
+        total += n;
+        if (total >= limit) return games; // sample: the game at the cut is left out
+      }
+      games.push(...splitter.push(decoder.decode()), ...splitter.end());
+      return games;
+    } catch (err) {
+      if (encoding === 'latin1' || !(err instanceof TypeError)) throw err;
+    } finally {
+      closeSync(fd);
+    }
+  }
+  throw new Error('unreachable');
+}
