@@ -51,14 +51,14 @@ async function fill(databaseUrl: string): Promise<{ tokens: Tokens; attacked: Da
   const store = await openStore(databaseUrl);
   const records = await sampleRecords(500);
   const fillOne = async (login: string, games: number) => {
-    const user = await store.addUser({ login });
-    const database = await store.addDatabase({ ownerId: user.id, name: `${login} games` });
+    const user = await store.accounts.addUser({ login });
+    const database = await store.databases.add({ ownerId: user.id, name: `${login} games` });
     for (let done = 0; done < games; done += 5000) {
       const batch = Array.from(
         { length: Math.min(5000, games - done) },
         (_, i) => records[(done + i) % records.length] as GameRecord,
       );
-      await store.insertGames(database, batch, true);
+      await store.games.insert(database, batch, true);
     }
     return { user, database };
   };
@@ -66,8 +66,8 @@ async function fill(databaseUrl: string): Promise<{ tokens: Tokens; attacked: Da
   const victim = await fillOne('victim', VICTIM_GAMES);
   const scopes = ['user.read', 'databases.read', 'games.read'];
   const issue = async (userId: string, name: string) => {
-    const app = await store.addApp({ name });
-    return (await store.issueToken({ userId, appId: app.id, scopes, expiresAt: null })).token;
+    const app = await store.accounts.addApp({ name });
+    return (await store.tokens.issue({ userId, appId: app.id, scopes, expiresAt: null })).token;
   };
   const tokens: Tokens = { attacker: [], victim: [] };
   for (let i = 0; i < PHASES; i++) {

@@ -66,7 +66,7 @@ function row(name: string, latencies: number[], items: number, bytes: number): R
 async function serialisationCosts(databaseUrl: string, ownerId: string): Promise<void> {
   const store = await openStore(databaseUrl);
   const page = {
-    data: (await store.listExpandedChanges(ownerId, 0, PAGE)).map(expandedChangeJson),
+    data: (await store.feed.expandedChanges(ownerId, 0, PAGE)).map(expandedChangeJson),
     nextCursor: 'x'.repeat(50),
     hasMore: true,
   };

@@ -87,14 +87,14 @@ async function benchStore(dialect: Dialect, databaseUrl: string): Promise<void> 
     const [record] = await sampleRecords(1);
     if (!record) throw new Error('no record');
     const write = async (): Promise<number> => {
-      await store?.insertGames(database, [record], true);
+      await store?.games.insert(database, [record], true);
       return performance.now();
     };
     // Other users, each with a request waiting, whom the bench user's writes must not wake.
     const others: string[] = [];
     for (let i = 1; i < WAITERS; i++) {
-      const other = await store.addUser({ login: `other-${i}` });
-      const issued = await store.issueToken({
+      const other = await store.accounts.addUser({ login: `other-${i}` });
+      const issued = await store.tokens.issue({
         userId: other.id,
         appId: app.id,
         scopes: ['games.read'],

@@ -112,14 +112,14 @@ async function createLayout(store: Store, plan: FillPlan): Promise<{ layout: Lay
   const users: User[] = [];
   const targets: Database[] = [];
   for (let u = 0; u < plan.users; u++) {
-    const user = await store.addUser({ login: loginOf(u), name: `Bench User ${u + 1}` });
+    const user = await store.accounts.addUser({ login: loginOf(u), name: `Bench User ${u + 1}` });
     users.push(user);
     for (let d = 0; d < plan.databasesPerUser; d++)
-      targets.push(await store.addDatabase({ ownerId: user.id, name: `Games ${d + 1}` }));
+      targets.push(await store.databases.add({ ownerId: user.id, name: `Games ${d + 1}` }));
   }
   const first = users[0];
   if (!first) throw new Error('a fill needs at least one user');
-  const archive = await store.addDatabase({ ownerId: first.id, name: ARCHIVE_NAME });
+  const archive = await store.databases.add({ ownerId: first.id, name: ARCHIVE_NAME });
   return { layout: { users, archive }, targets: [archive, ...targets] };
 }
 
@@ -165,7 +165,7 @@ export async function fillStore(
         return copyOf(sample[i % sample.length] as GameRecord, Math.floor(i / sample.length));
       });
       // Every game is distinct by construction: skip the dedup lookup, as --allow-duplicates does.
-      const outcome = await store.insertGames(task.database, games, true);
+      const outcome = await store.games.insert(task.database, games, true);
       if (outcome.inserted !== task.count) throw new Error(`inserted ${outcome.inserted} of ${task.count}`);
       done += task.count;
       if (options.progress && done - reported >= plan.games / 10) {
@@ -202,11 +202,11 @@ export async function readMarker(store: Store): Promise<FillSummary | undefined>
 
 /** The users and the archive of a filled store. */
 export async function readLayout(store: Store): Promise<Layout> {
-  const users = (await store.listUsers())
+  const users = (await store.accounts.listUsers())
     .filter((u) => u.login.startsWith(LOGIN_PREFIX))
     .sort((a, b) => a.login.localeCompare(b.login));
   const first = users[0];
-  const archive = first && (await store.findDatabases(first.id, ARCHIVE_NAME))[0];
+  const archive = first && (await store.databases.findByRef(first.id, ARCHIVE_NAME))[0];
   if (!archive) throw new Error('the filled store has no archive database');
   return { users, archive };
 }

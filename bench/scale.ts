@@ -139,7 +139,7 @@ async function fillPlan(store: Store, plan: FillPlan): Promise<FillSummary> {
   const sample = distinctRecords(await sampleRecords(DISTINCT));
   checkCopies(sample);
   console.log(
-    `filling ${store.dialect} with ${fmt(plan.games)} games: ${sample.length} real TWIC games, repeated as ` +
+    `filling ${store.dialect.name} with ${fmt(plan.games)} games: ${sample.length} real TWIC games, repeated as ` +
       `distinct copies (another Round), ${plan.users} users x ${plan.databasesPerUser} databases + one archive`,
   );
   return fillStore(store, plan, sample, {
@@ -224,10 +224,11 @@ interface Reader {
 }
 
 async function readersOf(store: Store, layout: Layout, base: string): Promise<Reader[]> {
-  const app = (await store.findApp('bench-scale')) ?? (await store.addApp({ name: 'bench-scale' }));
+  const app =
+    (await store.accounts.findApp('bench-scale')) ?? (await store.accounts.addApp({ name: 'bench-scale' }));
   const readers: Reader[] = [];
   for (const user of layout.users) {
-    const { token } = await store.issueToken({
+    const { token } = await store.tokens.issue({
       userId: user.id,
       appId: app.id,
       scopes: ['games.read', 'databases.read'],
@@ -285,7 +286,7 @@ try {
   store = filled.store;
   const { fill } = filled;
   const layout = await readLayout(store);
-  const archiveGames = await store.countGames(layout.archive.id);
+  const archiveGames = await store.databases.countGames(layout.archive.id);
   const sizes = await postgresSizes(urlOf(BENCH_DATABASE));
 
   // ---- two instances, one Redis -------------------------------------------------------------------------
@@ -369,7 +370,7 @@ try {
   );
   console.log(
     `fill: ${fmt(fill.fillSeconds)} s, ${fmt(fill.gamesPerSecond)} games/s (${WORKERS} writers, ` +
-      `${fmt(FILL_BATCH)}-game transactions through Store.insertGames)` +
+      `${fmt(FILL_BATCH)}-game transactions through store.games.insert)` +
       (filled.reused ? `, reused: filled at ${fill.finishedAt}` : ''),
   );
   if (sqlite)

@@ -53,15 +53,15 @@ export async function sampleRecords(distinct: number): Promise<GameRecord[]> {
 export async function addBenchReader(
   store: Store,
 ): Promise<{ user: User; app: App; token: string; database: Database }> {
-  const user = await store.addUser({ login: 'bench' });
-  const app = await store.addApp({ name: 'bench' });
-  const { token } = await store.issueToken({
+  const user = await store.accounts.addUser({ login: 'bench' });
+  const app = await store.accounts.addApp({ name: 'bench' });
+  const { token } = await store.tokens.issue({
     userId: user.id,
     appId: app.id,
     scopes: ['games.read'],
     expiresAt: null,
   });
-  const database = await store.addDatabase({ ownerId: user.id, name: 'Bench' });
+  const database = await store.databases.add({ ownerId: user.id, name: 'Bench' });
   return { user, app, token, database };
 }
 
@@ -83,7 +83,7 @@ export async function fillBenchStore(
       { length: Math.min(5000, games - done) },
       (_, i) => records[(done + i) % records.length] as GameRecord,
     );
-    await store.insertGames(database, batch, true);
+    await store.games.insert(database, batch, true);
   }
   const seconds = (performance.now() - started) / 1000;
   await store.close();

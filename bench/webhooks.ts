@@ -64,14 +64,14 @@ async function bench(dialect: 'sqlite' | 'postgres'): Promise<Result[]> {
   });
   try {
     store = await openStore(databaseUrl);
-    const secret = await store.serverSecret();
-    const app = await store.addApp({ name: 'bench' });
-    await store.webhooks.addEndpoint({ appId: app.id, url: hook.url });
+    const secret = await store.accounts.serverSecret();
+    const app = await store.accounts.addApp({ name: 'bench' });
+    await store.webhooks.endpoints.add({ appId: app.id, url: hook.url });
     const users: { id: string; pairwise: string; database: Database }[] = [];
     for (let i = 0; i < USERS; i++) {
-      const user = await store.addUser({ login: `user${i}` });
-      await store.issueToken({ userId: user.id, appId: app.id, scopes: ['games.read'], expiresAt: null });
-      const database = await store.addDatabase({ ownerId: user.id, name: 'Games' });
+      const user = await store.accounts.addUser({ login: `user${i}` });
+      await store.tokens.issue({ userId: user.id, appId: app.id, scopes: ['games.read'], expiresAt: null });
+      const database = await store.databases.add({ ownerId: user.id, name: 'Games' });
       users.push({ id: user.id, pairwise: pairwiseId(secret, app.sector, user.id), database });
     }
     const port = await freePort();
@@ -85,7 +85,7 @@ async function bench(dialect: 'sqlite' | 'postgres'): Promise<Result[]> {
     await startServer();
     let n = 0;
     const write = (database: Database) =>
-      (store as Store).insertGames(database, [record(++n, { contentHash: `bench-${n}` })]);
+      (store as Store).games.insert(database, [record(++n, { contentHash: `bench-${n}` })]);
     const firstArrival = (user: (typeof users)[number]) =>
       (arrivals.get(user.pairwise) as number[])[0] as number;
     const allArrived = async () => {

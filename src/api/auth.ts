@@ -77,7 +77,7 @@ export async function authenticate(
   const match = BEARER.exec(header);
   const token = match?.[1];
   if (!token || token.length > 512) throw invalidToken('The Bearer token is malformed.', resourceMetadata);
-  const info = await store.findTokenByHash(hashToken(token));
+  const info = await store.tokens.findByHash(hashToken(token));
   if (!info || info.revokedAt !== null) throw lapsedToken('token_revoked', resourceMetadata);
   if (info.expiresAt !== null && info.expiresAt <= now) throw lapsedToken('token_expired', resourceMetadata);
   return info;
@@ -103,7 +103,7 @@ export async function tokenLapse(
 ): Promise<TokenLapse | undefined> {
   if (token.expiresAt !== null && token.expiresAt <= now) return 'token_expired';
   const value = BEARER.exec(request.headers.authorization ?? '')?.[1];
-  const info = value === undefined ? undefined : await store.findTokenByHash(hashToken(value));
+  const info = value === undefined ? undefined : await store.tokens.findByHash(hashToken(value));
   if (!info || info.id !== token.id || info.revokedAt !== null) return 'token_revoked';
   if (info.expiresAt !== null && info.expiresAt <= now) return 'token_expired';
   return undefined;

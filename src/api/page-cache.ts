@@ -1,4 +1,4 @@
-// Rendered game-list pages, kept per owner and URL with the owner's games version (Store.gamesVersion) they
+// Rendered game-list pages, kept per owner and URL with the owner's games version (store.games.version) they
 // were rendered at, and served again while that version is current. The version is read from the store on
 // every request, so a write by any process or instance is seen by the next request: the cache can never
 // serve a page the store would not give. What it saves is reading, mapping, serialising and hashing the
@@ -8,7 +8,7 @@
 // all an LRU needs; no library is worth a dependency for these thirty lines.
 
 export interface CachedPage {
-  /** Store.gamesVersion of the owner when the page was rendered. */
+  /** store.games.version of the owner when the page was rendered. */
   version: number;
   /** The serialised JSON answer, exactly as the route would send it. */
   body: Buffer;

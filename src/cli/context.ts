@@ -118,13 +118,13 @@ export function explainedStoreFailure(error: unknown, storeUrl: string): unknown
 }
 
 export async function requireUser(store: Store, login: string): Promise<User> {
-  const user = await store.findUser(login);
+  const user = await store.accounts.findUser(login);
   if (!user) throw new CliError(`no user "${login}"${hint('chessport users add', login)}`);
   return user;
 }
 
 export async function requireApp(store: Store, name: string): Promise<App> {
-  const app = await store.findApp(name);
+  const app = await store.accounts.findApp(name);
   if (!app) throw new CliError(`no app "${name}"${hint('chessport apps add', name)}`);
   return app;
 }
@@ -137,9 +137,9 @@ export function hint(command: string, name: string): string {
 }
 
 /**
- * The one database that `ref` names among `found` (Store.findDatabases). Names may repeat, and a slug may be
- * another database's name: a `ref` that names several is refused with their slugs and ids, since picking one
- * could change the wrong one.
+ * The one database that `ref` names among `found` (store.databases.findByRef). Names may repeat, and a slug
+ * may be another database's name: a `ref` that names several is refused with their slugs and ids, since
+ * picking one could change the wrong one.
  */
 export function oneDatabase(found: Database[], ref: string, owner: string): Database | undefined {
   if (found.length <= 1) return found[0];

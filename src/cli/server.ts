@@ -26,15 +26,13 @@ export async function runServer(
   signals: StopSignals,
 ): Promise<string> {
   // The secret may be created (a write) on first start: that still waits as long as the CLI's writers do.
-  const secret = settings.secret ?? (await store.serverSecret());
-  if (store.dialect === 'sqlite') {
-    // From here on the server only reads. WAL readers never wait for writers; what makes them wait is
-    // another process holding the store exclusively, and better-sqlite3 waits synchronously, stalling every
-    // request. So the wait is short and the request gets 503 `unavailable` instead.
-    await store.limitLockWaits(server.storeBusyTimeoutMs);
-  }
+  const secret = settings.secret ?? (await store.accounts.serverSecret());
+  // From here on the server only reads. SQLite: WAL readers never wait for writers; what makes them wait is
+  // another process holding the store exclusively, and better-sqlite3 waits synchronously, stalling every
+  // request. So the wait is short and the request gets 503 `unavailable` instead (PostgreSQL: nothing).
+  await store.dialect.limitLockWaits(server.storeBusyTimeoutMs);
   // The API's queries take milliseconds: a connection silent this long has lost its server.
-  store.dropSilentConnections(server.pgAnswerTimeoutMs);
+  store.dialect.dropSilentConnections(server.pgAnswerTimeoutMs);
 
   // The Redis link logs through the app's logger, which exists by the time the link has news.
   const redisLog = {
@@ -159,15 +157,12 @@ async function startWebhooks(
   secret: string,
   log: WorkerLog,
 ): Promise<{ worker: DeliveryWorker; store: Store }> {
-  const own = await openStore(settings.databaseUrl, {
-    migrate: false,
-    poolMax: WORKER_POOL_MAX,
-    ...(store.dialect === 'sqlite' && { lockTimeoutMs: 0 }),
-  });
+  const own = await openStore(settings.databaseUrl, { migrate: false, poolMax: WORKER_POOL_MAX });
+  await own.dialect.limitLockWaits(0);
   // PostgreSQL: the connection opened for the checks is setting its lock timeout; once a query has come
   // back, the next setting is not sent while another statement runs on it.
   await own.ping();
-  own.dropSilentConnections(server.pgAnswerTimeoutMs);
+  own.dialect.dropSilentConnections(server.pgAnswerTimeoutMs);
   const worker = new DeliveryWorker({
     store: own,
     secret,
@@ -220,7 +215,7 @@ function openingDetails(store: Store, settings: Settings): Record<string, unknow
   const { upgraded } = storeOpening(store);
   return {
     store: storeName(settings.databaseUrl),
-    dialect: store.dialect,
+    dialect: store.dialect.name,
     ...(upgraded.length > 0 && { migrations: upgraded }),
     // Instances that serve one store must share the secret (docs/operations.md, "Running at scale"): where it comes from.
     secretFrom: settings.secret === null ? 'store' : 'CHESSPORT_SECRET',

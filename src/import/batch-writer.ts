@@ -10,9 +10,10 @@ import type { BulkWrites, Database, GameRecord, Store } from '../store/index.ts'
 const BATCH_GAMES = 5000;
 const BATCH_CHARS = 8 << 20;
 const MIN_BATCH = 2000;
-// Inputs of this much text and more are written with checkpoints on a thread of their own (store.bulkWrites).
-// Below it, that thread's start-up and its repeated copies of the same index pages cost more than the writer's
-// own checkpoints, which smaller imports seldom reach (docs/performance.md).
+// Inputs of this much text and more are written with checkpoints on a thread of their own
+// (store.dialect.bulkWrites). Below it, that thread's start-up and its repeated copies of the same index
+// pages cost more than the writer's own checkpoints, which smaller imports seldom reach
+// (docs/performance.md).
 const BULK_WRITES_BYTES = 8 << 20;
 
 export interface BatchWriterOptions {
@@ -21,7 +22,7 @@ export interface BatchWriterOptions {
   allowDuplicates?: boolean;
   /** Most games per transaction (default BATCH_GAMES). */
   batchSize?: number;
-  /** The input's size in text: whether the writes are a bulk run (store.bulkWrites). */
+  /** The input's size in text: whether the writes are a bulk run (store.dialect.bulkWrites). */
   textBytes: number;
 }
 
@@ -43,7 +44,7 @@ export class BatchWriter {
     this.database = options.database;
     this.allowDuplicates = options.allowDuplicates;
     this.batchSize = options.batchSize ?? BATCH_GAMES;
-    this.bulk = options.textBytes < BULK_WRITES_BYTES ? undefined : options.store.bulkWrites();
+    this.bulk = options.textBytes < BULK_WRITES_BYTES ? undefined : options.store.dialect.bulkWrites();
   }
 
   /** Whether the database reached its maxGames: games were left out, and the import stops. */
@@ -67,7 +68,7 @@ export class BatchWriter {
   async flush(): Promise<void> {
     if (this.batch.length === 0) return;
     await this.bulk?.ready();
-    const outcome = await this.store.insertGames(this.database, this.batch, this.allowDuplicates);
+    const outcome = await this.store.games.insert(this.database, this.batch, this.allowDuplicates);
     this.bulk?.committed();
     this.imported += outcome.inserted;
     this.duplicates += outcome.duplicates;

@@ -43,7 +43,7 @@ ${signInForm(SIGN_IN_PATH, csrf, message, login)}`,
     user: User,
     notice?: string,
   ): Promise<FastifyReply> {
-    const grants = (await store.oauth.listGrants(user.id)).filter((g) => g.revokedAt === null);
+    const grants = (await store.oauth.grants.list(user.id)).filter((g) => g.revokedAt === null);
     const csrf = context.browsers.csrfToken(request, reply);
     const apps = grants.map(
       (grant) => html`<section class="grant" aria-labelledby="grant-${grant.id}">
@@ -116,7 +116,7 @@ ${apps.length > 0 ? apps : html`<p>No app has access to your account.</p>`}
     if (!user) return reply.code(303).header('location', SIGN_IN_PATH).send();
     const id = form.get('grant') ?? '';
     // Only the user's own grants: another's id is no grant of theirs.
-    if (id !== '') await store.oauth.revokeGrant(id, user.id);
+    if (id !== '') await store.oauth.grants.revoke(id, user.id);
     return reply.code(303).header('location', `${ACCOUNT_PATH}?done=revoked`).send();
   });
 }

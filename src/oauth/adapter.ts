@@ -91,7 +91,7 @@ export class StoreAdapter implements Adapter {
         const grantId = grantIdOf(payload);
         if (!grantId || !payload.accountId || !payload.clientId)
           throw new Error('access token without grant');
-        const added = await this.store.oauth.addGrantToken({
+        const added = await this.store.oauth.grants.addToken({
           token: id,
           userId: payload.accountId,
           appId: payload.clientId,
@@ -107,7 +107,7 @@ export class StoreAdapter implements Adapter {
         const { exp: _exp, iat: _iat, jti: _jti, ...kept } = payload;
         if (!payload.accountId || !payload.clientId) throw new Error('grant without account or client');
         const openid = payload.openid as { scope?: string } | undefined;
-        await this.store.oauth.saveGrant({
+        await this.store.oauth.grants.save({
           id,
           userId: payload.accountId,
           appId: payload.clientId,
@@ -139,7 +139,7 @@ export class StoreAdapter implements Adapter {
     // A device code keeps its id, which findByUserCode must give back (see the head of this module).
     const { jti: _jti, consumed: _consumed, ...kept } = payload;
     const stored = this.model === 'DeviceCode' ? { ...kept, jti: id } : kept;
-    await this.store.oauth.saveOAuthRecord(this.model, id, {
+    await this.store.oauth.records.save(this.model, id, {
       payload: JSON.stringify(stored),
       grantId: grantIdOf(payload),
       uid: typeof payload.uid === 'string' ? payload.uid : null,
@@ -152,11 +152,11 @@ export class StoreAdapter implements Adapter {
   async find(id: string): Promise<AdapterPayload | undefined> {
     switch (this.model) {
       case 'Client': {
-        const found = await this.store.findAppById(id);
+        const found = await this.store.accounts.findAppById(id);
         return found && clientMetadata(found.app, found.secretHash);
       }
       case 'AccessToken': {
-        const token = await this.store.findTokenByHash(hashToken(id));
+        const token = await this.store.tokens.findByHash(hashToken(id));
         if (!token || token.revokedAt !== null || token.grantId === null) return undefined;
         return {
           jti: id,
@@ -171,7 +171,7 @@ export class StoreAdapter implements Adapter {
         };
       }
       case 'Grant': {
-        const found = await this.store.oauth.findGrant(id);
+        const found = await this.store.oauth.grants.find(id);
         return found && { ...(JSON.parse(found.payload) as AdapterPayload), jti: id, kind: 'Grant' };
       }
       default:
@@ -184,7 +184,7 @@ export class StoreAdapter implements Adapter {
     value: string,
     id?: string,
   ): Promise<AdapterPayload | undefined> {
-    const found = await this.store.oauth.findOAuthRecord(this.model, by, value);
+    const found = await this.store.oauth.records.find(this.model, by, value);
     if (!found) return undefined;
     const payload = JSON.parse(found.payload) as AdapterPayload;
     return {
@@ -203,11 +203,11 @@ export class StoreAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    if (await this.store.oauth.consumeOAuthRecord(this.model, id)) return;
+    if (await this.store.oauth.records.consume(this.model, id)) return;
     // Used by another request meanwhile: a replay, whichever came first.
-    const found = await this.store.oauth.findOAuthRecord(this.model, 'id', id);
+    const found = await this.store.oauth.records.find(this.model, 'id', id);
     const grantId = found && grantIdOf(JSON.parse(found.payload) as AdapterPayload);
-    if (grantId) await this.store.oauth.revokeGrant(grantId);
+    if (grantId) await this.store.oauth.grants.revoke(grantId);
     throw new errors.InvalidGrant(
       `${this.model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`,
     );
@@ -216,18 +216,18 @@ export class StoreAdapter implements Adapter {
   async destroy(id: string): Promise<void> {
     switch (this.model) {
       case 'AccessToken':
-        await this.store.oauth.revokeTokenValue(id);
+        await this.store.tokens.revokeValue(id);
         return;
       case 'Grant':
-        await this.store.oauth.revokeGrant(id);
+        await this.store.oauth.grants.revoke(id);
         return;
       default:
-        await this.store.oauth.deleteOAuthRecord(this.model, id);
+        await this.store.oauth.records.delete(this.model, id);
     }
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    if (this.model === 'AccessToken') await this.store.oauth.revokeGrantTokens(grantId);
-    else await this.store.oauth.deleteGrantRecords(this.model, grantId);
+    if (this.model === 'AccessToken') await this.store.oauth.grants.revokeTokens(grantId);
+    else await this.store.oauth.records.deleteForGrant(this.model, grantId);
   }
 }

@@ -50,10 +50,10 @@ export class Browsers {
   /** The user signed in with this session cookie value, if it is one. */
   async userOf(sessionId: string | undefined): Promise<User | undefined> {
     if (!sessionId || sessionId.length > 100) return undefined;
-    const record = await this.store.oauth.findOAuthRecord(SESSION_MODEL, 'id', sessionId);
+    const record = await this.store.oauth.records.find(SESSION_MODEL, 'id', sessionId);
     if (!record) return undefined;
     const { userId } = JSON.parse(record.payload) as { userId: string };
-    return this.store.getUserById(userId);
+    return this.store.accounts.getUserById(userId);
   }
 
   /** The user this browser is signed in as. */
@@ -64,7 +64,7 @@ export class Browsers {
   /** Signs the browser in (a new session, whatever it had before). */
   async signIn(reply: FastifyReply, user: User): Promise<void> {
     const id = randomBytes(32).toString('base64url');
-    await this.store.oauth.saveOAuthRecord(SESSION_MODEL, id, {
+    await this.store.oauth.records.save(SESSION_MODEL, id, {
       payload: JSON.stringify({ userId: user.id }),
       grantId: null,
       uid: null,
@@ -77,7 +77,7 @@ export class Browsers {
 
   async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const id = this.cookie(request, this.sessionCookie);
-    if (id && id.length <= 100) await this.store.oauth.deleteOAuthRecord(SESSION_MODEL, id);
+    if (id && id.length <= 100) await this.store.oauth.records.delete(SESSION_MODEL, id);
     this.setCookie(reply, { name: this.sessionCookie, value: '', maxAge: 0 });
   }
 

@@ -258,7 +258,7 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
   });
 
   const sweeper = setInterval(() => {
-    store.oauth.deleteExpiredOAuthRecords().catch((error: unknown) => {
+    store.oauth.records.deleteExpired().catch((error: unknown) => {
       app.log.warn({ err: error }, 'oauth: could not delete expired records');
     });
   }, SWEEP_INTERVAL_MS);

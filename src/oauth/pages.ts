@@ -92,7 +92,7 @@ export async function checkSignIn(
   }
   let user: User | undefined;
   try {
-    const found = login === '' ? undefined : await context.store.findPasswordHash(login);
+    const found = login === '' ? undefined : await context.store.accounts.findPasswordHash(login);
     const right = await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), found?.hash ?? null);
     if (right && found && password.length <= MAX_PASSWORD_LENGTH) user = found.user;
   } catch (error) {

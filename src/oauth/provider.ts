@@ -71,7 +71,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const secure = options.issuer.startsWith('https:');
 
   const findAccount: FindAccount = async (_ctx, id) => {
-    const user = await store.getUserById(id);
+    const user = await store.accounts.getUserById(id);
     return user && { accountId: user.id, claims: async () => ({ sub: user.id }) };
   };
 
@@ -175,7 +175,9 @@ export function createProvider(options: ProviderOptions): Provider {
       if (!client) return undefined;
       const accountId = session?.accountId;
       const fromConsent = (result?.consent as { grantId?: string } | undefined)?.grantId;
-      const active = accountId ? (await store.oauth.activeGrant(client.clientId, accountId))?.id : undefined;
+      const active = accountId
+        ? (await store.oauth.grants.active(client.clientId, accountId))?.id
+        : undefined;
       const id = fromConsent ?? active;
       return id ? ((await provider.Grant.find(id)) as Grant | undefined) : undefined;
     },

@@ -2,12 +2,12 @@
 // that a change of an owner may have committed, so that it reads the store again instead of polling it.
 // A signal carries no data and may be spurious: a subscriber always reads the store to learn what changed.
 //
-// It hears of commits three ways: Store.write in this process (after its commit), and commits of other
-// processes from a source per dialect, started with the first subscription: PostgreSQL's LISTEN (one
-// connection per process, postgres/change-listener.ts; each write transaction NOTIFYs at its commit) and, on
-// SQLite, one poller per process of the store's change counter (sqlite/change-poller.ts). When a source
-// starts or reconnects, commits may have gone unheard meanwhile: every subscriber is then signalled without
-// an owner, and reads again.
+// It hears of commits three ways: the write transactions of this process (StoreContext.write, after their
+// commit), and commits of other processes from a source per dialect, started with the first subscription:
+// PostgreSQL's LISTEN (one connection per process, postgres/change-listener.ts; each write transaction
+// NOTIFYs at its commit) and, on SQLite, one poller per process of the store's change counter
+// (sqlite/change-poller.ts). When a source starts or reconnects, commits may have gone unheard meanwhile:
+// every subscriber is then signalled without an owner, and reads again.
 
 /** Subscribe with this in place of an owner id to hear of every owner's changes. */
 export const ANY_OWNER: unique symbol = Symbol('any owner');

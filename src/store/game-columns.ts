@@ -53,3 +53,9 @@ export function contentColumns(game: GameRecord, id: string): ContentColumns {
   // The names and values line up by construction (pushContentValues writes CONTENT_COLUMNS' order).
   return Object.fromEntries(CONTENT_COLUMNS.map((c, i) => [c, values[i]])) as unknown as ContentColumns;
 }
+
+/**
+ * What a deleted game keeps is its feed item: id, database, players, result (and the list fields).
+ * Its moves and PGN are dropped: deleted content is not kept.
+ */
+export const TOMBSTONE = { deleted: 1, pgn: '', moves: '', fen: '', metadata: '{}' } as const;

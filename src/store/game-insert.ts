@@ -1,19 +1,22 @@
-// The write path of an import batch (Store.insertGames): skip games already in the database, keep within
+// The write path of an import batch (`store.games.insert`): skip games already in the database, keep within
 // maxGames, take one change-sequence range, insert the rows. What both dialects do is here; each looks games
-// up and writes rows its own way (sqlite/game-insert.ts, postgres/game-insert.ts).
+// up and writes rows its own way (sqlite/game-insert.ts, postgres/game-insert.ts), behind the adapter's
+// insertBatch.
 import type { Kysely } from 'kysely';
 import type { ChangeAllocation } from './change-allocation.ts';
 import type { DB } from './schema.ts';
 import type { Database, GameRecord, InsertOutcome } from './types.ts';
 
 export interface GameBatch {
-  /** The write transaction (Store.write). */
+  /** The write transaction (StoreContext.write). */
   trx: Kysely<DB>;
   database: Database;
   games: GameRecord[];
   allowDuplicates: boolean;
   /** n change sequence values and the change time, from the transaction. */
   take: (n: number) => Promise<ChangeAllocation>;
+  /** The database's live games, counted in the transaction (SQLite counts with a statement of its own). */
+  liveCount: () => Promise<number>;
 }
 
 /** The games of a batch to insert, and how many it leaves out. */

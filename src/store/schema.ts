@@ -88,7 +88,7 @@ export interface DatabasesTable {
   deleted_at: number | null;
   /**
    * The seq of the latest write to the database's games (0: none since migration 0007): what the PGN
-   * export's ETag is made of (etags.ts).
+   * export's ETag is made of (Databases.version).
    */
   games_seq: Generated<number>;
   /** The number of its live games, kept by every write to its games (migration 0011). */

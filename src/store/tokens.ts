@@ -1,105 +1,15 @@
 // Access tokens: issued to a user for an app, kept as their SHA-256 only, revoked by id or by the token.
+// `store.tokens`. (The OAuth server's access tokens are rows here too, added under their grant: grants.ts.)
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { StoreContext } from './context.ts';
+import type { Executor, StoreContext } from './context.ts';
+import { prepared } from './prepared.ts';
 import { type IssuedRow, toTokenInfo } from './rows.ts';
 import type { DB } from './schema.ts';
 import type { TokenInfo } from './types.ts';
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
-}
-
-/** Issues a token: `cp_` and 256 random bits. Only its SHA-256 is kept. */
-export async function issueToken(
-  db: Kysely<DB>,
-  input: { userId: string; appId: string; scopes: string[]; expiresAt: number | null },
-): Promise<{ id: string; token: string }> {
-  const token = `cp_${randomBytes(32).toString('base64url')}`;
-  const id = randomUUID();
-  await db
-    .insertInto('tokens')
-    .values({
-      id,
-      hash: hashToken(token),
-      user_id: input.userId,
-      app_id: input.appId,
-      scopes: input.scopes.join(' '),
-      expires_at: input.expiresAt,
-      revoked_at: null,
-      created_at: Date.now(),
-    })
-    .execute();
-  return { id, token };
-}
-
-/**
- * Records an OAuth access token that the authorization server made (its value, 256 random bits, is the
- * server's; only its SHA-256 is kept), under its grant, if the grant is still active: false when it has been
- * revoked. The grant's row is locked meanwhile (SQLite: the store's write lock), so a revocation either comes
- * first, and no token is added, or comes after, and revokes this one too.
- */
-export async function addGrantToken(
-  store: StoreContext,
-  input: {
-    token: string;
-    userId: string;
-    appId: string;
-    scopes: string[];
-    expiresAt: number | null;
-    grantId: string;
-    createdAt: number;
-  },
-): Promise<boolean> {
-  return store.transaction(async (trx) => {
-    let grant = trx
-      .selectFrom('grants')
-      .select('id')
-      .where('id', '=', input.grantId)
-      .where('revoked_at', 'is', null);
-    if (store.dialect === 'postgres') grant = grant.forUpdate();
-    if (!(await grant.executeTakeFirst())) return false;
-    await trx
-      .insertInto('tokens')
-      .values({
-        id: randomUUID(),
-        hash: hashToken(input.token),
-        user_id: input.userId,
-        app_id: input.appId,
-        scopes: input.scopes.join(' '),
-        expires_at: input.expiresAt,
-        revoked_at: null,
-        created_at: input.createdAt,
-        grant_id: input.grantId,
-      })
-      .execute();
-    await trx
-      .updateTable('grants')
-      .set({ last_used_at: Date.now() })
-      .where('id', '=', input.grantId)
-      .execute();
-    return true;
-  });
-}
-
-/** Revokes the tokens whose `column` holds `value` and that are not revoked yet (a revocation keeps its time). */
-export async function revokeTokens(
-  db: Kysely<DB>,
-  column: 'id' | 'hash' | 'grant_id',
-  value: string,
-  now: number,
-): Promise<void> {
-  await db
-    .updateTable('tokens')
-    .set({ revoked_at: now })
-    .where(column, '=', value)
-    .where('revoked_at', 'is', null)
-    .execute();
-}
-
-/** Revokes the token with this value, if there is one. */
-export async function revokeTokenValue(db: Kysely<DB>, token: string, now = Date.now()): Promise<void> {
-  await revokeTokens(db, 'hash', hashToken(token), now);
 }
 
 /**
@@ -127,7 +37,7 @@ export function issuedQuery<T extends 'tokens' | 'grants'>(
 }
 
 /** The tokens with their user's login and their app's name and sector: rows for toTokenInfo. */
-export function tokenQuery(db: Kysely<DB>) {
+function tokenQuery(db: Kysely<DB>) {
   return issuedQuery(db, 'tokens').select([
     'apps.sector',
     'tokens.scopes',
@@ -138,19 +48,84 @@ export function tokenQuery(db: Kysely<DB>) {
   ]);
 }
 
-export async function listTokens(db: Kysely<DB>): Promise<TokenInfo[]> {
-  const rows = await tokenQuery(db).orderBy('tokens.created_at').orderBy('tokens.id').execute();
-  return rows.map(toTokenInfo);
+/** Revokes the tokens whose `column` holds `value` and that are not revoked yet (a revocation keeps its time). */
+export async function revokeTokens(
+  db: Executor,
+  column: 'id' | 'hash' | 'grant_id',
+  value: string,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('tokens')
+    .set({ revoked_at: now })
+    .where(column, '=', value)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
-/** Revokes by token id or by the token itself. Returns the revoked token, undefined when none matched. */
-export async function revokeToken(db: Kysely<DB>, tokenOrId: string): Promise<TokenInfo | undefined> {
-  const row = await db
-    .selectFrom('tokens')
-    .select('id')
-    .where((eb) => eb.or([eb('id', '=', tokenOrId), eb('hash', '=', hashToken(tokenOrId))]))
-    .executeTakeFirst();
-  if (!row) return undefined;
-  await revokeTokens(db, 'id', row.id, Date.now());
-  return toTokenInfo(await tokenQuery(db).where('tokens.id', '=', row.id).executeTakeFirstOrThrow());
+export class Tokens {
+  private readonly ctx: StoreContext;
+  /** The token lookup of every API request, compiled once (prepared.ts). */
+  private readonly byHash;
+
+  constructor(ctx: StoreContext) {
+    this.ctx = ctx;
+    this.byHash = prepared(ctx.reader, 1, (hash: string) =>
+      tokenQuery(ctx.db).where('tokens.hash', '=', hash),
+    );
+  }
+
+  /** Issues a token: `cp_` and 256 random bits. Only its SHA-256 is kept. */
+  async issue(input: {
+    userId: string;
+    appId: string;
+    scopes: string[];
+    expiresAt: number | null;
+  }): Promise<{ id: string; token: string }> {
+    const token = `cp_${randomBytes(32).toString('base64url')}`;
+    const id = randomUUID();
+    await this.ctx.db
+      .insertInto('tokens')
+      .values({
+        id,
+        hash: hashToken(token),
+        user_id: input.userId,
+        app_id: input.appId,
+        scopes: input.scopes.join(' '),
+        expires_at: input.expiresAt,
+        revoked_at: null,
+        created_at: Date.now(),
+      })
+      .execute();
+    return { id, token };
+  }
+
+  /** The token with this SHA-256, whatever its state: the caller checks expiry and revocation. */
+  async findByHash(hash: string): Promise<TokenInfo | undefined> {
+    const [row] = await this.byHash(hash);
+    return row && toTokenInfo(row);
+  }
+
+  async list(): Promise<TokenInfo[]> {
+    const rows = await tokenQuery(this.ctx.db).orderBy('tokens.created_at').orderBy('tokens.id').execute();
+    return rows.map(toTokenInfo);
+  }
+
+  /** Revokes by token id or by the token itself. Returns the revoked token, undefined when none matched. */
+  async revoke(tokenOrId: string): Promise<TokenInfo | undefined> {
+    const { db } = this.ctx;
+    const row = await db
+      .selectFrom('tokens')
+      .select('id')
+      .where((eb) => eb.or([eb('id', '=', tokenOrId), eb('hash', '=', hashToken(tokenOrId))]))
+      .executeTakeFirst();
+    if (!row) return undefined;
+    await revokeTokens(db, 'id', row.id, Date.now());
+    return toTokenInfo(await tokenQuery(db).where('tokens.id', '=', row.id).executeTakeFirstOrThrow());
+  }
+
+  /** Revokes the token with this value, if there is one (the OAuth server's revocation endpoint). */
+  async revokeValue(token: string): Promise<void> {
+    await revokeTokens(this.ctx.db, 'hash', hashToken(token), Date.now());
+  }
 }

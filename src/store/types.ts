@@ -141,7 +141,7 @@ export interface Page {
   after?: number;
 }
 
-/** A long run of writes (an import): see Store.bulkWrites. */
+/** A long run of writes (an import): see `store.dialect.bulkWrites`. */
 export interface BulkWrites {
   /** Call before each write transaction of the run: it may have to wait. */
   ready(): Promise<void>;

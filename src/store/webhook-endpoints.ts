@@ -1,9 +1,10 @@
-// Webhook endpoints (docs/webhooks.md): an app's receivers, as the operator adds them, with the secrets that
-// sign their deliveries. The secret is kept as it is: every delivery is signed with it.
+// Webhook endpoints (docs/webhooks.md), `store.webhooks.endpoints`: an app's receivers, as the operator adds
+// them, with the secrets that sign their deliveries. The secret is kept as it is: every delivery is signed
+// with it.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
-import type { Executor } from './context.ts';
-import type { DB, WebhookEndpointsTable } from './schema.ts';
+import type { Selectable } from 'kysely';
+import type { Executor, StoreContext } from './context.ts';
+import type { WebhookEndpointsTable } from './schema.ts';
 import type { WebhookEndpoint, WebhookTarget } from './types.ts';
 
 /** `whsec_` and the base64 of 32 random bytes: the Standard Webhooks form of a signing secret. */
@@ -44,120 +45,120 @@ function toEndpoint(row: EndpointRow, now: number): WebhookEndpoint {
   };
 }
 
-export async function addWebhookEndpoint(
-  db: Kysely<DB>,
-  input: { appId: string; url: string },
-  now = Date.now(),
-): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-  const id = prefixedId('ep');
-  const secret = newWebhookSecret();
-  await db
-    .insertInto('webhook_endpoints')
-    .values({
-      id,
-      app_id: input.appId,
-      url: input.url,
-      secret,
-      previous_secret: null,
-      previous_secret_until: null,
-      created_at: now,
-      disabled_at: null,
-      disabled_reason: null,
-      failing_since: null,
-    })
-    .execute();
-  return { endpoint: (await findWebhookEndpoint(db, id, now)) as WebhookEndpoint, secret };
-}
+export class WebhookEndpoints {
+  private readonly ctx: StoreContext;
 
-/** Every endpoint (or one app's), oldest first. */
-export async function listWebhookEndpoints(
-  db: Kysely<DB>,
-  appId?: string,
-  now = Date.now(),
-): Promise<WebhookEndpoint[]> {
-  let query = endpointQuery(db);
-  if (appId !== undefined) query = query.where('webhook_endpoints.app_id', '=', appId);
-  const rows = await query.orderBy('webhook_endpoints.created_at').orderBy('webhook_endpoints.id').execute();
-  return rows.map((row) => toEndpoint(row, now));
-}
+  constructor(ctx: StoreContext) {
+    this.ctx = ctx;
+  }
 
-export async function findWebhookEndpoint(
-  db: Executor,
-  id: string,
-  now = Date.now(),
-): Promise<WebhookEndpoint | undefined> {
-  const row = await endpointQuery(db).where('webhook_endpoints.id', '=', id).executeTakeFirst();
-  return row && toEndpoint(row, now);
-}
+  /** Adds an endpoint to an app; returns it with its signing secret (`whsec_...`), which nothing shows again. */
+  async add(
+    input: { appId: string; url: string },
+    now = Date.now(),
+  ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const id = prefixedId('ep');
+    const secret = newWebhookSecret();
+    await this.ctx.db
+      .insertInto('webhook_endpoints')
+      .values({
+        id,
+        app_id: input.appId,
+        url: input.url,
+        secret,
+        previous_secret: null,
+        previous_secret_until: null,
+        created_at: now,
+        disabled_at: null,
+        disabled_reason: null,
+        failing_since: null,
+      })
+      .execute();
+    return { endpoint: (await this.find(id, now)) as WebhookEndpoint, secret };
+  }
 
-/** The endpoints with the secrets that sign for them now: the current one, and the previous one while it may. */
-export async function webhookTargets(
-  db: Executor,
-  ids: readonly string[],
-  now = Date.now(),
-): Promise<WebhookTarget[]> {
-  if (ids.length === 0) return [];
-  const rows = await endpointQuery(db).where('webhook_endpoints.id', 'in', ids).execute();
-  return rows.map((row) => {
-    const endpoint = toEndpoint(row, now);
-    const previous = endpoint.previousSecretUntil === null ? [] : [row.previous_secret as string];
-    return { ...endpoint, secrets: [row.secret, ...previous] };
-  });
-}
+  /** Every endpoint (or one app's), oldest first. */
+  async list(appId?: string, now = Date.now()): Promise<WebhookEndpoint[]> {
+    let query = endpointQuery(this.ctx.db);
+    if (appId !== undefined) query = query.where('webhook_endpoints.app_id', '=', appId);
+    const rows = await query
+      .orderBy('webhook_endpoints.created_at')
+      .orderBy('webhook_endpoints.id')
+      .execute();
+    return rows.map((row) => toEndpoint(row, now));
+  }
 
-/** Removes an endpoint with its deliveries (the foreign key cascades). */
-export async function removeWebhookEndpoint(
-  db: Kysely<DB>,
-  id: string,
-): Promise<WebhookEndpoint | undefined> {
-  const endpoint = await findWebhookEndpoint(db, id);
-  if (!endpoint) return undefined;
-  await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
-  return endpoint;
-}
+  async find(id: string, now = Date.now()): Promise<WebhookEndpoint | undefined> {
+    const row = await endpointQuery(this.ctx.db).where('webhook_endpoints.id', '=', id).executeTakeFirst();
+    return row && toEndpoint(row, now);
+  }
 
-/**
- * Gives the endpoint a new secret; the current one signs beside it for `keepMs` more (a secret that was
- * still kept from an earlier rotation stops signing now).
- */
-export async function rotateWebhookSecret(
-  db: Kysely<DB>,
-  id: string,
-  keepMs: number,
-  now = Date.now(),
-): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
-  const secret = newWebhookSecret();
-  const rotated = await db
-    .updateTable('webhook_endpoints')
-    .set((eb) => ({
-      previous_secret: eb.ref('secret'),
-      previous_secret_until: now + keepMs,
-      secret,
-    }))
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (Number(rotated.numUpdatedRows) === 0) return undefined;
-  return { endpoint: (await findWebhookEndpoint(db, id, now)) as WebhookEndpoint, secret };
-}
+  /**
+   * The endpoints with the secrets that sign for them now, the newest first: the current one, and the
+   * previous one while it may.
+   */
+  async targets(ids: readonly string[], now = Date.now()): Promise<WebhookTarget[]> {
+    if (ids.length === 0) return [];
+    const rows = await endpointQuery(this.ctx.db).where('webhook_endpoints.id', 'in', ids).execute();
+    return rows.map((row) => {
+      const endpoint = toEndpoint(row, now);
+      const previous = endpoint.previousSecretUntil === null ? [] : [row.previous_secret as string];
+      return { ...endpoint, secrets: [row.secret, ...previous] };
+    });
+  }
 
-/**
- * Disables an endpoint (its deliveries wait, pending, until it is enabled again) with a reason, or enables
- * it (its failures so far are forgotten). Undefined when there is no such endpoint.
- */
-export async function setWebhookEndpointDisabled(
-  db: Executor,
-  id: string,
-  disabled: { at: number; reason: string } | null,
-): Promise<WebhookEndpoint | undefined> {
-  const result = await db
-    .updateTable('webhook_endpoints')
-    .set(
-      disabled
-        ? { disabled_at: disabled.at, disabled_reason: disabled.reason }
-        : { disabled_at: null, disabled_reason: null, failing_since: null },
-    )
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) return undefined;
-  return findWebhookEndpoint(db, id);
+  /**
+   * Removes an endpoint with its deliveries (the foreign key cascades). Undefined when there is no such
+   * endpoint.
+   */
+  async remove(id: string): Promise<WebhookEndpoint | undefined> {
+    const endpoint = await this.find(id);
+    if (!endpoint) return undefined;
+    await this.ctx.db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+    return endpoint;
+  }
+
+  /**
+   * Gives the endpoint a new secret; the current one signs beside it for `keepMs` more (a secret that was
+   * still kept from an earlier rotation stops signing now).
+   */
+  async rotateSecret(
+    id: string,
+    keepMs: number,
+    now = Date.now(),
+  ): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
+    const secret = newWebhookSecret();
+    const rotated = await this.ctx.db
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({
+        previous_secret: eb.ref('secret'),
+        previous_secret_until: now + keepMs,
+        secret,
+      }))
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (Number(rotated.numUpdatedRows) === 0) return undefined;
+    return { endpoint: (await this.find(id, now)) as WebhookEndpoint, secret };
+  }
+
+  /**
+   * Disables an endpoint (its deliveries wait, pending, until it is enabled again) with a reason, or (null)
+   * enables it (its failures so far are forgotten). Undefined when there is no such endpoint.
+   */
+  async setDisabled(
+    id: string,
+    disabled: { at: number; reason: string } | null,
+  ): Promise<WebhookEndpoint | undefined> {
+    const result = await this.ctx.db
+      .updateTable('webhook_endpoints')
+      .set(
+        disabled
+          ? { disabled_at: disabled.at, disabled_reason: disabled.reason }
+          : { disabled_at: null, disabled_reason: null, failing_since: null },
+      )
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return undefined;
+    return this.find(id);
+  }
 }

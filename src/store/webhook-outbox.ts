@@ -1,100 +1,77 @@
-// The webhook outbox (docs/webhooks.md). Every write transaction that changes a user's games upserts the
-// user's one row in `webhook_signals` before it commits (Store.write), so a signal exists exactly when its
-// change does, whatever crashes when. The delivery worker fans the signals out: for each endpoint of an app
-// that may hear of the user it joins the pending delivery of that endpoint and user, or makes one, due when
-// the coalescing rule says.
-import { type Kysely, sql } from 'kysely';
-import type { Changes } from './change-allocation.ts';
-import type { Executor } from './context.ts';
-import { appsHearing } from './hearing.ts';
-import type { DB } from './schema.ts';
-import { writeTransaction } from './transactions.ts';
-import type { CoalescingRule, Dialect, PreviousDelivery } from './types.ts';
+// The webhook outbox (docs/webhooks.md), `store.webhooks.outbox`. Every write transaction that changes a
+// user's games upserts the user's one row in `webhook_signals` before it commits (webhook-signals.ts). The
+// delivery worker fans the signals out: for each endpoint of an app that may hear of the user it joins the
+// pending delivery of that endpoint and user, or makes one, due when the coalescing rule says.
+import { sql } from 'kysely';
+import type { Executor, StoreContext } from './context.ts';
+import type { Hearing } from './hearing.ts';
+import type { CoalescingRule, PreviousDelivery } from './types.ts';
 import { prefixedId } from './webhook-endpoints.ts';
 
-/**
- * Runs a write transaction's fn with its changes counted, then records the owner's signal when it took any:
- * one upsert per transaction, however many games it wrote.
- */
-export async function signalling<T>(
-  trx: Kysely<DB>,
-  ownerId: string,
-  begun: Promise<Changes>,
-  fn: (trx: Kysely<DB>, changes: Changes) => Promise<T>,
-): Promise<T> {
-  const changes = await begun;
-  let taken = 0;
-  let at = 0;
-  const counted: Changes = {
-    take: async (n) => {
-      const allocation = await changes.take(n);
-      taken += n;
-      at = allocation.now;
-      return allocation;
-    },
-  };
-  const result = await fn(trx, counted);
-  if (taken > 0) {
-    await sql`
-      insert into webhook_signals (user_id, changes, first_at, last_at) values (${ownerId}, ${taken}, ${at}, ${at})
-      on conflict (user_id) do update
-      set changes = webhook_signals.changes + excluded.changes, last_at = excluded.last_at`.execute(trx);
-  }
-  return result;
-}
+export class WebhookOutbox {
+  private readonly ctx: StoreContext;
+  private readonly hearing: Hearing;
 
-/**
- * Fans out up to `limit` signals, oldest first, in one write transaction, and removes them: returns how many.
- * On PostgreSQL a signal that another instance is fanning out, or that a writer is upserting, is skipped
- * (FOR UPDATE SKIP LOCKED): the next round takes it. A delivery finished more than `lookbackMs` ago is no
- * longer the previous one the rule is given (it can no longer delay the next).
- */
-export async function fanOutSignals(
-  store: { db: Kysely<DB>; dialect: Dialect },
-  options: { limit: number; now: number; rule: CoalescingRule; lookbackMs: number },
-): Promise<number> {
-  const { limit, now, rule } = options;
-  // Looked at first without the write lock, which on SQLite every process's writers share.
-  if (!(await store.db.selectFrom('webhook_signals').select('user_id').limit(1).executeTakeFirst())) return 0;
-  return writeTransaction(store.db, store.dialect, async (trx) => {
-    const lock = store.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-    const { rows } = await sql<{ user_id: string; changes: number; last_at: number }>`
-      select user_id, changes, last_at from webhook_signals order by first_at limit ${limit} ${lock}`.execute(
-      trx,
-    );
-    if (rows.length === 0) return 0;
-    const userIds = rows.map((row) => row.user_id);
-    const hearing = await appsHearing(trx, userIds, now);
-    const appIds = [...new Set(hearing.map((pair) => pair.appId))];
-    const endpoints =
-      appIds.length === 0
-        ? []
-        : await trx
-            .selectFrom('webhook_endpoints')
-            .select(['id', 'app_id'])
-            .where('app_id', 'in', appIds)
-            .where('disabled_at', 'is', null)
-            .orderBy('id')
-            .execute();
-    const targets = rows.flatMap((row) => {
-      const apps = new Set(hearing.filter((pair) => pair.userId === row.user_id).map((pair) => pair.appId));
-      const signal = { changes: Number(row.changes), at: Number(row.last_at) };
-      return endpoints
-        .filter((endpoint) => apps.has(endpoint.app_id))
-        .map((endpoint) => ({ endpointId: endpoint.id, userId: row.user_id, signal }));
-    });
-    if (targets.length > 0) {
-      const known = await knownDeliveries(trx, targets, now - options.lookbackMs);
-      for (const { endpointId, userId, signal } of targets) {
-        const key = `${endpointId} ${userId}`;
-        if (known.pending.has(key) && (await join(trx, endpointId, userId, signal))) continue;
-        const { dueAt, spacingMs } = rule(known.previous.get(key), now);
-        await insertPending(trx, { endpointId, userId, ...signal, dueAt, spacingMs, now });
+  constructor(ctx: StoreContext, hearing: Hearing) {
+    this.ctx = ctx;
+    this.hearing = hearing;
+  }
+
+  /**
+   * Fans out up to `limit` signals, oldest first, in one write transaction, and removes them: returns how
+   * many. On PostgreSQL a signal that another instance is fanning out, or that a writer is upserting, is
+   * skipped (FOR UPDATE SKIP LOCKED): the next round takes it. A delivery finished more than `lookbackMs` ago
+   * is no longer the previous one the rule is given (it can no longer delay the next).
+   */
+  async fanOut(options: {
+    limit: number;
+    now: number;
+    rule: CoalescingRule;
+    lookbackMs: number;
+  }): Promise<number> {
+    const { limit, now, rule } = options;
+    const { db, adapter } = this.ctx;
+    // Looked at first without the write lock, which on SQLite every process's writers share.
+    if (!(await db.selectFrom('webhook_signals').select('user_id').limit(1).executeTakeFirst())) return 0;
+    return this.ctx.transaction(async (trx) => {
+      const { rows } = await sql<{ user_id: string; changes: number; last_at: number }>`
+        select user_id, changes, last_at from webhook_signals order by first_at limit ${limit} ${adapter.skipLocked()}`.execute(
+        trx,
+      );
+      if (rows.length === 0) return 0;
+      const userIds = rows.map((row) => row.user_id);
+      const hearing = await this.hearing.apps(userIds, now, trx);
+      const appIds = [...new Set(hearing.map((pair) => pair.appId))];
+      const endpoints =
+        appIds.length === 0
+          ? []
+          : await trx
+              .selectFrom('webhook_endpoints')
+              .select(['id', 'app_id'])
+              .where('app_id', 'in', appIds)
+              .where('disabled_at', 'is', null)
+              .orderBy('id')
+              .execute();
+      const targets = rows.flatMap((row) => {
+        const apps = new Set(hearing.filter((pair) => pair.userId === row.user_id).map((pair) => pair.appId));
+        const signal = { changes: Number(row.changes), at: Number(row.last_at) };
+        return endpoints
+          .filter((endpoint) => apps.has(endpoint.app_id))
+          .map((endpoint) => ({ endpointId: endpoint.id, userId: row.user_id, signal }));
+      });
+      if (targets.length > 0) {
+        const known = await knownDeliveries(trx, targets, now - options.lookbackMs);
+        for (const { endpointId, userId, signal } of targets) {
+          const key = `${endpointId} ${userId}`;
+          if (known.pending.has(key) && (await join(trx, endpointId, userId, signal))) continue;
+          const { dueAt, spacingMs } = rule(known.previous.get(key), now);
+          await insertPending(trx, { endpointId, userId, ...signal, dueAt, spacingMs, now });
+        }
       }
-    }
-    await trx.deleteFrom('webhook_signals').where('user_id', 'in', userIds).execute();
-    return rows.length;
-  });
+      await trx.deleteFrom('webhook_signals').where('user_id', 'in', userIds).execute();
+      return rows.length;
+    });
+  }
 }
 
 /**

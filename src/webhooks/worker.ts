@@ -140,7 +140,7 @@ export class DeliveryWorker {
   }
 
   private async fanOut(): Promise<void> {
-    const n = await this.store.webhooks.fanOutSignals({
+    const n = await this.store.webhooks.outbox.fanOut({
       limit: FAN_OUT_BATCH,
       now: Date.now(),
       rule: this.rule,
@@ -153,7 +153,7 @@ export class DeliveryWorker {
   private async claimAndSend(): Promise<void> {
     const free = this.options.settings.concurrency - this.inFlight.size;
     if (free <= 0) return;
-    const claimed = await this.store.webhooks.claimDeliveries({
+    const claimed = await this.store.webhooks.deliveries.claim({
       limit: free,
       now: Date.now(),
       leaseMs: ATTEMPT_TIMEOUT_MS + LEASE_MARGIN_MS,
@@ -161,13 +161,12 @@ export class DeliveryWorker {
     if (claimed.length === 0) return;
     if (claimed.length === free) this.again = true;
     const targets = new Map(
-      (await this.store.webhooks.targets([...new Set(claimed.map((c) => c.endpointId))])).map((t) => [
-        t.id,
-        t,
-      ]),
+      (await this.store.webhooks.endpoints.targets([...new Set(claimed.map((c) => c.endpointId))])).map(
+        (t) => [t.id, t],
+      ),
     );
     const hearing = new Set(
-      (await this.store.webhooks.appsHearing([...new Set(claimed.map((c) => c.userId))])).map(
+      (await this.store.webhooks.hearing.apps([...new Set(claimed.map((c) => c.userId))])).map(
         (p) => `${p.appId} ${p.userId}`,
       ),
     );
@@ -209,7 +208,7 @@ export class DeliveryWorker {
   }
 
   private async drop(delivery: ClaimedDelivery): Promise<void> {
-    await this.persist(() => this.store.webhooks.recordDropped(delivery, Date.now()));
+    await this.persist(() => this.store.webhooks.deliveries.recordDropped(delivery, Date.now()));
     webhookMetrics.deliveries.inc({ outcome: 'dropped' });
   }
 
@@ -230,7 +229,7 @@ export class DeliveryWorker {
     const now = Date.now();
     if (result.outcome === 'delivered') {
       await this.persist(() =>
-        this.store.webhooks.recordDelivered(delivery, {
+        this.store.webhooks.deliveries.recordDelivered(delivery, {
           status: result.status ?? 200,
           now,
           rule: this.rule,
@@ -253,7 +252,7 @@ export class DeliveryWorker {
     const gone = result.status === 410;
     const next = gone ? null : retryAt(this.options.settings.retryScheduleMs, delivery.attempt, now);
     const failing = await this.persist(() =>
-      this.store.webhooks.recordFailure(delivery, {
+      this.store.webhooks.deliveries.recordFailure(delivery, {
         status: result.status,
         error: result.error,
         now,
@@ -276,7 +275,7 @@ export class DeliveryWorker {
   }
 
   private async disable(id: string, at: number, reason: string): Promise<void> {
-    await this.persist(() => this.store.webhooks.setEndpointDisabled(id, { at, reason }));
+    await this.persist(() => this.store.webhooks.endpoints.setDisabled(id, { at, reason }));
   }
 
   /** Keeps the gauges current and old deliveries pruned. */
@@ -284,7 +283,7 @@ export class DeliveryWorker {
     const now = Date.now();
     if (now - this.gaugesAt >= GAUGE_INTERVAL_MS) {
       this.gaugesAt = now;
-      const queue = await this.store.webhooks.queue();
+      const queue = await this.store.webhooks.deliveries.queue();
       webhookMetrics.queue.set({ queue: 'outbox' }, queue.signals);
       webhookMetrics.queue.set({ queue: 'deliveries' }, queue.pending);
       const age = (at: number | null) => (at === null ? 0 : Math.max(0, now - at) / 1000);
@@ -293,7 +292,7 @@ export class DeliveryWorker {
     }
     if (now - this.prunedAt >= PRUNE_INTERVAL_MS) {
       this.prunedAt = now;
-      await this.store.webhooks.pruneDeliveries(now - DELIVERY_HISTORY_MS);
+      await this.store.webhooks.deliveries.prune(now - DELIVERY_HISTORY_MS);
     }
   }
 

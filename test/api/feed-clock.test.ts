@@ -1,9 +1,10 @@
-// docs/design.md 18 and 21 when clocks disagree. A change's updatedAt comes from the clock of the process that
-// writes it (Date.now in a CLI command), and writers run on other machines, or after the clock stepped.
-// Store.write keeps the change time from going back (the latest one is reused), so updatedAt rises with the
-// feed, and `since` (a binary search that needs exactly that, Store.changePositionAt) starts at the right
-// change. Here CLI writer processes run with their clock an hour ahead or behind (a preloaded module shifts
-// Date.now), on either store: the other tests' writers all share one clock, so none of them could tell.
+// docs/design.md 18 and 21 when clocks disagree. A change's updatedAt comes from the clock of the process
+// that writes it (Date.now in a CLI command), and writers run on other machines, or after the clock stepped.
+// The store's write transactions keep the change time from going back (the latest one is reused), so
+// updatedAt rises with the feed, and `since` (a binary search that needs exactly that, store.feed.positionAt)
+// starts at the right change. Here CLI writer processes run with their clock an hour ahead or behind (a
+// preloaded module shifts Date.now), on either store: the other tests' writers all share one clock, so none
+// of them could tell.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

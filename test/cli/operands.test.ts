@@ -284,7 +284,7 @@ describe('the command on ids that begin with "-", stored as such', () => {
     try {
       for (const id of grantIds) {
         const grant = { id, userId: ann.id, appId: app.id, scopes: ['games.read'], payload: '{}' };
-        assert.equal(await store.oauth.saveGrant(grant), true);
+        assert.equal(await store.oauth.grants.save(grant), true);
       }
       const token = {
         userId: ann.id,
@@ -294,7 +294,7 @@ describe('the command on ids that begin with "-", stored as such', () => {
         createdAt: Date.now(),
       };
       assert.equal(
-        await store.oauth.addGrantToken({ ...token, token: accessToken, grantId: grantIds[0] as string }),
+        await store.oauth.grants.addToken({ ...token, token: accessToken, grantId: grantIds[0] as string }),
         true,
       );
       await store.db

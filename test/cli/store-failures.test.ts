@@ -54,7 +54,7 @@ for (const { dialect, skip } of DIALECTS) {
           await other.query('lock table users in exclusive mode');
           release = () => other.end();
         }
-        const error = await failureOf(() => store.addUser({ login: 'late' }));
+        const error = await failureOf(() => store.accounts.addUser({ login: 'late' }));
         const failure = storeFailure(error, t.url);
         assert.ok(failure, String(error));
         assert.match(

@@ -89,7 +89,7 @@ export function sqliteStorePerTest(): { t: TestStore; alice: User } {
   const fresh = {} as { t: TestStore; alice: User };
   beforeEach(async () => {
     fresh.t = await openTestStore('sqlite');
-    fresh.alice = await fresh.t.store.addUser({ login: 'alice' });
+    fresh.alice = await fresh.t.store.accounts.addUser({ login: 'alice' });
   });
   afterEach(async () => {
     await fresh.t?.close();

@@ -130,7 +130,7 @@ export class FuzzChecker {
     writeFileSync(file, bytes);
     const findings: Finding[] = [];
     const found = (check: string, message: string) => findings.push({ check, message });
-    const database = await this.store.addDatabase({ ownerId: this.ownerId, name: `fuzz ${n}`, maxGames });
+    const database = await this.store.databases.add({ ownerId: this.ownerId, name: `fuzz ${n}`, maxGames });
 
     const started = performance.now();
     let summary: ImportSummary | undefined;
@@ -315,7 +315,7 @@ export class FuzzChecker {
 
     // The store holds each kept game once, as its export PGN, in file order.
     const stored: string[] = [];
-    for await (const game of this.store.databasePgn(databaseId)) stored.push(game.pgn);
+    for await (const game of this.store.games.databasePgn(databaseId)) stored.push(game.pgn);
     const seen = new Set<string>();
     const kept: { pgn: string; game: RawGame; result: NormalizeResult & { ok: true } }[] = [];
     for (const [i, result] of results.entries()) {
@@ -348,7 +348,7 @@ export class FuzzChecker {
     const exportFile = `${file}.export.pgn`;
     writeFileSync(exportFile, stored.join('\n'));
     try {
-      const database = await this.store.addDatabase({
+      const database = await this.store.databases.add({
         ownerId: this.ownerId,
         name: `fuzz export ${this.count}`,
       });
@@ -359,7 +359,7 @@ export class FuzzChecker {
         ...(pool ? { pool } : { workers: 0 }),
       });
       const reimported: string[] = [];
-      for await (const game of this.store.databasePgn(database.id)) reimported.push(game.pgn);
+      for await (const game of this.store.games.databasePgn(database.id)) reimported.push(game.pgn);
       if (again.rejected > 0 || again.games !== stored.length)
         found(
           'export re-imports',

@@ -38,8 +38,8 @@ const pgn = (games: string[]) => games.join('\n');
 /** The Round of each game written, per store transaction. */
 function spyInserts(store: Store, fail?: (call: number) => Error | undefined): number[][] {
   const calls: number[][] = [];
-  const insert = store.insertGames.bind(store);
-  store.insertGames = async (database: Database, games: GameRecord[], allowDuplicates?: boolean) => {
+  const insert = store.games.insert.bind(store.games);
+  store.games.insert = async (database: Database, games: GameRecord[], allowDuplicates?: boolean) => {
     const error = fail?.(calls.length + 1);
     if (error) throw error;
     calls.push(games.map((game) => Number(game.metadata.Round)));
@@ -56,7 +56,7 @@ let databases = 0;
 before(async () => {
   t = await openTestStore(STORE_DIALECT);
   dir = mkdtempSync(join(tmpdir(), 'chessport-steps-'));
-  owner = (await t.store.addUser({ login: 'pat' })).id;
+  owner = (await t.store.accounts.addUser({ login: 'pat' })).id;
 });
 
 after(async () => {
@@ -70,7 +70,7 @@ async function setUp(
   options: { maxGames?: number } = {},
 ): Promise<{ database: Database; file: string; rejectsFile: string }> {
   const n = ++databases;
-  const database = await t.store.addDatabase({ ownerId: owner, name: `Steps ${n}`, ...options });
+  const database = await t.store.databases.add({ ownerId: owner, name: `Steps ${n}`, ...options });
   const file = join(dir, `steps-${n}.pgn`);
   writeFileSync(file, pgn(games));
   return { database, file, rejectsFile: join(dir, `steps-${n}.rejected.pgn`) };
@@ -118,7 +118,7 @@ test('games rejected by their check and unchecked are counted, and written, in t
     // Each rejected game whole (the long one is under the MB a rejects file keeps), and a blank line after it.
     assert.equal(readFileSync(rejectsFile, 'utf8'), `${illegal(2)}\n${cut(3)}\n${long(5, 5000)}\n`);
     assert.deepEqual(
-      (await t.store.listDatabaseGames(database.id, { limit: 10, offset: 0 }))
+      (await t.store.games.listInDatabase(database.id, { limit: 10, offset: 0 }))
         .map((g) => g.white.name)
         .sort(),
       ['White 1', 'White 4', 'White 6'],
@@ -155,7 +155,7 @@ test("the summary: what the store made of the games kept, the warnings, the file
   const small = await setUp(games, { maxGames: 2 });
   const full = await importFile({ ...options, ...small });
   assert.deepEqual([full.imported, full.overLimit, full.stoppedAtMaxGames], [2, 2, true]);
-  assert.equal(await t.store.countGames(small.database.id), 2);
+  assert.equal(await t.store.databases.countGames(small.database.id), 2);
 });
 
 test('an interruption mid-batch: the games counted are written, those of the batch too, then the import stops', async () => {
@@ -185,11 +185,11 @@ test('an interruption mid-batch: the games counted are written, those of the bat
     assert.ok(summary.games > 10 && summary.games < games.length, `${summary.games} games`);
     assert.deepEqual([summary.imported, summary.rejected], [summary.games - 1, 1]);
     assert.deepEqual(inserts.length, 1, 'the batch is written in one transaction');
-    assert.equal(await t.store.countGames(database.id), summary.imported);
+    assert.equal(await t.store.databases.countGames(database.id), summary.imported);
     assert.equal(readFileSync(rejectsFile, 'utf8'), `${illegal(10)}\n`);
   } finally {
-    // @ts-expect-error: the spy is an own property of the store; the class's method is back without it.
-    delete t.store.insertGames;
+    // @ts-expect-error: the spy is an own property of store.games; the class's method is back without it.
+    delete t.store.games.insert;
   }
 });
 
@@ -213,10 +213,10 @@ test('the writer: each batch in one transaction, in file order, and a failing st
     // The first batch is committed; the second fails, and no other is tried.
     assert.deepEqual(inserts, [Array.from({ length: 100 }, (_, i) => i + 1)]);
     assert.equal(stopped.summary.imported, 100);
-    assert.equal(await t.store.countGames(database.id), 100);
+    assert.equal(await t.store.databases.countGames(database.id), 100);
   } finally {
     // @ts-expect-error: as above
-    delete t.store.insertGames;
+    delete t.store.games.insert;
   }
   // Again, the store working: the first 100 are skipped, the rest written in batches of 100 at most.
   const inserts = spyInserts(t.store);
@@ -240,12 +240,12 @@ test('the writer: each batch in one transaction, in file order, and a failing st
     );
   } finally {
     // @ts-expect-error: as above
-    delete t.store.insertGames;
+    delete t.store.games.insert;
   }
 });
 
 test('the batch writer alone: full batches at once, an early write only of a batch worth it', async () => {
-  const database = await t.store.addDatabase({ ownerId: owner, name: 'Writer' });
+  const database = await t.store.databases.add({ ownerId: owner, name: 'Writer' });
   const records = checkBatch(Array.from({ length: 30 }, (_, i) => good(i + 1))).items.filter(
     (item: BatchItem): item is GameRecord => typeof item !== 'string',
   );
@@ -263,10 +263,10 @@ test('the batch writer alone: full batches at once, an early write only of a bat
     await writer.end(); // a batch not flushed is dropped
     assert.deepEqual(inserts.slice(1), [[11, 12, 13, 14, 15]]);
     assert.deepEqual([writer.imported, writer.duplicates, writer.overLimit], [15, 0, 0]);
-    assert.equal(await t.store.countGames(database.id), 15);
+    assert.equal(await t.store.databases.countGames(database.id), 15);
   } finally {
     // @ts-expect-error: as above
-    delete t.store.insertGames;
+    delete t.store.games.insert;
   }
 });
 

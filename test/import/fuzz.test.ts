@@ -70,7 +70,7 @@ const findings: string[] = [];
 before(async () => {
   env = tempEnv();
   store = await openStore(env.databaseUrl);
-  const owner = await store.addUser({ login: 'fuzz' });
+  const owner = await store.accounts.addUser({ login: 'fuzz' });
   checker = new FuzzChecker(store, owner.id, env.dir);
   pool = new NormalizePool(1);
   // The baseline: the seeds themselves, checked too; timed in the longer runs, twice (the first run warms the

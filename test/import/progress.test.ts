@@ -22,8 +22,8 @@ test('bytes go with the games checked, never back, up to the size; progress goes
   const dir = mkdtempSync(join(tmpdir(), 'chessport-progress-'));
   try {
     const file = writeGames(dir, 'even.pgn', GAMES, 'Even'); // games of one size: bytes go with games
-    const owner = await t.store.addUser({ login: 'pat' });
-    const database = await t.store.addDatabase({ ownerId: owner.id, name: 'Progress' });
+    const owner = await t.store.accounts.addUser({ login: 'pat' });
+    const database = await t.store.databases.add({ ownerId: owner.id, name: 'Progress' });
     const seen: ImportProgress[] = [];
     await importFile({ store: t.store, database, file, pool, onProgress: (p) => seen.push({ ...p }) });
     assert.ok(seen.length > 10, `${seen.length} reports`);

@@ -55,7 +55,7 @@ describe('round trip over the PGN corpus', { skip }, () => {
     env?.cleanup();
   });
 
-  const owner = async () => (await store.findUser('rt'))?.id as string;
+  const owner = async () => (await store.accounts.findUser('rt'))?.id as string;
   const exportPgn = async (db: Database) => {
     const res = await http(server.base, `/api/v1/databases/${db.id}/games?format=pgn`, { token });
     assert.equal(res.status, 200);
@@ -69,7 +69,7 @@ describe('round trip over the PGN corpus', { skip }, () => {
       big && !FULL ? `larger than ${MAX_BYTES / 1e6} MB: set CHESSPORT_FULL_CORPUS=1 to include it` : false;
     test(name, { skip: why }, async () => {
       const ownerId = await owner();
-      const db = await store.addDatabase({ ownerId, name: `src ${name}` });
+      const db = await store.databases.add({ ownerId, name: `src ${name}` });
       databases.set(name, db);
       const first = await importFile({
         store,
@@ -87,7 +87,7 @@ describe('round trip over the PGN corpus', { skip }, () => {
         'one game in the export per imported game',
       );
 
-      const again = await store.addDatabase({ ownerId, name: `again ${name}` });
+      const again = await store.databases.add({ ownerId, name: `again ${name}` });
       const second = await importFile({ store, database: again, file: exportFile, allowDuplicates: true });
       assert.equal(
         second.rejected,

@@ -58,8 +58,8 @@ test('imports of several files share one pool, which stays up until the caller c
   const pool = new NormalizePool(1);
   const dir = mkdtempSync(join(tmpdir(), 'chessport-pool-'));
   try {
-    const owner = await t.store.addUser({ login: 'pat' });
-    const database = await t.store.addDatabase({ ownerId: owner.id, name: 'Shared' });
+    const owner = await t.store.accounts.addUser({ login: 'pat' });
+    const database = await t.store.databases.add({ ownerId: owner.id, name: 'Shared' });
     const first = await importFile({
       store: t.store,
       database,

@@ -50,10 +50,10 @@ for (const { dialect, skip } of DIALECTS) {
       t = await openTestStore(dialect);
       store = t.store;
       other = await t.reopen();
-      alice = await store.addUser({ login: 'alice' });
-      bob = await store.addUser({ login: 'bob' });
-      aliceDb = await store.addDatabase({ ownerId: alice.id, name: 'A' });
-      bobDb = await store.addDatabase({ ownerId: bob.id, name: 'B' });
+      alice = await store.accounts.addUser({ login: 'alice' });
+      bob = await store.accounts.addUser({ login: 'bob' });
+      aliceDb = await store.databases.add({ ownerId: alice.id, name: 'A' });
+      bobDb = await store.databases.add({ ownerId: bob.id, name: 'B' });
     });
     after(async () => {
       await t?.close();
@@ -67,13 +67,13 @@ for (const { dialect, skip } of DIALECTS) {
           if (ownerId === undefined) return;
           unsubscribe();
           // Synchronously, from the signal: the write has committed, and a read sees it.
-          void store.listChanges(alice.id, 0, 1000).then((changes) => {
+          void store.feed.changes(alice.id, 0, 1000).then((changes) => {
             seen = changes.length;
             resolve(ownerId);
           });
         });
       });
-      const outcome = await store.insertGames(aliceDb, [record(1)]);
+      const outcome = await store.games.insert(aliceDb, [record(1)]);
       assert.equal(await signalled, alice.id);
       assert.equal(seen, outcome.ids.length);
     });
@@ -82,7 +82,7 @@ for (const { dialect, skip } of DIALECTS) {
       const ready = await settled(store, alice.id);
       try {
         const signalled = nextSignal(store, alice.id, 10_000, (ownerId) => ownerId === alice.id);
-        await other.insertGames(aliceDb, [record(2)]);
+        await other.games.insert(aliceDb, [record(2)]);
         assert.equal(await signalled, alice.id);
       } finally {
         ready();
@@ -94,7 +94,7 @@ for (const { dialect, skip } of DIALECTS) {
       try {
         const forAlice = nextSignal(store, alice.id, 1500);
         const forAnyone = nextSignal(store, ANY_OWNER, 10_000);
-        await other.insertGames(bobDb, [record(3)]);
+        await other.games.insert(bobDb, [record(3)]);
         // The poller knows of changes of subscribed owners by id; of the others only that they happened.
         assert.ok([bob.id, undefined].includes((await forAnyone) as string | undefined));
         assert.equal(await forAlice, 'none');
@@ -131,7 +131,7 @@ for (const { dialect, skip } of DIALECTS) {
       });
       unsubscribe();
       unsubscribe(); // twice is once
-      await store.insertGames(aliceDb, [record(4)]);
+      await store.games.insert(aliceDb, [record(4)]);
       assert.equal(calls, 0);
       assert.equal(store.signals.size, 0);
     });

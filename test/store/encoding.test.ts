@@ -43,11 +43,11 @@ async function roundTrip(url: string, dir: string): Promise<void> {
   await cliJson(env, ['import', file, '--user', LOGIN, '--database', EVENT]);
   const store = await openStore(url);
   try {
-    const user = await store.findUser(LOGIN);
+    const user = await store.accounts.findUser(LOGIN);
     assert.equal(user?.name, NAME);
-    const [database] = await store.listDatabases(user?.id);
+    const [database] = await store.databases.list(user?.id);
     assert.equal(database?.name, EVENT);
-    const [game] = await store.listGames(user?.id ?? '', { limit: 2, offset: 0 });
+    const [game] = await store.games.list(user?.id ?? '', { limit: 2, offset: 0 });
     assert.deepEqual(
       [game?.event, game?.white.name, game?.black.name],
       [EVENT, WHITE, BLACK],

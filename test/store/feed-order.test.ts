@@ -21,8 +21,8 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
   before(async () => {
     t = await openTestStore('postgres');
     store = t.store;
-    alice = await store.addUser({ login: 'alice' });
-    bob = await store.addUser({ login: 'bob' });
+    alice = await store.accounts.addUser({ login: 'alice' });
+    bob = await store.accounts.addUser({ login: 'bob' });
   });
   after(async () => {
     await t?.close();
@@ -30,9 +30,9 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
 
   /** Two games of the owner, and the feed position after them (a reader that is up to date). */
   async function twoGames(owner: User, name: string): Promise<{ g1: string; g2: string; cursor: number }> {
-    const db = await store.addDatabase({ ownerId: owner.id, name });
-    const [g1, g2] = (await store.insertGames(db, [record(1), record(2)])).ids as [string, string];
-    const changes = await store.listChanges(owner.id, 0, 1000);
+    const db = await store.databases.add({ ownerId: owner.id, name });
+    const [g1, g2] = (await store.games.insert(db, [record(1), record(2)])).ids as [string, string];
+    const changes = await store.feed.changes(owner.id, 0, 1000);
     return { g1, g2, cursor: changes.at(-1)?.seq as number };
   }
 
@@ -65,7 +65,7 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
       await t2.query('commit');
       assert.ok(s1 < s2);
 
-      const page = await store.listChanges(alice.id, cursor, 100);
+      const page = await store.feed.changes(alice.id, cursor, 100);
       assert.deepEqual(
         page.map((c) => c.id),
         [g2],
@@ -76,11 +76,11 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
 
       await t1.query('commit');
       assert.deepEqual(
-        await store.listChanges(alice.id, next, 100),
+        await store.feed.changes(alice.id, next, 100),
         [],
         "following the cursor never shows T1's change",
       );
-      const fromScratch = await store.listChanges(alice.id, cursor, 100);
+      const fromScratch = await store.feed.changes(alice.id, cursor, 100);
       assert.deepEqual(
         fromScratch.map((c) => [c.id, c.seq]),
         [
@@ -119,7 +119,7 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
     await t1Took;
     try {
       let t2Entered = false;
-      const t2 = writer2.updateGame(g2, record(22)).then((change) => {
+      const t2 = writer2.games.update(g2, record(22)).then((change) => {
         t2Entered = true;
         return change;
       });
@@ -129,26 +129,26 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
       assert.equal(t2Entered, false);
 
       // Another owner's writer is not held up by alice's open transaction.
-      const bobs = await writer2.updateGame(other.g1, record(33));
+      const bobs = await writer2.games.update(other.g1, record(33));
       assert.ok(bobs && bobs.seq > s1, "bob's write commits while alice's T1 is open");
       assert.deepEqual(
-        (await store.listChanges(bob.id, other.cursor, 100)).map((c) => c.id),
+        (await store.feed.changes(bob.id, other.cursor, 100)).map((c) => c.id),
         [other.g1],
       );
 
       // The reader sees none of alice's pending writes, so its cursor stays where it was.
-      assert.deepEqual(await store.listChanges(alice.id, cursor, 100), []);
+      assert.deepEqual(await store.feed.changes(alice.id, cursor, 100), []);
 
       release();
       await t1;
       const change2 = await t2;
       assert.ok(change2 && change2.seq > s1, 'T2 took its seq after T1 committed');
-      const page1 = await store.listChanges(alice.id, cursor, 1);
+      const page1 = await store.feed.changes(alice.id, cursor, 1);
       assert.deepEqual(
         page1.map((c) => [c.id, c.seq]),
         [[g1, s1]],
       );
-      const page2 = await store.listChanges(alice.id, page1[0]?.seq as number, 1);
+      const page2 = await store.feed.changes(alice.id, page1[0]?.seq as number, 1);
       assert.deepEqual(
         page2.map((c) => [c.id, c.seq]),
         [[g2, change2.seq]],
@@ -159,8 +159,8 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
   });
 
   test('writers racing on one owner from several pools: seq order is commit order, times never go back', async () => {
-    const carol = await store.addUser({ login: 'carol' });
-    const db = await store.addDatabase({ ownerId: carol.id, name: 'Race' });
+    const carol = await store.accounts.addUser({ login: 'carol' });
+    const db = await store.databases.add({ ownerId: carol.id, name: 'Race' });
     const stores = [store, await t.reopen(), await t.reopen()];
     const seen = new Map<string, number>();
     let cursor = 0;
@@ -169,7 +169,7 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
     const follow = (async () => {
       for (;;) {
         const done = !writing;
-        const page = await store.listChanges(carol.id, cursor, 7);
+        const page = await store.feed.changes(carol.id, cursor, 7);
         for (const change of page) {
           assert.ok(change.updatedAt >= lastTime, 'updatedAt never goes back along the feed');
           lastTime = change.updatedAt;
@@ -182,14 +182,14 @@ describe('feed order on PostgreSQL', { skip: TEST_POSTGRES_URL ? false : POSTGRE
     await Promise.all(
       stores.map(async (writer, w) => {
         for (let i = 0; i < 15; i++) {
-          const { ids } = await writer.insertGames(db, [record(1000 * (w + 1) + i)]);
-          if (i % 3 === 0) await writer.updateGame(ids[0] as string, record(5000 + 100 * w + i));
+          const { ids } = await writer.games.insert(db, [record(1000 * (w + 1) + i)]);
+          if (i % 3 === 0) await writer.games.update(ids[0] as string, record(5000 + 100 * w + i));
         }
       }),
     );
     writing = false;
     await follow;
-    const final = await store.listChanges(carol.id, 0, 1000);
+    const final = await store.feed.changes(carol.id, 0, 1000);
     assert.equal(final.length, 45);
     assert.deepEqual(
       [...seen.entries()].sort(),

@@ -61,21 +61,21 @@ test('what the store hands out: users, apps, tokens and their ids, databases, we
     made[what].push(id);
   };
   for (let i = 0; i < 128; i++) {
-    const user = await store.addUser({ login: `user-${i}` });
-    const app = await store.addApp({ name: `app-${i}` });
-    const token = await store.issueToken({
+    const user = await store.accounts.addUser({ login: `user-${i}` });
+    const app = await store.accounts.addApp({ name: `app-${i}` });
+    const token = await store.tokens.issue({
       userId: user.id,
       appId: app.id,
       scopes: ['games.read'],
       expiresAt: null,
     });
-    const database = await store.addDatabase({
+    const database = await store.databases.add({
       ownerId: user.id,
       name: `db ${i}`,
       private: false,
       maxGames: null,
     });
-    const { endpoint } = await store.webhooks.addEndpoint({
+    const { endpoint } = await store.webhooks.endpoints.add({
       appId: app.id,
       url: 'https://hooks.example.org/',
     });

@@ -13,7 +13,7 @@ const LOCK_TIMEOUT_MS = 300;
 
 /** Holds a lock on the game's row (PostgreSQL) or the store's write lock (SQLite) until released. */
 async function holdLock(t: TestStore, gameId: string): Promise<() => Promise<void>> {
-  if (t.store.dialect === 'sqlite') {
+  if (t.store.dialect.name === 'sqlite') {
     const other = new Database(t.url);
     other.exec('begin immediate');
     return async () => {
@@ -39,10 +39,10 @@ for (const { dialect, skip } of DIALECTS) {
 
     before(async () => {
       t = await openTestStore(dialect);
-      const alice = await t.store.addUser({ login: 'alice' });
-      const database = await t.store.addDatabase({ ownerId: alice.id, name: 'games' });
-      await t.store.insertGames(database, [record(1)]);
-      const [game] = await t.store.listGames(alice.id, { limit: 1, offset: 0 });
+      const alice = await t.store.accounts.addUser({ login: 'alice' });
+      const database = await t.store.databases.add({ ownerId: alice.id, name: 'games' });
+      await t.store.games.insert(database, [record(1)]);
+      const [game] = await t.store.games.list(alice.id, { limit: 1, offset: 0 });
       gameId = (game as { id: string }).id;
       store = await openStore(t.url, { lockTimeoutMs: LOCK_TIMEOUT_MS });
     });
@@ -57,7 +57,7 @@ for (const { dialect, skip } of DIALECTS) {
         const started = performance.now();
         let timer: NodeJS.Timeout | undefined;
         const outcome = await Promise.race([
-          store.deleteGame(gameId).then(
+          store.games.delete(gameId).then(
             () => 'deleted under the lock',
             (error: unknown) => error,
           ),
@@ -73,7 +73,7 @@ for (const { dialect, skip } of DIALECTS) {
       } finally {
         await release();
       }
-      const deleted = await store.deleteGame(gameId);
+      const deleted = await store.games.delete(gameId);
       assert.equal(deleted?.deleted, true);
     });
   });

@@ -37,25 +37,30 @@ for (const { dialect, skip } of DIALECTS) {
           .execute()
       ).map((row) => ({ endpoint: row.endpoint_id, user: row.user_id, changes: Number(row.changes) }));
     const insert = (db: Database, count = 1) =>
-      store.insertGames(
+      store.games.insert(
         db,
         Array.from({ length: count }, () => record(++n, { contentHash: `wh-${dialect}-${n}` })),
       );
     const fanOut = (now = Date.now(), rule = AT_ONCE) =>
-      store.webhooks.fanOutSignals({ limit: 100, now, rule, lookbackMs: 120_000 });
+      store.webhooks.outbox.fanOut({ limit: 100, now, rule, lookbackMs: 120_000 });
     const claim = (s = store, now = Date.now(), limit = 10) =>
-      s.webhooks.claimDeliveries({ limit, now, leaseMs: 15_000 });
+      s.webhooks.deliveries.claim({ limit, now, leaseMs: 15_000 });
 
     /**
      * An endpoint of app one that alice reads through, and one change of hers fanned out and claimed: its first
      * attempt, under way since `now`.
      */
     const firstAttempt = async () => {
-      const { endpoint } = await store.webhooks.addEndpoint({
+      const { endpoint } = await store.webhooks.endpoints.add({
         appId: appOne.id,
         url: 'https://one.example/',
       });
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
+      await store.tokens.issue({
+        userId: alice.id,
+        appId: appOne.id,
+        scopes: ['games.read'],
+        expiresAt: null,
+      });
       await insert(aliceDb);
       await fanOut();
       const now = Date.now();
@@ -66,12 +71,12 @@ for (const { dialect, skip } of DIALECTS) {
     before(async () => {
       t = await openTestStore(dialect);
       store = t.store;
-      alice = await store.addUser({ login: 'alice' });
-      bob = await store.addUser({ login: 'bob' });
-      appOne = await store.addApp({ name: 'one' });
-      appTwo = await store.addApp({ name: 'two' });
-      aliceDb = await store.addDatabase({ ownerId: alice.id, name: 'A' });
-      bobDb = await store.addDatabase({ ownerId: bob.id, name: 'B' });
+      alice = await store.accounts.addUser({ login: 'alice' });
+      bob = await store.accounts.addUser({ login: 'bob' });
+      appOne = await store.accounts.addApp({ name: 'one' });
+      appTwo = await store.accounts.addApp({ name: 'two' });
+      aliceDb = await store.databases.add({ ownerId: alice.id, name: 'A' });
+      bobDb = await store.databases.add({ ownerId: bob.id, name: 'B' });
     });
     after(async () => {
       await t?.close();
@@ -86,13 +91,13 @@ for (const { dialect, skip } of DIALECTS) {
     test('every write transaction that changes games records one signal for its owner, in the same transaction', async () => {
       await insert(aliceDb, 250);
       assert.deepEqual(await signals(), [{ user: alice.id, changes: 250 }], 'one row however many games');
-      const game = (await store.listGames(alice.id, { limit: 1, offset: 0 }))[0] as { id: string };
-      await store.updateGame(game.id, record(++n, { contentHash: `wh-upd-${n}` }));
-      await store.deleteGame(game.id);
+      const game = (await store.games.list(alice.id, { limit: 1, offset: 0 }))[0] as { id: string };
+      await store.games.update(game.id, record(++n, { contentHash: `wh-upd-${n}` }));
+      await store.games.delete(game.id);
       assert.deepEqual(await signals(), [{ user: alice.id, changes: 252 }], 'later writes add to the row');
       // A write that changes nothing (a move to where the game is) and one that rolls back record nothing.
-      const other = (await store.listGames(alice.id, { limit: 1, offset: 0 }))[0] as { id: string };
-      await store.moveGame(other.id, aliceDb);
+      const other = (await store.games.list(alice.id, { limit: 1, offset: 0 }))[0] as { id: string };
+      await store.games.move(other.id, aliceDb);
       await assert.rejects(
         store.write(bob.id, async (trx, changes) => {
           await changes.take(3);
@@ -114,68 +119,83 @@ for (const { dialect, skip } of DIALECTS) {
 
     test('an app hears of a user only through an active token of theirs with games.read', async () => {
       const hears = async (user: User) =>
-        (await store.webhooks.appsHearing([user.id])).map(
+        (await store.webhooks.hearing.apps([user.id])).map(
           (p) => p.appId === appOne.id && p.userId === user.id,
         );
       assert.deepEqual(await hears(alice), [], 'no token, no hearing');
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['user.read'], expiresAt: null });
-      await store.issueToken({
+      await store.tokens.issue({
+        userId: alice.id,
+        appId: appOne.id,
+        scopes: ['user.read'],
+        expiresAt: null,
+      });
+      await store.tokens.issue({
         userId: alice.id,
         appId: appOne.id,
         scopes: ['user.read', 'games.read'],
         expiresAt: Date.now() - 1,
       });
-      const revoked = await store.issueToken({
+      const revoked = await store.tokens.issue({
         userId: alice.id,
         appId: appOne.id,
         scopes: ['games.read'],
         expiresAt: null,
       });
-      await store.revokeToken(revoked.id);
-      await store.issueToken({ userId: bob.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
+      await store.tokens.revoke(revoked.id);
+      await store.tokens.issue({ userId: bob.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
       assert.deepEqual(
         await hears(alice),
         [],
         'without games.read, expired or revoked: no; bob’s token is not hers',
       );
-      await store.issueToken({
+      await store.tokens.issue({
         userId: alice.id,
         appId: appOne.id,
         scopes: ['databases.read', 'games.read'],
         expiresAt: Date.now() + 60_000,
       });
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
+      await store.tokens.issue({
+        userId: alice.id,
+        appId: appOne.id,
+        scopes: ['games.read'],
+        expiresAt: null,
+      });
       assert.deepEqual(await hears(alice), [true], 'two active tokens: the app once');
     });
 
     test('an app also hears of a user through an OAuth grant with games.read, until it is revoked', async () => {
       const hears = async (user: User) =>
-        (await store.webhooks.appsHearing([user.id]))
+        (await store.webhooks.hearing.apps([user.id]))
           .filter((p) => p.appId === appTwo.id)
           .map((p) => p.userId === user.id);
       const grant = { id: 'grant-1', userId: bob.id, appId: appTwo.id, scopes: ['user.read'], payload: '{}' };
-      assert.equal(await store.oauth.saveGrant(grant), true);
+      assert.equal(await store.oauth.grants.save(grant), true);
       assert.deepEqual(await hears(bob), [], 'a grant without games.read');
       // Its hour-long access tokens may all have expired: the consent itself lets the app hear.
-      assert.equal(await store.oauth.saveGrant({ ...grant, scopes: ['user.read', 'games.read'] }), true);
+      assert.equal(await store.oauth.grants.save({ ...grant, scopes: ['user.read', 'games.read'] }), true);
       assert.deepEqual(await hears(bob), [true]);
       assert.deepEqual(await hears(alice), [], 'bob’s grant is not hers');
-      await store.oauth.revokeGrant('grant-1');
+      await store.oauth.grants.revoke('grant-1');
       assert.deepEqual(await hears(bob), [], 'revoked on /account: no more');
     });
 
     test('the fan-out: each endpoint of an app that hears of the user gets one delivery; nobody else’s', async () => {
-      const one = (await store.webhooks.addEndpoint({ appId: appOne.id, url: 'https://one.example/a' }))
+      const one = (await store.webhooks.endpoints.add({ appId: appOne.id, url: 'https://one.example/a' }))
         .endpoint;
-      const oneBis = (await store.webhooks.addEndpoint({ appId: appOne.id, url: 'https://one.example/b' }))
+      const oneBis = (await store.webhooks.endpoints.add({ appId: appOne.id, url: 'https://one.example/b' }))
         .endpoint;
-      const two = (await store.webhooks.addEndpoint({ appId: appTwo.id, url: 'https://two.example/' }))
+      const two = (await store.webhooks.endpoints.add({ appId: appTwo.id, url: 'https://two.example/' }))
         .endpoint;
-      const off = (await store.webhooks.addEndpoint({ appId: appTwo.id, url: 'https://two.example/off' }))
+      const off = (await store.webhooks.endpoints.add({ appId: appTwo.id, url: 'https://two.example/off' }))
         .endpoint;
-      await store.webhooks.setEndpointDisabled(off.id, { at: Date.now(), reason: 'test' });
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
-      await store.issueToken({ userId: bob.id, appId: appTwo.id, scopes: ['games.read'], expiresAt: null });
+      await store.webhooks.endpoints.setDisabled(off.id, { at: Date.now(), reason: 'test' });
+      await store.tokens.issue({
+        userId: alice.id,
+        appId: appOne.id,
+        scopes: ['games.read'],
+        expiresAt: null,
+      });
+      await store.tokens.issue({ userId: bob.id, appId: appTwo.id, scopes: ['games.read'], expiresAt: null });
       await insert(aliceDb, 3);
       await insert(bobDb, 1);
       assert.equal(await fanOut(), 2);
@@ -197,10 +217,15 @@ for (const { dialect, skip } of DIALECTS) {
     });
 
     test('a lease gives each due delivery to one instance; a lease that ran out lets another take it', async () => {
-      const endpoint = (await store.webhooks.addEndpoint({ appId: appOne.id, url: 'https://one.example/' }))
+      const endpoint = (await store.webhooks.endpoints.add({ appId: appOne.id, url: 'https://one.example/' }))
         .endpoint;
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
-      await store.issueToken({ userId: bob.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
+      await store.tokens.issue({
+        userId: alice.id,
+        appId: appOne.id,
+        scopes: ['games.read'],
+        expiresAt: null,
+      });
+      await store.tokens.issue({ userId: bob.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
       await insert(aliceDb);
       await insert(bobDb);
       await fanOut();
@@ -219,20 +244,25 @@ for (const { dialect, skip } of DIALECTS) {
     });
 
     test('a delivery succeeds; changes that joined it during the attempt get a delivery of their own', async () => {
-      await store.webhooks.addEndpoint({ appId: appOne.id, url: 'https://one.example/' });
-      await store.issueToken({ userId: alice.id, appId: appOne.id, scopes: ['games.read'], expiresAt: null });
+      await store.webhooks.endpoints.add({ appId: appOne.id, url: 'https://one.example/' });
+      await store.tokens.issue({
+        userId: alice.id,
+        appId: appOne.id,
+        scopes: ['games.read'],
+        expiresAt: null,
+      });
       await insert(aliceDb, 2);
       await fanOut();
       const [attempt] = (await claim()) as [NonNullable<Awaited<ReturnType<typeof claim>>[number]>];
       await insert(aliceDb, 3); // while the attempt is under way
       await fanOut();
-      await store.webhooks.recordDelivered(attempt, {
+      await store.webhooks.deliveries.recordDelivered(attempt, {
         status: 204,
         now: Date.now(),
         rule: AT_ONCE,
         endpointFailing: false,
       });
-      const all = await store.webhooks.listDeliveries({ limit: 10 });
+      const all = await store.webhooks.deliveries.list({ limit: 10 });
       assert.deepEqual(
         all.map((d) => [d.state, d.changes, d.id === attempt.id]),
         [
@@ -246,24 +276,24 @@ for (const { dialect, skip } of DIALECTS) {
     test('a failed attempt is retried later under a new message id once changes joined it; the endpoint is failing', async () => {
       const { endpoint, attempt, now } = await firstAttempt();
       // Under way, nothing failed yet: neither retrying nor among the failed (`webhooks deliveries --failed`).
-      assert.equal((await store.webhooks.listDeliveries({ limit: 1 }))[0]?.state, 'pending');
-      assert.deepEqual(await store.webhooks.listDeliveries({ limit: 10, failed: true }), []);
-      const failing = await store.webhooks.recordFailure(attempt, {
+      assert.equal((await store.webhooks.deliveries.list({ limit: 1 }))[0]?.state, 'pending');
+      assert.deepEqual(await store.webhooks.deliveries.list({ limit: 10, failed: true }), []);
+      const failing = await store.webhooks.deliveries.recordFailure(attempt, {
         status: 503,
         error: 'HTTP 503',
         now,
         retryAt: now + 5000,
       });
       assert.deepEqual(failing, { failingSince: now });
-      assert.equal((await store.webhooks.findEndpoint(endpoint.id))?.failingSince, now);
+      assert.equal((await store.webhooks.endpoints.find(endpoint.id))?.failingSince, now);
       assert.deepEqual(await claim(store, now + 4000), [], 'not due before its retry');
-      let [retrying] = await store.webhooks.listDeliveries({ limit: 1 });
+      let [retrying] = await store.webhooks.deliveries.list({ limit: 1 });
       assert.equal(retrying?.state, 'retrying');
-      assert.equal((await store.webhooks.listDeliveries({ limit: 10, failed: true }))[0]?.id, attempt.id);
+      assert.equal((await store.webhooks.deliveries.list({ limit: 10, failed: true }))[0]?.id, attempt.id);
       assert.equal(retrying?.messageId, attempt.messageId, 'a retry of the same signal keeps its message id');
       await insert(aliceDb);
       await fanOut();
-      [retrying] = await store.webhooks.listDeliveries({ limit: 10 });
+      [retrying] = await store.webhooks.deliveries.list({ limit: 10 });
       assert.equal(retrying?.id, attempt.id, 'the new change joined the failing delivery, not a new one');
       assert.equal(retrying?.changes, 2);
       assert.notEqual(retrying?.messageId, attempt.messageId, 'joined after an attempt: a new message id');
@@ -271,56 +301,69 @@ for (const { dialect, skip } of DIALECTS) {
         NonNullable<Awaited<ReturnType<typeof claim>>[number]>,
       ];
       assert.equal(next.attempt, 2);
-      await store.webhooks.recordDelivered(next, {
+      await store.webhooks.deliveries.recordDelivered(next, {
         status: 200,
         now: now + 6000,
         rule: AT_ONCE,
         endpointFailing: true,
       });
       assert.equal(
-        (await store.webhooks.findEndpoint(endpoint.id))?.failingSince,
+        (await store.webhooks.endpoints.find(endpoint.id))?.failingSince,
         null,
         'it succeeded: not failing',
       );
       // The last attempt's failure, or an outcome recorded under a lease that is no longer its, change nothing.
       assert.equal(
-        await store.webhooks.recordFailure(attempt, { status: 500, error: 'late', now, retryAt: null }),
+        await store.webhooks.deliveries.recordFailure(attempt, {
+          status: 500,
+          error: 'late',
+          now,
+          retryAt: null,
+        }),
         undefined,
       );
     });
 
     test('a retried delivery is due at once; a finished one only while no other of its endpoint and user is pending', async () => {
       const { endpoint, attempt, now } = await firstAttempt();
-      await store.webhooks.recordFailure(attempt, { status: 500, error: 'HTTP 500', now, retryAt: null });
-      assert.equal((await store.webhooks.findDelivery(attempt.id))?.state, 'failed');
-      const retried = await store.webhooks.retryDelivery(attempt.id);
+      await store.webhooks.deliveries.recordFailure(attempt, {
+        status: 500,
+        error: 'HTTP 500',
+        now,
+        retryAt: null,
+      });
+      assert.equal((await store.webhooks.deliveries.find(attempt.id))?.state, 'failed');
+      const retried = await store.webhooks.deliveries.retry(attempt.id);
       assert.equal(retried?.state, 'pending');
       assert.equal(retried?.attempts, 0);
       assert.equal(retried?.messageId, attempt.messageId);
-      assert.equal(await store.webhooks.retryDelivery('msg_none'), undefined);
-      await store.webhooks.setEndpointDisabled(endpoint.id, { at: now, reason: 'test' });
-      await assert.rejects(store.webhooks.retryDelivery(attempt.id), /is disabled: enable it first/);
+      assert.equal(await store.webhooks.deliveries.retry('msg_none'), undefined);
+      await store.webhooks.endpoints.setDisabled(endpoint.id, { at: now, reason: 'test' });
+      await assert.rejects(store.webhooks.deliveries.retry(attempt.id), /is disabled: enable it first/);
       assert.deepEqual(await claim(store, Date.now() + 1000), [], 'a disabled endpoint’s deliveries wait');
-      await store.webhooks.setEndpointDisabled(endpoint.id, null);
+      await store.webhooks.endpoints.setDisabled(endpoint.id, null);
       assert.equal((await claim(store, Date.now() + 1000)).length, 1, 'enabled: they go');
     });
 
     test('a rotated secret signs beside the new one until its time is up', async () => {
-      const { endpoint, secret } = await store.webhooks.addEndpoint({
+      const { endpoint, secret } = await store.webhooks.endpoints.add({
         appId: appOne.id,
         url: 'https://one.example/',
       });
       assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
-      assert.deepEqual((await store.webhooks.targets([endpoint.id]))[0]?.secrets, [secret]);
-      const rotated = await store.webhooks.rotateSecret(endpoint.id, 200);
+      assert.deepEqual((await store.webhooks.endpoints.targets([endpoint.id]))[0]?.secrets, [secret]);
+      const rotated = await store.webhooks.endpoints.rotateSecret(endpoint.id, 200);
       assert.ok(rotated && rotated.secret !== secret);
       assert.ok(rotated.endpoint.previousSecretUntil !== null);
-      assert.deepEqual((await store.webhooks.targets([endpoint.id]))[0]?.secrets, [rotated.secret, secret]);
+      assert.deepEqual((await store.webhooks.endpoints.targets([endpoint.id]))[0]?.secrets, [
+        rotated.secret,
+        secret,
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 250));
-      assert.deepEqual((await store.webhooks.targets([endpoint.id]))[0]?.secrets, [rotated.secret]);
-      assert.equal(await store.webhooks.rotateSecret('ep_none', 1), undefined);
-      assert.equal((await store.webhooks.removeEndpoint(endpoint.id))?.id, endpoint.id);
-      assert.deepEqual(await store.webhooks.targets([endpoint.id]), []);
+      assert.deepEqual((await store.webhooks.endpoints.targets([endpoint.id]))[0]?.secrets, [rotated.secret]);
+      assert.equal(await store.webhooks.endpoints.rotateSecret('ep_none', 1), undefined);
+      assert.equal((await store.webhooks.endpoints.remove(endpoint.id))?.id, endpoint.id);
+      assert.deepEqual(await store.webhooks.endpoints.targets([endpoint.id]), []);
     });
   });
 }

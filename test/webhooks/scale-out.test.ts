@@ -46,11 +46,11 @@ describe('webhooks from two instances on one PostgreSQL', { skip: skip() }, () =
   });
 
   test('every user’s last change is delivered; duplicates are counted', async (t) => {
-    const app = (await store.findApp('app'))?.id as string;
+    const app = (await store.accounts.findApp('app'))?.id as string;
     const users = [];
     for (let i = 0; i < USERS; i++) {
-      const user = await store.addUser({ login: `user${i}` });
-      const { token } = await store.issueToken({
+      const user = await store.accounts.addUser({ login: `user${i}` });
+      const { token } = await store.tokens.issue({
         userId: user.id,
         appId: app,
         scopes: ['user.read', 'games.read'],
@@ -61,13 +61,13 @@ describe('webhooks from two instances on one PostgreSQL', { skip: skip() }, () =
         headers: { authorization: `Bearer ${token}` },
       });
       const pairwise = ((await me.json()) as { data: { id: string } }).data.id;
-      users.push({ user, pairwise, db: await store.addDatabase({ ownerId: user.id, name: 'Games' }) });
+      users.push({ user, pairwise, db: await store.databases.add({ ownerId: user.id, name: 'Games' }) });
     }
     let n = 0;
     for (let round = 0; round < ROUNDS; round++) {
       await Promise.all(
         users.map(({ db }) =>
-          store.insertGames(
+          store.games.insert(
             db,
             Array.from({ length: 3 }, () => record(++n, { contentHash: `scale-${n}` })),
           ),

@@ -7,12 +7,13 @@
 // negotiated content coding is appended (`"…-gzip"`), so each coding has its own strong validator; the
 // comparison ignores that suffix, as If-None-Match compares weakly anyway.
 //
-// The database PGN export is a stream too large to hash: its tag is computed before the handler runs, from
-// a version stamp the store reads without reading the games (src/store/etags.ts). On a match the stream,
-// which has not been read yet, is dropped. That stamp is a value of the change sequence, which every user's
-// writes advance, so its tag is an HMAC under the server secret: a plain hash of it, with the database's id,
-// slug and updatedAt that /databases shows, gave the sequence away to a search of a few million hashes, and
-// with it how many writes other users made between two writes to the database (as v1 cursors did).
+// The database PGN export is a stream too large to hash: its tag is computed before the handler runs, from a
+// version stamp the store reads without reading the games (`store.databases.version`,
+// src/store/databases.ts). On a match the stream, which has not been read yet, is dropped. That stamp is a
+// value of the change sequence, which every user's writes advance, so its tag is an HMAC under the server
+// secret: a plain hash of it, with the database's id, slug and updatedAt that /databases shows, gave the
+// sequence away to a search of a few million hashes, and with it how many writes other users made between two
+// writes to the database (as v1 cursors did).
 //
 // Which 304s give their rate-limit count back (rate-limit.ts, docs/api.md "Rate limits"): those whose tag
 // the request named and the server had without reading the representation (`cheapTag`: the export's
@@ -112,9 +113,9 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
   app.addHook('preHandler', async (request) => {
     if (request.routeOptions.url !== DATABASE_GAMES || !request.token || !wantsPgn(request)) return;
     const { id } = request.params as { id: string };
-    const database = await store.findDatabase(request.token.userId, id);
+    const database = await store.databases.find(request.token.userId, id);
     if (!database) return; // the handler answers 404
-    const version = await store.databaseVersion(database.id);
+    const version = await store.databases.version(database.id);
     // With the games' ids it is another representation (and without them the tag it always had).
     const { gameIds } = request.query as { gameIds?: boolean };
     request.cheapTag = true;

@@ -65,7 +65,7 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         const sinceMs = parseZonedTimestamp(since);
         // Checked by the schema's format already (src/server/app.ts): a second look costs nothing.
         if (sinceMs === undefined) throw new ApiError('invalid_request', zonedTimestampRule('since'));
-        after = await store.changePositionAt(token.userId, sinceMs);
+        after = await store.feed.positionAt(token.userId, sinceMs);
       }
       // A heavy request (docs/api.md "Heavy requests"): a long-poll holds a slot of the app and user's while it
       // waits, an expanded page while it is read and sent. A HEAD holds one too: it sends no body, but waits
@@ -76,12 +76,12 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
         // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
         // with its games' details.
         const page = expand
-          ? items(await store.listExpandedChanges(token.userId, after, limit + 1), limit, expandedChangeJson)
-          : items(await store.listChanges(token.userId, after, limit + 1), limit, changeJson);
+          ? items(await store.feed.expandedChanges(token.userId, after, limit + 1), limit, expandedChangeJson)
+          : items(await store.feed.changes(token.userId, after, limit + 1), limit, changeJson);
         // A cursor past every change the store has made was issued before the store was restored from a
         // backup: the writes after the restore take the positions it has passed, and its reader would never
         // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
-        if (page.rows.length === 0 && cursor !== undefined && after > (await store.lastSeq())) {
+        if (page.rows.length === 0 && cursor !== undefined && after > (await store.feed.lastSeq())) {
           throw new ApiError(
             'invalid_request',
             'cursor is ahead of the store, which was restored from an older backup: read the feed again ' +

@@ -21,7 +21,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     ok: { description: 'The databases.', schema: schemas.databases },
     total: true,
     handler: async (_request, reply, token) => {
-      const databases = await store.listDatabases(token.userId);
+      const databases = await store.databases.list(token.userId);
       reply.header('x-total-count', String(databases.length));
       return { data: databases.map(listedDatabaseJson) };
     },
@@ -49,7 +49,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
       const { gameIds } = request.query as { gameIds?: boolean };
-      const database = await store.findDatabase(token.userId, id);
+      const database = await store.databases.find(token.userId, id);
       if (!database) throw notFound('database');
       if (gameIds !== undefined && !wantsPgn(request)) {
         throw new ApiError(
@@ -75,7 +75,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         // is checked again before each batch: the export ends with it (long-answers.ts).
         const body = context.longAnswers.stream(request, reply, async function* (check) {
           let first = true;
-          for await (const game of store.databasePgn(database.id, { beforeBatch: check })) {
+          for await (const game of store.games.databasePgn(database.id, { beforeBatch: check })) {
             const pgn = gameIds ? withGameIdTag(game.pgn, game.id) : game.pgn;
             yield first ? pgn : `\n${pgn}`;
             first = false;
@@ -89,8 +89,8 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         context,
         database.ownerId,
         `database ${database.id}`,
-        (page) => store.listDatabaseGames(database.id, page),
-        () => store.databaseGameTotal(database.id),
+        (page) => store.games.listInDatabase(database.id, page),
+        () => store.databases.gameTotal(database.id),
       );
     },
   });

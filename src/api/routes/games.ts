@@ -29,8 +29,8 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
         context,
         token.userId,
         'games',
-        (page) => store.listGames(token.userId, page),
-        () => store.gameTotal(token.userId),
+        (page) => store.games.list(token.userId, page),
+        () => store.games.total(token.userId),
       ),
   });
 
@@ -49,7 +49,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
     pgn: 'The one game in PGN export format (charset=utf-8), as its pgn field holds it.',
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
-      const game = await store.getGame(token.userId, id);
+      const game = await store.games.get(token.userId, id);
       if (!game) throw notFound('game');
       if (wantsPgn(request)) return pgnHeaders(reply, game.slug).send(game.pgn);
       return { data: gameDetailJson(game) };

@@ -17,7 +17,7 @@ export function meRoutes(app: FastifyInstance, context: ApiContext): void {
       'every other app; use it as the user key in your system.',
     ok: { description: 'The user.', schema: schemas.me },
     handler: async (_request, _reply, token) => {
-      const user = await context.store.getUserById(token.userId);
+      const user = await context.store.accounts.getUserById(token.userId);
       if (!user) throw notFound('user');
       return {
         data: {

@@ -37,7 +37,7 @@ export async function sendPage(
   }
   // Read before the rows: a page rendered from rows newer than its version can only be served to
   // requests that read that older version before those rows were committed, which is still correct.
-  const version = await store.gamesVersion(ownerId);
+  const version = await store.games.version(ownerId);
   const key = `${ownerId} ${request.url}`;
   let page = pages.get(key, version);
   // A kept page's tag is had without reading a game: a 304 on it may give its rate-limit count back.

@@ -120,7 +120,7 @@ export function appsCommand(program: ChessportCommand): void {
               }
             : undefined;
           const secret = oauth?.type === 'confidential' ? newClientSecret() : null;
-          const app = await store.addApp({
+          const app = await store.accounts.addApp({
             name,
             sector: opts.sector,
             oauth,
@@ -171,7 +171,7 @@ export function appsCommand(program: ChessportCommand): void {
           }
           const secret = type === 'confidential' && (opts.newSecret || !app.oauth) ? newClientSecret() : null;
           const client: OAuthClient = { type, redirectUris, deviceFlow };
-          await store.setAppClient(app.id, client, secret?.hash);
+          await store.accounts.setAppClient(app.id, client, secret?.hash);
           const updated = { ...app, oauth: client };
           emitClient(Boolean(opts.json), `updated app ${name}`, updated, secret);
         }),
@@ -182,7 +182,7 @@ export function appsCommand(program: ChessportCommand): void {
     .option(...jsonOption)
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const all = await store.listApps();
+        const all = await store.accounts.listApps();
         emitTable(Boolean(opts.json), all.map(appJson), all, [
           ['NAME', (a) => a.name],
           ['SECTOR', (a) => a.sector],

@@ -34,7 +34,7 @@ export function databasesCommand(program: ChessportCommand): void {
           parseName(name, 'the database name');
           const maxGames = opts.maxGames === undefined ? null : parseMaxGames(opts.maxGames);
           const user = await requireUser(store, opts.user);
-          const db = await store.addDatabase({
+          const db = await store.databases.add({
             ownerId: user.id,
             name,
             private: Boolean(opts.private),
@@ -55,10 +55,12 @@ export function databasesCommand(program: ChessportCommand): void {
     .action(async (opts: { user?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const owner = opts.user === undefined ? undefined : await requireUser(store, opts.user);
-        const logins = new Map((await store.listUsers()).map((u) => [u.id, u.login]));
+        const logins = new Map((await store.accounts.listUsers()).map((u) => [u.id, u.login]));
         const rows: ReturnType<typeof databaseCliJson>[] = [];
-        for (const db of await store.listDatabases(owner?.id)) {
-          rows.push(databaseCliJson(db, logins.get(db.ownerId) ?? '?', await store.countGames(db.id)));
+        for (const db of await store.databases.list(owner?.id)) {
+          rows.push(
+            databaseCliJson(db, logins.get(db.ownerId) ?? '?', await store.databases.countGames(db.id)),
+          );
         }
         emitTable(Boolean(opts.json), rows, rows, [
           ['USER', (r) => r.owner],
@@ -78,8 +80,8 @@ export function databasesCommand(program: ChessportCommand): void {
     .action(async (ref: string, opts: { user: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const user = await requireUser(store, opts.user);
-        const db = oneDatabase(await store.findDatabases(user.id, ref), ref, `user ${user.login}`);
-        const deleted = db && (await store.deleteDatabase(db));
+        const db = oneDatabase(await store.databases.findByRef(user.id, ref), ref, `user ${user.login}`);
+        const deleted = db && (await store.databases.delete(db));
         if (!db || !deleted) throw new CliError(`no database "${ref}" of user ${user.login}`);
         emit(
           Boolean(opts.json),

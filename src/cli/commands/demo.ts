@@ -31,9 +31,9 @@ async function findOrAdd<T>(find: () => Promise<T | undefined>, add: () => Promi
  */
 async function seed(store: Store) {
   const user = await findOrAdd(
-    () => store.findUser('demo'),
+    () => store.accounts.findUser('demo'),
     () =>
-      store.addUser({
+      store.accounts.addUser({
         login: 'demo',
         name: 'Demo User',
         email: 'demo@example.org',
@@ -41,20 +41,20 @@ async function seed(store: Store) {
       }),
   );
   const app = await findOrAdd(
-    () => store.findApp('demo-app'),
-    () => store.addApp({ name: 'demo-app' }),
+    () => store.accounts.findApp('demo-app'),
+    () => store.accounts.addApp({ name: 'demo-app' }),
   );
   // Looked up and created under the user's write lock: two demos at once make one database.
-  const [database] = (await store.findOrAddDatabase(user.id, 'Classics')).databases;
+  const [database] = (await store.databases.findOrAdd(user.id, 'Classics')).databases;
   if (!database) throw new Error('the demo database was not created');
   await importFile({ store, database, file: DEMO_GAMES });
-  const [first] = await store.listGames(user.id, { limit: 1, offset: 0 });
+  const [first] = await store.games.list(user.id, { limit: 1, offset: 0 });
   return { user, app, database, gameId: first?.id ?? null };
 }
 
 /** A 30-day token of the demo user for the demo app, with every scope. */
 async function issueDemoToken(store: Store, { user, app }: { user: User; app: App }): Promise<string> {
-  const { token } = await store.issueToken({
+  const { token } = await store.tokens.issue({
     userId: user.id,
     appId: app.id,
     scopes: [...SCOPES],

@@ -58,7 +58,7 @@ async function readSingleGame(file: string): Promise<GameRecord> {
 const storedId = (id: string) => id.toLowerCase();
 
 async function requireGame(store: Store, id: string) {
-  const game = await store.findLiveGame(id);
+  const game = await store.games.findLive(id);
   if (!game) throw new CliError(`no game "${id}"`);
   return game;
 }
@@ -79,7 +79,7 @@ export function gamesCommand(program: Command): void {
         await requireGame(store, id);
         await checkInputs([file]); // as the import says it: "x.pgn: no such file", not Node's ENOENT text
         const record = await readSingleGame(file);
-        const change = await store.updateGame(id, record);
+        const change = await store.games.update(id, record);
         if (!change) throw new CliError(`no game "${id}"`);
         emit(Boolean(opts.json), changeJson(change), () => `updated game ${id}: ${describe(change)}`);
       }),
@@ -93,10 +93,10 @@ export function gamesCommand(program: Command): void {
       withStore(cmd, async (store) => {
         const id = storedId(given);
         const game = await requireGame(store, id);
-        const found = await store.findDatabases(game.ownerId, opts.database);
+        const found = await store.databases.findByRef(game.ownerId, opts.database);
         const target = oneDatabase(found, opts.database, "the game's owner");
         if (!target) throw new CliError(`no database "${opts.database}" of the game's owner`);
-        const outcome = await store.moveGame(id, target);
+        const outcome = await store.games.move(id, target);
         if (!outcome) throw new CliError(`no game "${id}"`);
         const { change, fromDatabaseId, moved } = outcome;
         emit(Boolean(opts.json), { ...changeJson(change), fromDatabaseId, moved }, () =>
@@ -111,7 +111,7 @@ export function gamesCommand(program: Command): void {
     .action(async (given: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const id = storedId(given);
-        const change = await store.deleteGame(id);
+        const change = await store.games.delete(id);
         if (!change) throw new CliError(`no game "${id}"`);
         emit(Boolean(opts.json), changeJson(change), () => `deleted game ${id}: ${describe(change)}`);
       }),

@@ -228,7 +228,7 @@ async function importFiles(
   try {
     await withStore(cmd, async (store) => {
       const user = await requireUser(store, opts.user);
-      const { databases } = await store.findOrAddDatabase(user.id, opts.database);
+      const { databases } = await store.databases.findOrAdd(user.id, opts.database);
       const database = oneDatabase(databases, opts.database, `user ${user.login}`) as Database;
       const { emptySummary, ImportFailure, ImportInterrupted, importFile } = await import(
         '../../import/index.ts'

@@ -66,7 +66,7 @@ export function tokensCommand(program: Command): void {
           const expiresAt = opts.expiresIn === undefined ? null : Date.now() + parseLifetime(opts.expiresIn);
           const user = await requireUser(store, opts.user);
           const app = await requireApp(store, opts.app);
-          const issued = await store.issueToken({ userId: user.id, appId: app.id, scopes, expiresAt });
+          const issued = await store.tokens.issue({ userId: user.id, appId: app.id, scopes, expiresAt });
           emit(
             Boolean(opts.json),
             {
@@ -87,12 +87,12 @@ export function tokensCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (ref: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const revoked = await store.revokeToken(ref);
+        const revoked = await store.tokens.revoke(ref);
         if (revoked) {
           emit(Boolean(opts.json), tokenJson(revoked), () => `revoked token ${revoked.id}`);
           return;
         }
-        const grant = await store.oauth.revokeGrant(ref);
+        const grant = await store.oauth.grants.revoke(ref);
         if (!grant) throw new CliError('no such token or grant');
         emit(
           Boolean(opts.json),
@@ -107,7 +107,7 @@ export function tokensCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const all = (await store.listTokens()).map((t) => tokenJson(t));
+        const all = (await store.tokens.list()).map((t) => tokenJson(t));
         emitTable(Boolean(opts.json), all, all, [
           ...issuedColumns,
           ['EXPIRES', (t) => t.expiresAt ?? 'never'],
@@ -123,7 +123,7 @@ export function tokensCommand(program: Command): void {
     .action(async (opts: { user?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const user = opts.user === undefined ? undefined : await requireUser(store, opts.user);
-        const all = (await store.oauth.listGrants(user?.id)).map(grantJson);
+        const all = (await store.oauth.grants.list(user?.id)).map(grantJson);
         emitTable(Boolean(opts.json), all, all, [
           ...issuedColumns,
           ['GRANTED', (g) => g.createdAt],

@@ -51,7 +51,7 @@ export function usersCommand(program: ChessportCommand): void {
       ) =>
         withStore(cmd, async (store) => {
           parseName(login, 'the login', MAX_KEY_NAME_LENGTH);
-          const user = await store.addUser({
+          const user = await store.accounts.addUser({
             login,
             name: opts.name === undefined ? undefined : parseName(opts.name, '--name'),
             email: opts.email === undefined ? undefined : parseEmail(opts.email),
@@ -77,7 +77,7 @@ export function usersCommand(program: ChessportCommand): void {
         }
         // Loaded here: scrypt is for this command only.
         const { hashPassword } = await import('../../oauth/passwords.ts');
-        await store.setPasswordHash(user.id, await hashPassword(password));
+        await store.accounts.setPasswordHash(user.id, await hashPassword(password));
         emit(Boolean(opts.json), { login, passwordSet: true }, () => `set the password of ${login}`);
       }),
     );
@@ -87,7 +87,7 @@ export function usersCommand(program: ChessportCommand): void {
     .option(...jsonOption)
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const all = await store.listUsers();
+        const all = await store.accounts.listUsers();
         emitTable(Boolean(opts.json), all.map(userJson), all, [
           ['LOGIN', (u) => u.login],
           ['NAME', (u) => u.name ?? ''],

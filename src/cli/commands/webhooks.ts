@@ -58,7 +58,7 @@ function endpointState(endpoint: WebhookEndpoint): string {
 }
 
 async function requireEndpoint(store: Store, id: string): Promise<WebhookEndpoint> {
-  const endpoint = await store.webhooks.findEndpoint(id);
+  const endpoint = await store.webhooks.endpoints.find(id);
   if (!endpoint) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
   return endpoint;
 }
@@ -91,7 +91,7 @@ export function webhooksCommand(program: Command): void {
         const allowPrivate = webhookAllowPrivate();
         const app = await requireApp(store, opts.app);
         const url = await checkedUrl(opts.url, allowPrivate);
-        const { endpoint, secret } = await store.webhooks.addEndpoint({ appId: app.id, url });
+        const { endpoint, secret } = await store.webhooks.endpoints.add({ appId: app.id, url });
         emit(
           Boolean(opts.json),
           { id: endpoint.id, app: app.name, url: endpoint.url, secret },
@@ -109,7 +109,7 @@ export function webhooksCommand(program: Command): void {
     .action(async (opts: { app?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const app = opts.app === undefined ? undefined : await requireApp(store, opts.app);
-        const all = await store.webhooks.listEndpoints(app?.id);
+        const all = await store.webhooks.endpoints.list(app?.id);
         emitTable(Boolean(opts.json), all.map(endpointJson), all, [
           ['ID', (e) => e.id],
           ['APP', (e) => e.appName],
@@ -124,7 +124,7 @@ export function webhooksCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const removed = await store.webhooks.removeEndpoint(id);
+        const removed = await store.webhooks.endpoints.remove(id);
         if (!removed) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
         emit(
           Boolean(opts.json),
@@ -139,7 +139,7 @@ export function webhooksCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const rotated = await store.webhooks.rotateSecret(id, ROTATION_OVERLAP_MS);
+        const rotated = await store.webhooks.endpoints.rotateSecret(id, ROTATION_OVERLAP_MS);
         if (!rotated) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
         const until = rotated.endpoint.previousSecretUntil as number;
         emit(
@@ -169,7 +169,7 @@ export function webhooksCommand(program: Command): void {
           const already = (endpoint.disabledAt !== null) === disable;
           const changed = already
             ? endpoint
-            : await store.webhooks.setEndpointDisabled(
+            : await store.webhooks.endpoints.setDisabled(
                 id,
                 disable ? { at: Date.now(), reason: 'disabled by the operator' } : null,
               );
@@ -197,7 +197,7 @@ export function webhooksCommand(program: Command): void {
           const limit = opts.limit === undefined ? 50 : parsePositiveInt(opts.limit, '--limit');
           if (limit > MAX_LIST) throw new CliError(`--limit is at most ${MAX_LIST}, got "${opts.limit}"`);
           if (id !== undefined) await requireEndpoint(store, id);
-          const all = await store.webhooks.listDeliveries({
+          const all = await store.webhooks.deliveries.list({
             endpointId: id,
             failed: Boolean(opts.failed),
             limit,
@@ -220,7 +220,7 @@ export function webhooksCommand(program: Command): void {
     .option(...jsonOption)
     .action(async (id: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
-        const retried = await store.webhooks.retryDelivery(id);
+        const retried = await store.webhooks.deliveries.retry(id);
         if (!retried)
           throw new CliError(`no webhook delivery "${id}" (chessport webhooks deliveries shows them)`);
         emit(

@@ -15,7 +15,7 @@ export function healthRoutes(app: FastifyInstance, store: Store, storeOutage: Ou
       try {
         await store.ping();
         // ping's `select 1` reads no table; this reads a row, so a store locked by another process shows.
-        await store.lastSeq();
+        await store.feed.lastSeq();
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         const code = (error as { code?: unknown }).code;

@@ -40,7 +40,7 @@ export function metrics(app: FastifyInstance, store: Store): void {
       const late = new Promise<undefined>((resolve) => {
         timer = setTimeout(() => resolve(undefined), STORE_WAIT_MS);
       });
-      const seq = await Promise.race([store.lastSeq().catch(() => undefined), late]);
+      const seq = await Promise.race([store.feed.lastSeq().catch(() => undefined), late]);
       clearTimeout(timer);
       if (seq !== undefined) this.set(seq);
     },

@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../types.ts';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  const bigint = ({ sqlite: 'integer', postgres: 'bigint' } as const)[dialect];
   await db.schema
     .createTable('users')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -52,8 +52,10 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .execute();
   await db.schema
     .createTable('games')
-    .addColumn('pk', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
-      dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+    .addColumn(
+      'pk',
+      ({ sqlite: 'integer', postgres: 'bigserial' } as const)[dialect],
+      (c) => ({ sqlite: c.primaryKey().autoIncrement(), postgres: c.primaryKey() })[dialect],
     )
     .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('owner_id', 'text', (c) => c.notNull().references('users.id'))

@@ -1,11 +1,14 @@
 // 0002, PostgreSQL only: the change sequence becomes a PostgreSQL sequence, and each user who writes gets a
-// feed head (Store.write explains both); text keys sort by their bytes, as on SQLite. SQLite keeps the
+// feed head (StoreContext.write explains both); text keys sort by their bytes, as on SQLite. SQLite keeps the
 // `sequences` rows of 0001.
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../types.ts';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  if (dialect !== 'postgres') return;
+  await { sqlite: async () => {}, postgres: postgresFeed }[dialect](db);
+}
+
+async function postgresFeed(db: Kysely<unknown>): Promise<void> {
   // CACHE 1 (the default, spelled out): with a per-session cache a later nextval in another session
   // can return a smaller value, and the feed needs values that rise in the order they are taken.
   await sql`create sequence change_seq as bigint cache 1`.execute(db);

@@ -8,7 +8,10 @@ import { keysBlob } from '../sqlite/game-keys.ts';
 import type { Dialect } from '../types.ts';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  if (dialect !== 'sqlite') return;
+  await { sqlite: gameKeys, postgres: async () => {} }[dialect](db);
+}
+
+async function gameKeys(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table game_keys (
       id integer primary key autoincrement,

@@ -2,8 +2,8 @@
 // (Result tag and terminator) has their movetext terminator's result take their export's result, as a
 // change (a new seq and updatedAt), so that feed readers get the corrected game too.
 import { type Kysely, sql } from 'kysely';
-import { migrationChanges } from '../change-allocation.ts';
 import type { Dialect } from '../types.ts';
+import { migrationChanges } from './changes.ts';
 
 /** The export's result (its first tag line `[Result "..."]`), when it is a game's result other than "*". */
 const EXPORT_RESULT = /^\[Result "(1-0|0-1|1\/2-1\/2)"\]$/m;

@@ -5,11 +5,11 @@
 // that importing its file again finds it), as a change (a new seq and updatedAt), like 0006.
 import { type Kysely, sql } from 'kysely';
 import { normalizeGame } from '../../chess/index.ts';
-import { migrationChanges } from '../change-allocation.ts';
 import { contentHashOf } from '../content-hash.ts';
 import { dedupKey } from '../postgres/dedup-key.ts';
 import { keysBlob } from '../sqlite/game-keys.ts';
 import type { Dialect } from '../types.ts';
+import { migrationChanges } from './changes.ts';
 
 /**
  * Migration 0008: the live games whose export PGN has a line starting with '%' (only a comment's word can be
@@ -19,10 +19,19 @@ import type { Dialect } from '../types.ts';
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const escapeLine = '\n%';
   const clock150 = '% 150 %'; // the FEN's fifth field: the sixth, the fullmove number, ends it
-  const found =
-    dialect === 'postgres'
-      ? sql`(strpos(pgn, ${escapeLine}) > 0 or fen like ${clock150})`
-      : sql`(instr(pgn, ${escapeLine}) > 0 or fen like ${clock150})`;
+  const found = {
+    sqlite: sql`(instr(pgn, ${escapeLine}) > 0 or fen like ${clock150})`,
+    postgres: sql`(strpos(pgn, ${escapeLine}) > 0 or fen like ${clock150})`,
+  }[dialect];
+  // A game with a new export takes its new key: PostgreSQL's dedup_key column, SQLite's key log
+  // (sqlite/game-keys.ts), as for a game updated with new content.
+  const newKey = {
+    sqlite: { column: () => sql``, log: logKey },
+    postgres: {
+      column: (databaseId: string, hash: string) => sql`dedup_key = ${dedupKey(databaseId, hash)},`,
+      log: async () => {},
+    },
+  }[dialect];
   const takeChange = migrationChanges(db, dialect);
   for (let after = 0; ; ) {
     const { rows } = await sql<{
@@ -44,15 +53,18 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
       const hash = contentHashOf(pgn);
       const change = await takeChange(row.owner_id);
       await sql`update games set pgn = ${pgn}, content_hash = ${newPgn ? hash : sql`content_hash`},
-        ${dialect === 'postgres' && newPgn ? sql`dedup_key = ${dedupKey(row.database_id, hash)},` : sql``}
+        ${newPgn ? newKey.column(row.database_id, hash) : sql``}
         fen = ${fen}, seq = ${change.seq}, updated_at = ${change.now} where pk = ${row.pk}`.execute(db);
-      // SQLite's key log (sqlite/game-keys.ts) takes the new key, as for a game updated with new content.
-      if (dialect === 'sqlite' && newPgn)
-        await sql`insert into game_keys (database_id, first_pk, keys)
-          values (${row.database_id}, ${row.pk}, ${keysBlob([hash])})`.execute(db);
+      if (newPgn) await newKey.log(db, row.database_id, row.pk, hash);
       await sql`update databases set updated_at = ${change.now}, games_seq = ${change.seq}
         where id = ${row.database_id}`.execute(db);
     }
     after = Number((rows.at(-1) as { pk: number }).pk);
   }
+}
+
+/** SQLite: logs the key of the games row `pk`, with its new content, for its database. */
+async function logKey(db: Kysely<unknown>, databaseId: string, pk: number, hash: string): Promise<void> {
+  await sql`insert into game_keys (database_id, first_pk, keys)
+    values (${databaseId}, ${pk}, ${keysBlob([hash])})`.execute(db);
 }

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../types.ts';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  const bigint = ({ sqlite: 'integer', postgres: 'bigint' } as const)[dialect];
   await db.schema.alterTable('apps').addColumn('client_type', 'text').execute();
   await db.schema
     .alterTable('apps')

@@ -1,13 +1,13 @@
 // 0010: webhooks (docs/webhooks.md). The operator's endpoints per app with their signing secrets; the outbox
-// of signals, one row per user whose games changed since the delivery worker last looked, written in the
-// same transaction as the change (Store.write); and the deliveries the worker makes of them, one per endpoint
-// and user at a time. It creates only what is not there yet, so that it runs again without harm on a store
-// whose records of the migrations were set back to an earlier one (its tables left in place).
+// of signals, one row per user whose games changed since the delivery worker last looked, written in the same
+// transaction as the change (StoreContext.write); and the deliveries the worker makes of them, one per
+// endpoint and user at a time. It creates only what is not there yet, so that it runs again without harm on a
+// store whose records of the migrations were set back to an earlier one (its tables left in place).
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../types.ts';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  const bigint = ({ sqlite: 'integer', postgres: 'bigint' } as const)[dialect];
   await db.schema
     .createTable('webhook_endpoints')
     .ifNotExists()

@@ -6,7 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../types.ts';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  const bigint = ({ sqlite: 'integer', postgres: 'bigint' } as const)[dialect];
   await db.schema
     .alterTable('databases')
     .addColumn('game_count', bigint, (c) => c.notNull().defaultTo(0))

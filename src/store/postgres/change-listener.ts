@@ -1,14 +1,14 @@
 // PostgreSQL: commits of every process on the database (the CLI's writes, other instances), heard on one
 // LISTEN connection per process. Every write transaction NOTIFYs its owner's id on CHANGE_CHANNEL as it
-// locks the owner's feed head (change-allocation.ts); PostgreSQL delivers the notification at commit, after
+// locks the owner's feed head (changes.ts); PostgreSQL delivers the notification at commit, after
 // the transaction's changes are visible, and never for one rolled back. The connection is the listener's own,
 // outside the pool, since it stays open and silent. A lost connection is opened again (with a growing pause),
 // and whatever committed meanwhile was not heard: every subscriber reads again once it listens. A connection
 // lost without a word (a vanished host) is found by a query every HEARTBEAT_MS that must answer in time.
 import { Socket } from 'node:net';
 import type { Client } from 'pg';
-import { CHANGE_CHANNEL } from '../change-allocation.ts';
 import type { SignalSink, SignalSource, SourceEvent } from '../change-signals.ts';
+import { CHANGE_CHANNEL } from './changes.ts';
 
 /** How often the listening connection is asked whether it is alive, and how long its answer may take. */
 const HEARTBEAT_MS = 10_000;

@@ -1,7 +1,7 @@
 // PostgreSQL: an import batch's write, through Kysely. Games are looked up on the dedup index
 // (games_dedup_key), and the rows written with one statement (game-rows.ts).
 import type { Kysely } from 'kysely';
-import { liveGameCount, touchDatabase } from '../databases.ts';
+import { touchDatabase } from '../databases.ts';
 import { contentColumns } from '../game-columns.ts';
 import { gameId } from '../game-id.ts';
 import { admit, type GameBatch } from '../game-insert.ts';
@@ -17,7 +17,7 @@ export async function insertPostgresBatch(batch: GameBatch): Promise<InsertOutco
   const { fresh, duplicates, overLimit } = await admit(
     batch,
     (games) => existingHashes(trx, database.id, games),
-    () => liveGameCount(trx, database.id),
+    batch.liveCount,
   );
   if (fresh.length === 0) return { inserted: 0, duplicates, overLimit, ids: [] };
   const { rows, now } = await rowsOf(batch, fresh);

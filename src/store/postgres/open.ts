@@ -1,17 +1,38 @@
-// Opens a PostgreSQL store: a pool whose connections can be dropped when silent and take settings later,
-// on a database that can hold every text.
+// Opens a PostgreSQL store: a pool whose connections can be dropped when silent and take settings later, on a
+// database that can hold every text; its adapter, its migrations, and the LISTEN connection that hears other
+// processes' commits.
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { PoolClient } from 'pg';
+import type { OpenedStore, OpenSettings } from '../adapter.ts';
+import { ChangeSignals } from '../change-signals.ts';
 import { MigrationFailure } from '../errors.ts';
+import { migrate } from '../migrations/run.ts';
+import { kyselyRunner } from '../prepared.ts';
 import type { DB } from '../schema.ts';
+import { PostgresAdapter, type Sessions } from './adapter.ts';
+import { PostgresChangeListener } from './change-listener.ts';
 import { PoolSockets } from './sockets.ts';
 
 /** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before failing. */
 const CONNECT_TIMEOUT_MS = 5000;
 
-/** Sets a setting of every connection of a pool: those open now, and those it opens later. */
-export interface Sessions {
-  set(name: 'lock_timeout' | 'statement_timeout', ms: number): void;
+/** The store at `url` (a postgres:// URL), its pending migrations applied unless told not to. */
+export async function openPostgres(url: string, settings: OpenSettings): Promise<OpenedStore> {
+  const { db, sessions, sockets } = await openPool(url, settings.poolMax);
+  await checkEncoding(db).catch(async (error: unknown) => {
+    await db.destroy();
+    throw error;
+  });
+  const adapter = new PostgresAdapter(sessions, sockets);
+  const applied = settings.migrate ? await migrate(db, adapter) : [];
+  // A lock held by another session (an operator's open transaction, a stuck client) would keep a statement
+  // waiting, saying nothing, for as long as that session lives (`chessport games delete` on a row locked in
+  // psql): it fails after the timeout instead (SQLSTATE 55P03), as on SQLite (busy_timeout).
+  sessions.set('lock_timeout', settings.lockTimeoutMs);
+  const signals: ChangeSignals = new ChangeSignals(
+    new PostgresChangeListener(url, (event) => signals.onSourceEvent(event)),
+  );
+  return { db, adapter, reader: kyselyRunner(db), signals, applied };
 }
 
 // int8 (bigint, count(*), row_number()) arrives from pg as a string by default, because it can exceed
@@ -24,7 +45,7 @@ const parseInt8 = (text: string) => Number(text);
  * A pool of at most poolMax connections to the database at `url`, its sessions (to set their timeouts
  * later) and its sockets (to drop the silent ones: sockets.ts).
  */
-export async function openPostgres(
+async function openPool(
   url: string,
   poolMax: number,
 ): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets }> {
@@ -74,7 +95,7 @@ export async function openPostgres(
  * fails ("has no equivalent in encoding LATIN1"), and an import stops part-way at the first game with such
  * a name. SQL_ASCII stores the bytes it is sent (the driver's UTF-8) unchanged, so it holds them too.
  */
-export async function checkEncoding(db: Kysely<DB>): Promise<void> {
+async function checkEncoding(db: Kysely<DB>): Promise<void> {
   const { rows } = await sql<{ server_encoding: string }>`show server_encoding`.execute(db);
   const encoding = rows[0]?.server_encoding ?? '';
   if (encoding === 'UTF8' || encoding === 'SQL_ASCII') return;

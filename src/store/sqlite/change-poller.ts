@@ -1,9 +1,9 @@
-// SQLite: commits of other processes (the CLI's imports, updates, moves, deletes), heard by polling the store's
-// change counter, the `change` row of `sequences`. One poller per process, whatever the number of waiters,
-// running only while someone subscribes. Every write that changes games raises the counter inside its
-// transaction, and the store's writes commit one at a time in seq order (Store.write): so a counter above the
-// last one read means commits since, and each of their games carries a seq above that last value. The owners
-// of those games are found among the subscribed ones, by the (owner_id, seq) index.
+// SQLite: commits of other processes (the CLI's imports, updates, moves, deletes), heard by polling the
+// store's change counter, the `change` row of `sequences`. One poller per process, whatever the number of
+// waiters, running only while someone subscribes. Every write that changes games raises the counter inside
+// its transaction, and the store's writes commit one at a time in seq order (StoreContext.write): so a
+// counter above the last one read means commits since, and each of their games carries a seq above that last
+// value. The owners of those games are found among the subscribed ones, by the (owner_id, seq) index.
 import { type Kysely, sql } from 'kysely';
 import type { SignalSink, SignalSource } from '../change-signals.ts';
 import type { DB } from '../schema.ts';

@@ -1,7 +1,8 @@
 // SQLite: an import batch's write on the better-sqlite3 handle itself, with statements prepared once per
 // store (the INSERTs in game-rows.ts): building Kysely's multi-row INSERT (27 columns x 200 rows) and its
-// dedup query costs more CPU than SQLite's writes. It still runs inside Store.write()'s transaction
-// (handle.ts). Its dedup check looks games up by key in memory, from the game_keys log (game-keys.ts).
+// dedup query costs more CPU than SQLite's writes. It still runs inside the write transaction
+// (StoreContext.write; handle.ts). Its dedup check looks games up by key in memory, from the game_keys log
+// (game-keys.ts).
 import type { Database as SqliteHandle, Statement } from 'better-sqlite3';
 import { gameId } from '../game-id.ts';
 import { admit, type GameBatch } from '../game-insert.ts';

@@ -1,19 +1,20 @@
-// Opens a SQLite store's file: a new one private to its owner, with the connection settings every store uses.
+// Opens a SQLite store: its file (a new one private to its owner) with the connection settings every store
+// uses, its adapter, its migrations, and the poller that hears other processes' commits.
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { RunQuery } from '../prepared.ts';
+import type { OpenedStore, OpenSettings } from '../adapter.ts';
+import { ChangeSignals } from '../change-signals.ts';
+import { migrate } from '../migrations/run.ts';
 import type { DB } from '../schema.ts';
+import { SqliteAdapter } from './adapter.ts';
+import { SqliteChangePoller } from './change-poller.ts';
 import { checkpointAtWalSize } from './checkpoints.ts';
-import { registerSqliteHandle } from './handle.ts';
 import { sqliteRunner, withStatementCache } from './statements.ts';
 
-/**
- * The store at `url` (a file path, or `sqlite:` and one), opened with the settings every connection to it
- * uses, and the faster path for its hot reads (statements.ts).
- */
-export function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>; run: RunQuery } {
+/** The store at `url` (a file path, or `sqlite:` and one), its pending migrations applied unless told not to. */
+export async function openSqlite(url: string, settings: OpenSettings): Promise<OpenedStore> {
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') createPrivately(file);
   const sqlite = new SQLite(file);
@@ -23,7 +24,7 @@ export function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>
   sqlite.pragma('page_size = 16384');
   // WAL lets the CLI import while the server reads; a busy timeout makes concurrent writers queue, not fail.
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma(`busy_timeout = ${Math.round(lockTimeoutMs)}`);
+  sqlite.pragma(`busy_timeout = ${Math.round(settings.lockTimeoutMs)}`);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   // Checkpoints (copying the WAL into the database, with two fsyncs) at 40 MB of WAL; an import moves them
@@ -31,8 +32,18 @@ export function openSqlite(url: string, lockTimeoutMs: number): { db: Kysely<DB>
   checkpointAtWalSize(sqlite);
   const statements = withStatementCache(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
-  registerSqliteHandle(db, sqlite); // the import's insert path writes through it directly (game-insert.ts)
-  return { db, run: sqliteRunner(statements, sqlite) };
+  // The import's insert path, the game-key log and the checkpoints work on the connection itself.
+  const adapter = new SqliteAdapter(sqlite);
+  const applied = settings.migrate ? await migrate(db, adapter) : [];
+  return {
+    db,
+    adapter,
+    // The hot reads skip Kysely's driver (statements.ts).
+    reader: sqliteRunner(statements, sqlite),
+    // An in-memory store has no other process to hear.
+    signals: new ChangeSignals(sqlite.memory ? undefined : new SqliteChangePoller(db)),
+    applied,
+  };
 }
 
 /**

@@ -66,9 +66,9 @@ for (const { dialect, skip } of DIALECTS) {
             HASHES.map((hash, i) => [10 + i, `${DATABASE.slice(0, 8)}${hash.slice(0, 12)}`]),
           );
           assert.equal(rows[0]?.pgn, '[Result "*"]\n\n1. e4 *\n');
-          const database = await store.findDatabase(USER, 'old');
+          const database = await store.databases.find(USER, 'old');
           assert.ok(database);
-          const again = await store.insertGames(database, [
+          const again = await store.games.insert(database, [
             record(1, { contentHash: HASHES[1] as string }),
             record(2, { contentHash: 'd'.repeat(64) }),
           ]);

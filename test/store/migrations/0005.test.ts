@@ -87,9 +87,9 @@ test('migration 0005: the live games keys are logged in runs, the dedup index go
         "select name from sqlite_master where type = 'index'",
       );
       assert.ok(!indexes.some((i) => i.name === 'games_dedup_key'));
-      const one = await store.findDatabase(USER, 'one');
+      const one = await store.databases.find(USER, 'one');
       assert.ok(one);
-      const again = await store.insertGames(
+      const again = await store.games.insert(
         one,
         [1, 2, 3, 4, 5, 6, 9, 10].map((pk) => record(pk, { contentHash: hash(pk) })),
       );

@@ -15,9 +15,9 @@ for (const { dialect, skip } of DIALECTS) {
     test('games stored as "*" take their export result as a new change; the others stay', async () => {
       const t = await openTestStore(dialect);
       try {
-        const owner = await t.store.addUser({ login: 'pat' });
-        const database = await t.store.addDatabase({ ownerId: owner.id, name: 'Old' });
-        await t.store.insertGames(database, [
+        const owner = await t.store.accounts.addUser({ login: 'pat' });
+        const database = await t.store.databases.add({ ownerId: owner.id, name: 'Old' });
+        await t.store.games.insert(database, [
           record(1, { result: '*', pgn: exported('0-1') }), // stored wrongly before 0006
           record(2, { result: '*', pgn: exported('*', '{[Result "1-0"]} ') }), // "*" in its tag: right
           record(3, { result: '1-0', pgn: exported('1-0') }),
@@ -54,7 +54,7 @@ for (const { dialect, skip } of DIALECTS) {
           [before[1], before[2]].map((g) => [Number(g?.seq), Number(g?.updated_at)]),
         );
         // A feed reader who had seen everything before meets exactly the corrected games, with their result.
-        const feed = await reopened.listChanges(owner.id, lastSeq, 10);
+        const feed = await reopened.feed.changes(owner.id, lastSeq, 10);
         assert.deepEqual(
           feed.map((g) => [g.white.name, g.result]),
           [

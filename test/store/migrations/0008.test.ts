@@ -34,11 +34,11 @@ for (const { dialect, skip } of DIALECTS) {
     test("games whose export or FEN changed take the present one (and the export's hash) as a change; the others stay", async () => {
       const t = await openTestStore(dialect);
       try {
-        const owner = await t.store.addUser({ login: 'pat' });
-        const database = await t.store.addDatabase({ ownerId: owner.id, name: 'Old' });
+        const owner = await t.store.accounts.addUser({ login: 'pat' });
+        const database = await t.store.databases.add({ ownerId: owner.id, name: 'Old' });
         const stored = [OWN_LINES_BEFORE, AFTER_MOVE_BEFORE, PERCENT_INSIDE, PLAIN, CLOCK, AT_150];
         const fens = [AFTER_NC6, AFTER_E5, AFTER_E5, AFTER_E5, CLOCK_BEFORE, AT_150_FEN];
-        await t.store.insertGames(
+        await t.store.games.insert(
           database,
           stored.map((pgn, i) => record(i + 1, { pgn, contentHash: sha256(pgn), fen: fens[i] as string })),
         );
@@ -71,14 +71,14 @@ for (const { dialect, skip } of DIALECTS) {
           [before[2], before[3], before[5]].map((g) => [Number(g?.seq), Number(g?.updated_at)]),
         );
         // A feed reader who had seen everything before meets exactly the rewritten games.
-        const feed = await reopened.listChanges(owner.id, lastSeq, 10);
+        const feed = await reopened.feed.changes(owner.id, lastSeq, 10);
         assert.deepEqual(
           feed.map((g) => g.white.name),
           ['White 1', 'White 2', 'White 5'],
         );
         // Importing the games again finds them by their present export; the earlier exports are gone.
         const again = (pgn: string) =>
-          reopened.insertGames(database, [record(9, { pgn, contentHash: sha256(pgn) })]);
+          reopened.games.insert(database, [record(9, { pgn, contentHash: sha256(pgn) })]);
         assert.equal((await again(OWN_LINES_NOW)).duplicates, 1);
         assert.equal((await again(AFTER_MOVE_NOW)).duplicates, 1);
         assert.equal((await again(AFTER_MOVE_BEFORE)).duplicates, 0);

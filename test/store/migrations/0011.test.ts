@@ -23,20 +23,20 @@ for (const { dialect, skip } of DIALECTS) {
     test('fills each database’s count of live games; the writes then keep it', async () => {
       const t = await openTestStore(dialect);
       try {
-        const owner = await t.store.addUser({ login: 'pat' });
-        const other = await t.store.addUser({ login: 'sam' });
-        const one = await t.store.addDatabase({ ownerId: owner.id, name: 'One' });
-        const two = await t.store.addDatabase({ ownerId: owner.id, name: 'Two' });
-        const gone = await t.store.addDatabase({ ownerId: owner.id, name: 'Gone' });
-        const sams = await t.store.addDatabase({ ownerId: other.id, name: 'Sams' });
+        const owner = await t.store.accounts.addUser({ login: 'pat' });
+        const other = await t.store.accounts.addUser({ login: 'sam' });
+        const one = await t.store.databases.add({ ownerId: owner.id, name: 'One' });
+        const two = await t.store.databases.add({ ownerId: owner.id, name: 'Two' });
+        const gone = await t.store.databases.add({ ownerId: owner.id, name: 'Gone' });
+        const sams = await t.store.databases.add({ ownerId: other.id, name: 'Sams' });
         const games = (n: number, from: number) => Array.from({ length: n }, (_, i) => record(from + i));
-        const inOne = await t.store.insertGames(one, games(5, 0));
-        await t.store.insertGames(two, games(2, 10));
-        await t.store.insertGames(gone, games(3, 20));
-        await t.store.insertGames(sams, games(4, 30));
-        await t.store.deleteGame(inOne.ids[0] as string);
-        await t.store.moveGame(inOne.ids[1] as string, two);
-        await t.store.deleteDatabase(gone);
+        const inOne = await t.store.games.insert(one, games(5, 0));
+        await t.store.games.insert(two, games(2, 10));
+        await t.store.games.insert(gone, games(3, 20));
+        await t.store.games.insert(sams, games(4, 30));
+        await t.store.games.delete(inOne.ids[0] as string);
+        await t.store.games.move(inOne.ids[1] as string, two);
+        await t.store.databases.delete(gone);
         const expected = { gone: [0, 0], one: [3, 3], sams: [4, 4], two: [3, 3] };
         assert.deepEqual(await counts(t.url), expected, 'kept by the writes');
 
@@ -44,9 +44,9 @@ for (const { dialect, skip } of DIALECTS) {
         await rewindStore(t.url, '0011');
         const reopened: Store = await t.reopen();
         assert.deepEqual(await counts(t.url), expected, 'filled by the migration');
-        assert.equal(await reopened.gameTotal(owner.id), 6);
-        assert.equal(await reopened.gameTotal(other.id), 4);
-        const listed = await reopened.listDatabases(owner.id);
+        assert.equal(await reopened.games.total(owner.id), 6);
+        assert.equal(await reopened.games.total(other.id), 4);
+        const listed = await reopened.databases.list(owner.id);
         assert.deepEqual(Object.fromEntries(listed.map((d) => [d.slug, d.gameCount])), { one: 3, two: 3 });
       } finally {
         await t.close();

@@ -31,7 +31,7 @@ const RECORDS = (ann: string, bob: string): [model: string, id: string, payload:
 async function live(store: Store, ann: string, bob: string): Promise<string[]> {
   const found: string[] = [];
   for (const [model, id] of RECORDS(ann, bob)) {
-    if (await store.oauth.findOAuthRecord(model, 'id', id)) found.push(id);
+    if (await store.oauth.records.find(model, 'id', id)) found.push(id);
   }
   return found;
 }
@@ -41,24 +41,24 @@ for (const { dialect, skip } of DIALECTS) {
     test("names the user of each sign-in kept before it, which that user's password change then ends", async () => {
       const t = await openTestStore(dialect);
       try {
-        const ann = (await t.store.addUser({ login: 'ann' })).id;
-        const bob = (await t.store.addUser({ login: 'bob' })).id;
+        const ann = (await t.store.accounts.addUser({ login: 'ann' })).id;
+        const bob = (await t.store.accounts.addUser({ login: 'bob' })).id;
         for (const [model, id, payload] of RECORDS(ann, bob)) {
-          await t.store.oauth.saveOAuthRecord(model, id, kept(payload));
+          await t.store.oauth.records.save(model, id, kept(payload));
         }
         // The store as it was before 0012: the column goes, and the migration runs on the next opening.
         await rewindStore(t.url, '0012');
         const store = await t.reopen();
         const all = RECORDS(ann, bob).map(([, id]) => id);
         assert.deepEqual(await live(store, ann, bob), all);
-        await store.setPasswordHash(ann, '$scrypt$new');
+        await store.accounts.setPasswordHash(ann, '$scrypt$new');
         assert.deepEqual(await live(store, ann, bob), [
           'bob-signed-in',
           'no-one',
           'not-signed-in',
           'ann-code',
         ]);
-        await store.setPasswordHash(bob, '$scrypt$new');
+        await store.accounts.setPasswordHash(bob, '$scrypt$new');
         assert.deepEqual(await live(store, ann, bob), ['no-one', 'not-signed-in', 'ann-code']);
       } finally {
         await t.close();

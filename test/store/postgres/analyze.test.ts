@@ -18,8 +18,8 @@ describe('the games table on PostgreSQL', { skip: postgres?.skip ?? 'no PostgreS
   before(async () => {
     t = await openTestStore('postgres');
     store = t.store;
-    const owner = await store.addUser({ login: 'analyst' });
-    database = await store.addDatabase({ ownerId: owner.id, name: 'Many' });
+    const owner = await store.accounts.addUser({ login: 'analyst' });
+    database = await store.databases.add({ ownerId: owner.id, name: 'Many' });
   });
   after(async () => {
     await t?.close();
@@ -37,12 +37,12 @@ describe('the games table on PostgreSQL', { skip: postgres?.skip ?? 'no PostgreS
     assert.equal(await lastAnalyze(), null, 'a new store has no statistics');
     let n = 0;
     const batch = (size: number) => Array.from({ length: size }, () => record(n++, { contentHash: `h${n}` }));
-    await store.insertGames(database, batch(6000));
-    await store.insertGames(database, batch(6000));
+    await store.games.insert(database, batch(6000));
+    await store.games.insert(database, batch(6000));
     // The server counts changes at each transaction's end and publishes them within a second.
     for (let tries = 0; tries < 20 && (await lastAnalyze()) === null; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      await store.insertGames(database, batch(10));
+      await store.games.insert(database, batch(10));
     }
     assert.notEqual(await lastAnalyze(), null, 'analysed after 12,000 games');
     const [size] = await queryStore<{ reltuples: number }>(
@@ -56,7 +56,7 @@ describe('the games table on PostgreSQL', { skip: postgres?.skip ?? 'no PostgreS
       "explain select content_hash from games where dedup_key = any(array['k1', 'k2', 'k3'])",
     );
     assert.match(plan.map((p) => p['QUERY PLAN']).join('\n'), /games_dedup_key/);
-    const again = await store.insertGames(database, [record(1, { contentHash: 'h2' })]);
+    const again = await store.games.insert(database, [record(1, { contentHash: 'h2' })]);
     assert.equal(again.duplicates, 1);
   });
 });

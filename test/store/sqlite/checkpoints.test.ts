@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { test } from 'node:test';
+import { SqliteAdapter } from '../../../src/store/sqlite/adapter.ts';
 import { BackgroundCheckpoints } from '../../../src/store/sqlite/checkpoints.ts';
-import { sqliteHandleOf } from '../../../src/store/sqlite/handle.ts';
 import type { BulkWrites, Database } from '../../../src/store/types.ts';
 import { record, sqliteStorePerTest } from '../../helpers/dialects.ts';
 import { queryStore } from '../../helpers/stores.ts';
@@ -17,7 +17,7 @@ function batch(database: Database, n: number) {
   const games = Array.from({ length: 100 }, (_, i) =>
     record(n * 100 + i, { pgn: `[Event "${n}-${i}"]\n\n${'1. e4 {long comment} e5 '.repeat(200)}1-0\n` }),
   );
-  return fresh.t.store.insertGames(database, games);
+  return fresh.t.store.games.insert(database, games);
 }
 
 /** Batch n written as an import writes it: once `bulk` is ready, and reported to it as committed. */
@@ -29,10 +29,10 @@ async function bulkBatch(bulk: BulkWrites, database: Database, n: number): Promi
 
 /** A new database of alice's, and the store's SQLite handle. */
 async function databaseAndHandle(name: string) {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name });
-  const handle = sqliteHandleOf(fresh.t.store.db);
-  assert.ok(handle);
-  return { database, handle };
+  const database = await fresh.t.store.databases.add({ ownerId: fresh.alice.id, name });
+  const { dialect } = fresh.t.store;
+  assert.ok(dialect instanceof SqliteAdapter);
+  return { database, handle: dialect.handle };
 }
 
 /** The games of the database, counted through another connection. */
@@ -49,7 +49,7 @@ test('during bulk writes the writer does not checkpoint; afterwards it does agai
   const autocheckpoint = () => handle.pragma('wal_autocheckpoint', { simple: true });
   // 40 MB of WAL in 16 KB pages.
   assert.equal(autocheckpoint(), 2560);
-  const bulk = fresh.t.store.bulkWrites();
+  const bulk = fresh.t.store.dialect.bulkWrites();
   assert.equal(autocheckpoint(), 0);
   for (let n = 0; n < 10; n++) {
     await bulkBatch(bulk, database, n);

@@ -37,7 +37,7 @@ function loggedKeys(url: string): { databaseId: string; pk: number; key: number 
 }
 
 test('each logged key points to the row of its game, across statements of every size and shape', async () => {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Keys' });
+  const database = await fresh.t.store.databases.add({ ownerId: fresh.alice.id, name: 'Keys' });
   // 1,300 games in runs with and without players (separate statements of 1,024, 128, 16 and 4 rows).
   const games: GameRecord[] = Array.from({ length: 1300 }, (_, i) =>
     record(i, {
@@ -45,7 +45,7 @@ test('each logged key points to the row of its game, across statements of every 
       ...(i % 300 < 150 && { white: { name: null, elo: null, fideId: null, country: null } }),
     }),
   );
-  await fresh.t.store.insertGames(database, games);
+  await fresh.t.store.games.insert(database, games);
   const rows = await queryStore<{ pk: number; content_hash: string }>(
     fresh.t.url,
     'select pk, content_hash from games order by pk',
@@ -60,43 +60,43 @@ test('each logged key points to the row of its game, across statements of every 
 });
 
 test('another connection sees the games this one added at its next write, and this one its games', async () => {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Shared' });
+  const database = await fresh.t.store.databases.add({ ownerId: fresh.alice.id, name: 'Shared' });
   const other = await fresh.t.reopen();
   const [a, b, c] = [1, 2, 3].map((n) => record(n, { contentHash: hex(n) })) as [
     GameRecord,
     GameRecord,
     GameRecord,
   ];
-  assert.equal((await fresh.t.store.insertGames(database, [a])).inserted, 1);
-  const second = await other.insertGames(database, [a, b]);
+  assert.equal((await fresh.t.store.games.insert(database, [a])).inserted, 1);
+  const second = await other.games.insert(database, [a, b]);
   assert.deepEqual([second.inserted, second.duplicates], [1, 1]);
   // This connection read the log before: it reads on from there and finds b.
-  const third = await fresh.t.store.insertGames(database, [b, c]);
+  const third = await fresh.t.store.games.insert(database, [b, c]);
   assert.deepEqual([third.inserted, third.duplicates], [1, 1]);
-  assert.equal(await fresh.t.store.countGames(database.id), 3);
+  assert.equal(await fresh.t.store.databases.countGames(database.id), 3);
 });
 
 test('a deleted database leaves no keys in the log; a game stays findable in the others', async () => {
-  const kept = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Kept' });
-  const gone = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Gone' });
-  await fresh.t.store.insertGames(kept, [record(1, { contentHash: hex(1) })]);
-  await fresh.t.store.insertGames(gone, [
+  const kept = await fresh.t.store.databases.add({ ownerId: fresh.alice.id, name: 'Kept' });
+  const gone = await fresh.t.store.databases.add({ ownerId: fresh.alice.id, name: 'Gone' });
+  await fresh.t.store.games.insert(kept, [record(1, { contentHash: hex(1) })]);
+  await fresh.t.store.games.insert(gone, [
     record(1, { contentHash: hex(1) }),
     record(2, { contentHash: hex(2) }),
   ]);
-  await fresh.t.store.deleteDatabase(gone);
+  await fresh.t.store.databases.delete(gone);
   assert.deepEqual(
     loggedKeys(fresh.t.url).map((k) => k.databaseId),
     [kept.id],
   );
-  assert.equal((await fresh.t.store.insertGames(kept, [record(1, { contentHash: hex(1) })])).duplicates, 1);
+  assert.equal((await fresh.t.store.games.insert(kept, [record(1, { contentHash: hex(1) })])).duplicates, 1);
 });
 
 test('keys of hashes that are not hex still find their games', async () => {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Odd hashes' });
+  const database = await fresh.t.store.databases.add({ ownerId: fresh.alice.id, name: 'Odd hashes' });
   const odd = ['hash-1', 'zzzzzzzzzzzzzzzz', ''].map((contentHash, n) => record(n, { contentHash }));
-  assert.equal((await fresh.t.store.insertGames(database, odd)).inserted, 3);
-  assert.equal((await fresh.t.store.insertGames(database, odd)).duplicates, 3);
+  assert.equal((await fresh.t.store.games.insert(database, odd)).inserted, 3);
+  assert.equal((await fresh.t.store.games.insert(database, odd)).duplicates, 3);
   assert.notEqual(gameKey('hash-1'), gameKey('hash-2'));
 });
 

@@ -42,7 +42,7 @@ function shaped(n: number, shape: number): GameRecord {
 type Row = Selectable<GamesTable>;
 
 test('runs of every length and 50 sets of missing tags and metadata: each game keeps its own values, in order', async () => {
-  const database = await fresh.t.store.addDatabase({ ownerId: fresh.alice.id, name: 'Mixed' });
+  const database = await fresh.t.store.databases.add({ ownerId: fresh.alice.id, name: 'Mixed' });
   // Runs of 1 to 1,301 games of one shape (statements of 1,024, 128, 16, 4 and 1 rows), 50 shapes (more than
   // the writer keeps statements for), no player data at all, and every tag present.
   const games: GameRecord[] = [];
@@ -52,7 +52,7 @@ test('runs of every length and 50 sets of missing tags and metadata: each game k
     const length = lengths[shape % lengths.length] as number;
     for (let i = 0; i < length; i++) games.push(shaped(games.length, bits));
   }
-  const outcome = await fresh.t.store.insertGames(database, games);
+  const outcome = await fresh.t.store.games.insert(database, games);
   assert.equal(outcome.inserted, games.length);
 
   const rows = await queryStore<Row>(fresh.t.url, 'select * from games order by pk');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore } from '../../../src/store/index.ts';
-import { sqliteHandleOf } from '../../../src/store/sqlite/handle.ts';
+import { SqliteAdapter } from '../../../src/store/sqlite/adapter.ts';
 
 const pageSize = (file: string) => {
   const db = new Database(file, { readonly: true });
@@ -22,7 +22,7 @@ test('a new store has 16 KB pages; an older store keeps its 4 KB pages, works an
   try {
     const fresh = join(dir, 'fresh.sqlite');
     const store = await openStore(fresh);
-    await store.addUser({ login: 'alice' });
+    await store.accounts.addUser({ login: 'alice' });
     await store.close();
     assert.equal(pageSize(fresh), 16384);
 
@@ -33,10 +33,11 @@ test('a new store has 16 KB pages; an older store keeps its 4 KB pages, works an
     made.exec('create table earlier (x integer)');
     made.close();
     const reopened = await openStore(older);
-    const user = await reopened.addUser({ login: 'bob' });
-    assert.equal((await reopened.findUser('bob'))?.id, user.id);
+    const user = await reopened.accounts.addUser({ login: 'bob' });
+    assert.equal((await reopened.accounts.findUser('bob'))?.id, user.id);
     // Its checkpoints still come at 40 MB of WAL: 10,240 of its pages (2,560 of the new ones).
-    assert.equal(sqliteHandleOf(reopened.db)?.pragma('wal_autocheckpoint', { simple: true }), 10240);
+    assert.ok(reopened.dialect instanceof SqliteAdapter);
+    assert.equal(reopened.dialect.handle.pragma('wal_autocheckpoint', { simple: true }), 10240);
     await reopened.close();
     assert.equal(pageSize(older), 4096);
   } finally {
@@ -50,7 +51,7 @@ test('a new store and its folder are its owner’s alone, whatever the umask; an
   try {
     const file = join(dir, 'data', 'store.sqlite');
     const store = await openStore(file);
-    await store.addUser({ login: 'alice' });
+    await store.accounts.addUser({ login: 'alice' });
     const mode = (path: string) => statSync(path).mode & 0o777;
     assert.equal(mode(join(dir, 'data')), 0o700);
     for (const path of [file, `${file}-wal`, `${file}-shm`]) assert.equal(mode(path), 0o600, path);

@@ -1,0 +1,114 @@
+// The SQLite side of the store's differences (adapter.ts): one better-sqlite3 connection, whose write
+// transactions take the store's one write lock as they begin, and whose import path, game-key log and
+// checkpoints work on the connection directly.
+import type { Database as SqliteHandle } from 'better-sqlite3';
+import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
+import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
+import type { DialectAdapter } from '../adapter.ts';
+import type { GameBatch } from '../game-insert.ts';
+import type { DB } from '../schema.ts';
+import type { BulkWrites, InsertOutcome } from '../types.ts';
+import { beginSqliteChanges, sqliteLastSeq } from './changes.ts';
+import { BackgroundCheckpoints } from './checkpoints.ts';
+import { insertSqliteBatch } from './game-insert.ts';
+import { logKeys } from './game-keys.ts';
+
+export class SqliteAdapter implements DialectAdapter {
+  readonly name = 'sqlite';
+  /** The connection under the store's Kysely instance (open.ts): Kysely's SQLite dialect has one. */
+  readonly handle: SqliteHandle;
+
+  constructor(handle: SqliteHandle) {
+    this.handle = handle;
+  }
+
+  async limitLockWaits(ms: number): Promise<void> {
+    this.handle.pragma(`busy_timeout = ${ms}`);
+  }
+
+  dropSilentConnections(): void {}
+
+  bulkWrites(): BulkWrites {
+    // An in-memory store has no WAL to checkpoint.
+    if (this.handle.memory) return { ready: async () => {}, committed: () => {}, end: async () => {} };
+    return new BackgroundCheckpoints(this.handle);
+  }
+
+  async transaction<T>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+    return db.connection().execute(async (conn) => {
+      await sql`begin immediate`.execute(conn);
+      try {
+        const result = await fn(conn);
+        await sql`commit`.execute(conn);
+        return result;
+      } catch (error) {
+        // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll the transaction back
+        // itself; a ROLLBACK then fails with "no transaction is active", which must not hide the cause.
+        await sql`rollback`.execute(conn).catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  writeFailure(error: unknown): unknown {
+    return error;
+  }
+
+  readonly beginChanges = beginSqliteChanges;
+
+  readonly lastSeq = sqliteLastSeq;
+
+  async insertBatch(batch: GameBatch): Promise<InsertOutcome> {
+    return insertSqliteBatch(this.handle, batch);
+  }
+
+  gameKeyColumns(): UpdateObject<DB, 'games'> {
+    return {};
+  }
+
+  logGameKey(databaseId: string, pk: number, contentHash: string): void {
+    logKeys(this.handle, databaseId, pk, [contentHash]);
+  }
+
+  async forgetGameKeys(trx: Kysely<DB>, databaseId: string): Promise<void> {
+    // Its game keys would find only tombstones now (the log's ids are AUTOINCREMENT, never reused).
+    await trx.deleteFrom('game_keys').where('database_id', '=', databaseId).execute();
+  }
+
+  seqAt(seqs: readonly number[], n: RawBuilder<number>): RawBuilder<number> {
+    // The values one write takes are consecutive.
+    return sql<number>`${(seqs[0] ?? 1) - 1} + ${n}`;
+  }
+
+  lockRows<Q>(query: Q): Q {
+    return query;
+  }
+
+  skipLocked(): RawBuilder<unknown> {
+    return sql``;
+  }
+
+  /**
+   * Kysely takes no lock for SQLite migrations (it expects one process), so two processes opening a fresh
+   * store at once (a CLI command and the server) would both create the tables, and one would fail. Pending
+   * migrations therefore run inside BEGIN IMMEDIATE: a second process waits for the first one's commit
+   * (busy_timeout) and then finds nothing left to do. A store that is up to date takes no write lock.
+   */
+  async applyMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<MigrationResultSet> {
+    const migrations = await new Migrator({ db, provider }).getMigrations();
+    if (migrations.every((m) => m.executedAt !== undefined)) return { results: [] };
+    return db.connection().execute(async (conn) => {
+      await sql`begin immediate`.execute(conn);
+      let outcome = await new Migrator({ db: conn, provider, disableTransactions: true }).migrateToLatest();
+      if (!outcome.error) {
+        await sql`commit`.execute(conn).catch((error: unknown) => {
+          outcome = { ...outcome, error };
+        });
+      }
+      // A full disk or an I/O error has SQLite roll back by itself; the ROLLBACK's "no transaction is active"
+      // must not replace the migration's own error.
+      if (outcome.error) await sql`rollback`.execute(conn).catch(() => undefined);
+      return outcome;
+    });
+  }
+}
