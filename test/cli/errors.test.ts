@@ -517,12 +517,14 @@ describe('store and server failures are one line', () => {
   }, async () => {
     const file = writeGames(env.dir, 'many.pgn', 20_000, 'Full', 'a comment that makes the games longer');
     // A file size limit (RLIMIT_FSIZE; Node.js ignores its signal) makes the store's writes fail as on a
-    // full disk, after some batches have committed. SQLite then rolls the transaction back itself, and the
+    // full disk, after some batches have committed: 12 MB holds the first batch, however large the writer
+    // makes it (up to 5,000 of these games, some 5 MB in the store and as much in its WAL), and not all
+    // 20,000 games (some 18 MB). SQLite then rolls the transaction back itself, and the
     // ROLLBACK that followed failed with "no transaction is active", which was all the operator saw; then
     // the driver's "disk I/O error" alone, naming neither the store nor what had been imported.
     const args = ['import', file, '--user', 'alice', '--database', 'full'];
     const limited = await new Promise<CliResult>((resolve) => {
-      const command = ['sh', '-c', 'ulimit -f 6144 && exec "$0" "$@"', process.execPath, BIN, ...args];
+      const command = ['sh', '-c', 'ulimit -f 12288 && exec "$0" "$@"', process.execPath, BIN, ...args];
       execFile(
         command[0] as string,
         command.slice(1),
