@@ -30,7 +30,15 @@ export function tempEnv(extra: NodeJS.ProcessEnv = {}): Env {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-test-'));
   const dialect = STORE_DIALECT;
   const databaseUrl = dialect === 'postgres' ? createTestDatabaseSync() : join(dir, 'store.sqlite');
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+  // Heavy requests are not shed for a late event loop (SHED_EVENT_LOOP_DELAY_MS=0): a test machine busy with
+  // other suites is late often, and a 503 there says nothing of what a test checks; the suites of load
+  // shedding set it (or the heap's share) themselves.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    SHED_EVENT_LOOP_DELAY_MS: '0',
+  };
   delete env.CHESSPORT_SECRET;
   Object.assign(env, extra);
   const cleanup = () => {

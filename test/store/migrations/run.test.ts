@@ -28,9 +28,14 @@ async function serveUntilListening(env: NodeJS.ProcessEnv, cwd: string): Promise
   child.stderr.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
+  let stopping = false;
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString();
-    if (output.includes('Server listening at')) child.kill('SIGTERM');
+    // Once: a second SIGTERM makes serve exit at once, with 1 (what a later chunk of its log would send).
+    if (!stopping && output.includes('Server listening at')) {
+      stopping = true;
+      child.kill('SIGTERM');
+    }
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   assert.equal(code, 0, output);
