@@ -216,10 +216,26 @@ export function createProvider(options: ProviderOptions): Provider {
     const got = Buffer.from(hashToken(actual), 'hex');
     return want.length === got.length && timingSafeEqual(want, got);
   };
+  revocationAnswersJson(provider);
   provider.on('server_error', (_ctx: unknown, error: Error) => {
     options.log.error({ err: error }, 'oauth: request failed');
   });
   return provider;
+}
+
+/**
+ * A revocation (RFC 7009) is answered 200 with a body that the client ignores: the provider's is empty text,
+ * which clients that read every answer as JSON refuse (simple-oauth2's revokeAll() throws after revoking the
+ * access token, so the refresh token, and the grant, would live on). It is answered `{}` as JSON instead.
+ */
+function revocationAnswersJson(provider: Provider): void {
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'revocation' && ctx.status === 200 && !ctx.body) {
+      ctx.type = 'application/json';
+      ctx.body = '{}';
+    }
+  });
 }
 
 /**
