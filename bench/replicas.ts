@@ -10,15 +10,7 @@
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { PG_CLUSTER_SKIP, type PgCluster, pgCluster } from '../test/helpers/pg-cluster.ts';
-import {
-  fillBenchStore,
-  loadSpread,
-  printRows,
-  type Row,
-  startChessport,
-  stop,
-  waitUntilUp,
-} from './support.ts';
+import { fillBenchStore, loadSpread, printRows, type Row, startChessport, stop } from './support.ts';
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -54,6 +46,20 @@ async function transactions(url: string, database: string): Promise<number> {
   }
 }
 
+/** Waits until url answers 200: two servers starting on a busy machine may take a minute. */
+async function upWithin(url: string, headers: Record<string, string>, ms = 180_000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const ok = await fetch(url, { headers }).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`${url} did not answer in ${ms / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 let cluster: PgCluster | undefined;
 const servers: ChildProcess[] = [];
 try {
@@ -75,8 +81,8 @@ try {
   const withReplica = await startChessport({ ...env, DATABASE_REPLICA_URLS: replica.url(database) });
   servers.push(alone.child, withReplica.child);
   const headers = { authorization: `Bearer ${token}` };
-  await waitUntilUp(`${alone.origin}/api/v1/games?limit=1`, headers);
-  await waitUntilUp(`${withReplica.origin}/api/v1/games?limit=1`, headers);
+  await upWithin(`${alone.origin}/api/v1/games?limit=1`, headers);
+  await upWithin(`${withReplica.origin}/api/v1/games?limit=1`, headers);
   const first = (await (await fetch(`${alone.origin}/api/v1/games?limit=50`, { headers })).json()) as {
     data: { id: string }[];
   };

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { openStore, type ReplicaEvent } from '../../src/store/index.ts';
 import {
   byId,
   type Change,
@@ -36,6 +37,7 @@ import {
 } from '../helpers/harness.ts';
 import { PG_CLUSTER_SKIP, type PgCluster, pgCluster } from '../helpers/pg-cluster.ts';
 import { waitFor } from '../helpers/production.ts';
+import { queryPostgres } from '../helpers/stores.ts';
 
 const REPLICA_DELAY_MS = 2000;
 
@@ -280,6 +282,39 @@ describe('reads from a replica 2 s behind the primary', { skip: PG_CLUSTER_SKIP 
     // No wait: token look-ups run on the primary.
     const refused = await http(`${onReplica.base}/api/v1`, '/games', { token: revoked });
     assert.equal(refused.status, 401, refused.text);
+  });
+
+  test('a replica lagging past REPLICA_MAX_LAG is skipped while it lags, and taken back once it catches up', async () => {
+    const replica = cluster.replicas[0];
+    assert.ok(replica);
+    const primaryUrl = env.env.DATABASE_URL as string;
+    const store = await openStore(primaryUrl, { migrate: false, poolMax: 2 });
+    const events: ReplicaEvent[] = [];
+    try {
+      await store.useReplicas({
+        urls: [replica.url(new URL(primaryUrl).pathname.slice(1))],
+        maxLagMs: 500,
+        answerTimeoutMs: 30_000,
+        poolMax: 2,
+        onEvent: (event) => events.push(event),
+      });
+      await queryPostgres(primaryUrl, 'create table if not exists lag_probe (n integer)');
+      // Commits every 100 ms: the replica replays each 2 s late, past the 0.5 s limit.
+      await waitFor('the lagging replica skipped', async () => {
+        await queryPostgres(primaryUrl, 'insert into lag_probe values (1)');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return events.some((event) => event.kind === 'skipped' && /over the limit/.test(event.reason));
+      });
+      assert.equal(store.reads.states()[0]?.healthy, false);
+      const fallbacks = store.reads.counts.fallbacks.unavailable;
+      await store.games.total('nobody');
+      assert.equal(store.reads.counts.fallbacks.unavailable, fallbacks + 1, 'read on the primary');
+      // Writes stop: it replays the last within its delay and is taken back.
+      await waitFor('the replica taken back', () => store.reads.states()[0]?.healthy === true);
+      assert.equal(events.at(-1)?.kind, 'recovered');
+    } finally {
+      await store.close();
+    }
   });
 
   test('a replica that stops is skipped, reads go to the primary, and it is taken back once it is up', async () => {
