@@ -13,6 +13,7 @@ const parts = [
   'takeover.ts',
   'abuse.ts',
   'scale.ts',
+  'replicas.ts',
   'webhooks.ts',
 ];
 let failed = false;

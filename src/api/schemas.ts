@@ -286,6 +286,15 @@ export const formatParam = {
     'prefers application/x-chess-pgn or application/vnd.chess-pgn. Any other value is 400.',
 } as const;
 
+export const minCursorParam = {
+  type: 'string',
+  description:
+    'The nextCursor of the feed page that showed this game, unchanged: the answer is then at least as new ' +
+    'as that page (never an older version of the game, never 404 for a game the page showed as present), ' +
+    'whichever replica the server reads. Send it when fetching a game the feed signalled. A cursor of ' +
+    'another user, app or server, altered or malformed, is 400.',
+} as const;
+
 export const gameIdsParam = {
   type: 'boolean',
   description:

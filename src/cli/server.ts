@@ -7,7 +7,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { connectRedis, redisAddress, redisReady } from '../platform/redis.ts';
 import { buildApp } from '../server/app.ts';
 import { answersClosed } from '../server/plugins/logging.ts';
-import { ANY_OWNER, openStore, type Store } from '../store/index.ts';
+import { ANY_OWNER, openStore, type ReplicaEvent, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { storeOpening } from './context.ts';
 import { CliError } from './errors.ts';
@@ -33,7 +33,6 @@ export async function runServer(
   await store.dialect.limitLockWaits(server.storeBusyTimeoutMs);
   // The API's queries take milliseconds: a connection silent this long has lost its server.
   store.dialect.dropSilentConnections(server.pgAnswerTimeoutMs);
-
   // The Redis link logs through the app's logger, which exists by the time the link has news.
   const redisLog = {
     info: (details: object, message: string) => app.log.info(details, message),
@@ -70,6 +69,16 @@ export async function runServer(
   });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   logChangeListener(app.log, store);
+  // The API's reads from replicas (docs/operations.md, "Replicas"), logged as each is skipped or taken back.
+  if (server.replicas.urls.length > 0 || server.replicas.maxLagSet) {
+    await store.useReplicas({
+      urls: server.replicas.urls,
+      maxLagMs: server.replicas.maxLagMs,
+      answerTimeoutMs: server.pgAnswerTimeoutMs,
+      poolMax: settings.pgPoolMax,
+      onEvent: replicaLogger(app.log),
+    });
+  }
   let closing = false;
   let webhooks: { worker: DeliveryWorker; store: Store } | undefined;
   const shutdown = async (signal: string) => {
@@ -175,6 +184,20 @@ async function startWebhooks(
   // the bus that wakes long-polls) wakes the worker at once, between its polls. After stop() a wake does nothing.
   store.signals.subscribe(ANY_OWNER, () => worker.wake());
   return { worker, store: own };
+}
+
+/** A replica skipped (a warning: its reads go elsewhere) or taken back. */
+function replicaLogger(log: FastifyBaseLogger): (event: ReplicaEvent) => void {
+  return (event) => {
+    if (event.kind === 'skipped') {
+      log.warn(
+        { replica: event.name, reason: event.reason, lagSeconds: event.lagSeconds },
+        'replica skipped: its reads go to another replica or the primary until it recovers',
+      );
+    } else {
+      log.info({ replica: event.name, lagSeconds: event.lagSeconds }, 'replica serving reads');
+    }
+  };
 }
 
 /**

@@ -38,6 +38,26 @@ const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_
 /** The longest a timer can wait (2^31 - 1 ms): a longer one fires at once. */
 const TIMER_MAX_MS = 2 ** 31 - 1;
 
+/** REPLICA_MAX_LAG when unset: a page read from a replica is at most this much older than the primary. */
+export const DEFAULT_REPLICA_MAX_LAG_MS = 10_000;
+
+/**
+ * DATABASE_REPLICA_URLS: postgres:// URLs separated by commas. Not echoed when refused: they may hold
+ * passwords.
+ */
+export function parseReplicaUrls(text: string): string[] {
+  const urls = text.split(',').map((url) => url.trim());
+  for (const [i, url] of urls.entries()) {
+    if (!/^postgres(ql)?:\/\/[^/]/i.test(url)) {
+      throw new CliError(
+        `invalid DATABASE_REPLICA_URLS: entry ${i + 1} is not a postgres:// URL; give the replicas' URLs ` +
+          'separated by commas, like postgres://user:password@replica1:5432/chessport,postgres://...',
+      );
+    }
+  }
+  return urls;
+}
+
 /** "90s", "15m", "12h", "30d" to milliseconds; `what` names a setting that a timer waits for (at most 24d). */
 export function parseDuration(text: string, what?: string): number {
   const m = /^([1-9][0-9]{0,8})([smhd])$/.exec(text.trim());
@@ -201,6 +221,11 @@ export interface ServerSettings {
   storeBusyTimeoutMs: number;
   /** PostgreSQL: how long a query waits for an answer before its connection is dropped (503). */
   pgAnswerTimeoutMs: number;
+  /**
+   * The streaming replicas the API's reads go to (DATABASE_REPLICA_URLS, none: the primary reads all) and the
+   * replay lag past which one is skipped (REPLICA_MAX_LAG); `maxLagSet` says REPLICA_MAX_LAG was given.
+   */
+  replicas: { urls: string[]; maxLagMs: number; maxLagSet: boolean };
   /** How long shutdown waits for requests in flight before it cuts their connections. */
   shutdownTimeoutMs: number;
   /** How long a client has to send its whole request (REQUEST_TIMEOUT); undefined: the app's default. */
@@ -285,6 +310,11 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
     redisPrefix: env.REDIS_PREFIX || 'chessport:',
     storeBusyTimeoutMs: setting(env, 'STORE_BUSY_TIMEOUT_MS', parsePositiveInt, 1000),
     pgAnswerTimeoutMs: setting(env, 'PG_ANSWER_TIMEOUT', parseDuration, 30_000),
+    replicas: {
+      urls: setting(env, 'DATABASE_REPLICA_URLS', parseReplicaUrls, []),
+      maxLagMs: setting(env, 'REPLICA_MAX_LAG', parseDuration, DEFAULT_REPLICA_MAX_LAG_MS),
+      maxLagSet: Boolean(env.REPLICA_MAX_LAG),
+    },
     shutdownTimeoutMs: setting(env, 'SHUTDOWN_TIMEOUT', parseDuration, 30_000),
     requestTimeoutMs: setting(env, 'REQUEST_TIMEOUT', parseDuration, undefined),
     idleTimeoutMs: setting(env, 'IDLE_TIMEOUT', parseDuration, undefined),

@@ -7,6 +7,7 @@ import type { Changes } from './change-allocation.ts';
 import type { ChangeSignals } from './change-signals.ts';
 import type { GameBatch } from './game-insert.ts';
 import type { RunQuery } from './prepared.ts';
+import type { ReplicaSettings, Replicas } from './read-routing.ts';
 import type { DB } from './schema.ts';
 import type { BulkWrites, Dialect, InsertOutcome } from './types.ts';
 
@@ -83,6 +84,11 @@ export interface DialectAdapter extends DialectSettings {
   skipLocked(of?: string): RawBuilder<unknown>;
   /** Applies the pending migrations, once however many processes open the store at the same time. */
   applyMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<MigrationResultSet>;
+  /**
+   * The streaming replicas the API's reads may go to, watched by a health check (read-routing.ts).
+   * PostgreSQL: a pool per replica (postgres/replicas.ts). SQLite has one file and no replicas: refused.
+   */
+  openReplicas(primary: Kysely<DB>, settings: ReplicaSettings): Promise<Replicas>;
 }
 
 /** What the store is built of, as a dialect's open function (sqlite/open.ts, postgres/open.ts) makes it. */

@@ -6,6 +6,7 @@ import type { DialectAdapter, OpenedStore } from './adapter.ts';
 import type { Changes } from './change-allocation.ts';
 import type { ChangeSignals } from './change-signals.ts';
 import type { RunQuery } from './prepared.ts';
+import { ReadRouting } from './read-routing.ts';
 import type { DB } from './schema.ts';
 import { signalling } from './webhook-signals.ts';
 
@@ -18,10 +19,16 @@ export class StoreContext {
   /** What differs between SQLite and PostgreSQL (adapter.ts). */
   readonly adapter: DialectAdapter;
   /**
-   * Where the compiled reads run (prepared.ts): the reads of every API request. Whichever connection it
-   * runs them on, it is the context's choice, made once, not each query's.
+   * Where the compiled reads that must see the latest commit run (prepared.ts): the token look-up of every
+   * request. Always the primary's connection, counted as the primary's reads.
    */
   readonly reader: RunQuery;
+  /**
+   * Where the API's other reads run (lists, details, exports, the feed): a healthy replica when the server
+   * reads from replicas, else the primary; a read that needs a position its replica lacks runs on the
+   * primary (read-routing.ts).
+   */
+  readonly reads: ReadRouting;
   /**
    * Signals that a change of an owner may have committed, from this process's writes and (once someone
    * subscribes) from other processes' (change-signals.ts): what a waiting long-poll wakes on.
@@ -31,7 +38,8 @@ export class StoreContext {
   constructor(opened: Pick<OpenedStore, 'db' | 'adapter' | 'reader' | 'signals'>) {
     this.db = opened.db;
     this.adapter = opened.adapter;
-    this.reader = opened.reader;
+    this.reads = new ReadRouting({ name: 'primary', kind: 'primary', db: opened.db, run: opened.reader });
+    this.reader = this.reads.countingPrimary(opened.reader);
     this.signals = opened.signals;
   }
 

@@ -68,7 +68,7 @@ export class Databases {
 
   constructor(ctx: StoreContext) {
     this.ctx = ctx;
-    this.kept = prepared(ctx.reader, 1, (databaseId: string) =>
+    this.kept = prepared(ctx.reads.primary.run, 1, (databaseId: string) =>
       ctx.db
         .selectFrom('databases')
         .select('game_count as total')
@@ -98,21 +98,25 @@ export class Databases {
     });
   }
 
-  /** The live databases (of one owner, or of all) in creation order. */
+  /** The live databases (of one owner, or of all) in creation order; an API read (read-routing.ts). */
   async list(ownerId?: string): Promise<Database[]> {
-    let query = this.ctx.db.selectFrom('databases').selectAll().where('deleted_at', 'is', null);
-    if (ownerId !== undefined) query = query.where('owner_id', '=', ownerId);
-    const rows = await query.orderBy('created_at').orderBy('id').execute();
+    const rows = await this.ctx.reads.read(({ db }) => {
+      let query = db.selectFrom('databases').selectAll().where('deleted_at', 'is', null);
+      if (ownerId !== undefined) query = query.where('owner_id', '=', ownerId);
+      return query.orderBy('created_at').orderBy('id').execute();
+    });
     return rows.map(toDatabase);
   }
 
-  /** One of the owner's live databases by UUID or slug. */
+  /** One of the owner's live databases by UUID or slug; an API read (read-routing.ts). */
   async find(ownerId: string, idOrSlug: string): Promise<Database | undefined> {
     if (!storable(idOrSlug)) return undefined;
-    const row = await liveDatabasesOf(this.ctx.db, ownerId)
-      .where((eb) => eb.or([eb('id', '=', idOrSlug), eb('slug', '=', idOrSlug)]))
-      .orderBy(sql`case when id = ${idOrSlug} then 0 else 1 end`)
-      .executeTakeFirst();
+    const row = await this.ctx.reads.read(({ db }) =>
+      liveDatabasesOf(db, ownerId)
+        .where((eb) => eb.or([eb('id', '=', idOrSlug), eb('slug', '=', idOrSlug)]))
+        .orderBy(sql`case when id = ${idOrSlug} then 0 else 1 end`)
+        .executeTakeFirst(),
+    );
     return row && toDatabase(row);
   }
 
@@ -151,7 +155,7 @@ export class Databases {
 
   /** A database's live games, as its row keeps the count (migration 0011); 0 for a deleted one. */
   async gameTotal(databaseId: string): Promise<number> {
-    const [row] = await this.kept(databaseId);
+    const [row] = await this.ctx.reads.read(({ run }) => this.kept.on(run)(databaseId));
     return Number(row?.total ?? 0);
   }
 
@@ -163,11 +167,9 @@ export class Databases {
    * primary-key lookup, however many games the database or its owner has.
    */
   async version(databaseId: string): Promise<number> {
-    const row = await this.ctx.db
-      .selectFrom('databases')
-      .select('games_seq')
-      .where('id', '=', databaseId)
-      .executeTakeFirst();
+    const row = await this.ctx.reads.read(({ db }) =>
+      db.selectFrom('databases').select('games_seq').where('id', '=', databaseId).executeTakeFirst(),
+    );
     return Number(row?.games_seq ?? 0);
   }
 

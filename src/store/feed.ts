@@ -2,7 +2,8 @@
 // change sequence value (compiled once: every long-poll reads it again at each signal), and where `since`
 // starts it.
 import type { StoreContext } from './context.ts';
-import { prepared } from './prepared.ts';
+import { prepared, type RunQuery } from './prepared.ts';
+import type { Freshness } from './read-routing.ts';
 import { changeColumns, expandedChangeColumns, type GameRow, toChange, toExpandedChange } from './rows.ts';
 import type { ExpandedChange, GameChange } from './types.ts';
 
@@ -10,13 +11,16 @@ export class Feed {
   private readonly ctx: StoreContext;
   private readonly itemsAfter;
   private readonly expandedAfter;
+  /** The owner's highest seq, on the (owner_id, seq) index: how far a node has replayed the owner's changes. */
+  private readonly head;
 
   constructor(ctx: StoreContext) {
     this.ctx = ctx;
+    // Built on the primary's runner, run on the target that read-routing.ts picks (Prepared.on).
     // An owner's feed after a seq, on the (owner_id, seq) index: the items, or the items with their games.
     const after = <C extends typeof changeColumns | typeof expandedChangeColumns>(columns: C) =>
       prepared<[string, number, number], Pick<GameRow, C[number]>>(
-        ctx.reader,
+        ctx.reads.primary.run,
         3,
         (ownerId: string, afterSeq: number, limit: number) =>
           ctx.db
@@ -29,11 +33,29 @@ export class Feed {
       );
     this.itemsAfter = after(changeColumns);
     this.expandedAfter = after(expandedChangeColumns);
+    this.head = prepared(ctx.reads.primary.run, 1, (ownerId: string) =>
+      ctx.db
+        .selectFrom('games')
+        .select((eb) => eb.fn.max('seq').as('head'))
+        .where('owner_id', '=', ownerId),
+    );
   }
 
-  /** The owner's games (tombstones included) changed after a sequence value, oldest change first. */
-  async changes(ownerId: string, afterSeq: number, limit: number): Promise<GameChange[]> {
-    const rows = await this.itemsAfter(ownerId, afterSeq, limit);
+  /**
+   * The owner's games (tombstones included) changed after a sequence value, oldest change first. On a
+   * replica, a page reflects at least the position it starts from (docs/architecture.md, "Reads from
+   * replicas"); with `confirmEmpty` (a long-poll) an empty page is read on the primary.
+   */
+  async changes(
+    ownerId: string,
+    afterSeq: number,
+    limit: number,
+    confirmEmpty = false,
+  ): Promise<GameChange[]> {
+    const rows = await this.ctx.reads.read(
+      ({ run }) => this.itemsAfter.on(run)(ownerId, afterSeq, limit),
+      (page, { run }) => this.reflects(page, run, ownerId, afterSeq, confirmEmpty),
+    );
     return rows.map(toChange);
   }
 
@@ -41,9 +63,51 @@ export class Feed {
    * `changes` with each live game's detail, as `store.games.get` gives it, read by the same statement: one
    * query for the page, and every item and its detail from one snapshot.
    */
-  async expandedChanges(ownerId: string, afterSeq: number, limit: number): Promise<ExpandedChange[]> {
-    const rows = await this.expandedAfter(ownerId, afterSeq, limit);
+  async expandedChanges(
+    ownerId: string,
+    afterSeq: number,
+    limit: number,
+    confirmEmpty = false,
+  ): Promise<ExpandedChange[]> {
+    const rows = await this.ctx.reads.read(
+      ({ run }) => this.expandedAfter.on(run)(ownerId, afterSeq, limit),
+      (page, { run }) => this.reflects(page, run, ownerId, afterSeq, confirmEmpty),
+    );
     return rows.map(toExpandedChange);
+  }
+
+  /**
+   * Whether a replica's page stands. A page with changes does: per owner the replica has replayed a prefix
+   * of the primary's commits in seq order, so it holds every change of the owner up to the page's last seq.
+   * An empty page stands if the replica has replayed the position it starts from (the owner's highest seq
+   * there is at least it): what it lacks lies after the cursor, which the client meets later. A long-poll's
+   * empty page does not: a commit signalled before or during the wait may not be on the replica yet.
+   */
+  private async reflects(
+    page: readonly unknown[],
+    run: RunQuery,
+    ownerId: string,
+    afterSeq: number,
+    confirmEmpty: boolean,
+  ): Promise<Freshness> {
+    if (page.length > 0) return 'fresh';
+    if (confirmEmpty) return 'confirm';
+    return (await this.headOn(run, ownerId)) >= afterSeq ? 'fresh' : 'behind';
+  }
+
+  private async headOn(run: RunQuery, ownerId: string): Promise<number> {
+    const [row] = await this.head.on(run)(ownerId);
+    return Number(row?.head ?? 0);
+  }
+
+  /**
+   * Whether a cursor's position is past every change the store has made: it was issued before the store was
+   * restored from an older backup. A position the owner's feed has reached is not (one look-up where the API
+   * reads); only one beyond it is checked against the primary's last seq.
+   */
+  async isAhead(ownerId: string, position: number): Promise<boolean> {
+    const head = await this.ctx.reads.read(({ run }) => this.headOn(run, ownerId));
+    return head < position && position > (await this.lastSeq());
   }
 
   /** The highest change sequence value taken so far (on PostgreSQL possibly not committed yet). */

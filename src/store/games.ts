@@ -3,7 +3,7 @@
 // the writes to these.
 import { sql } from 'kysely';
 import type { Executor, StoreContext } from './context.ts';
-import { prepared } from './prepared.ts';
+import { prepared, type RunQuery } from './prepared.ts';
 import { summaryColumns, toDetail, toSummary } from './rows.ts';
 import { storable } from './storable.ts';
 import type { GameDetail, ListedGame, Page } from './types.ts';
@@ -48,7 +48,9 @@ export function liveGame(db: Executor, id: string): Promise<LiveGame | undefined
 
 /** The reads of games behind every API request, built and compiled once per store. */
 function compiledReads(ctx: StoreContext) {
-  const { db, reader } = ctx;
+  const { db } = ctx;
+  // Built on the primary's runner, and run on the target that read-routing.ts picks (Prepared.on).
+  const reader = ctx.reads.primary.run;
   // An offset is walked entry by entry down the (scope, deleted, pk) index (and on PostgreSQL each row
   // skipped is read): `after` lets a page that starts where an earlier one ended seek there instead.
   const liveGames = (scope: 'owner_id' | 'database_id') =>
@@ -136,13 +138,16 @@ export class GameReads {
     value: string,
     page: Page,
   ): Promise<ListedGame[]> {
-    const rows = await this.compiled[scope](value, page.after ?? 0, page.limit, page.offset);
+    const query = this.compiled[scope];
+    const rows = await this.ctx.reads.read(({ run }) =>
+      query.on(run)(value, page.after ?? 0, page.limit, page.offset),
+    );
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
   /** The owner's live games across all databases: the sum of the databases' kept counts (migration 0011). */
   async total(ownerId: string): Promise<number> {
-    const [row] = await this.compiled.total(ownerId);
+    const [row] = await this.ctx.reads.read(({ run }) => this.compiled.total.on(run)(ownerId));
     return Number(row?.total ?? 0);
   }
 
@@ -153,14 +158,31 @@ export class GameReads {
    * per owner, seq order is commit order (StoreContext.write), so equal numbers mean equal game data.
    */
   async version(ownerId: string): Promise<number> {
-    const [row] = await this.compiled.version(ownerId);
+    return this.ctx.reads.read(({ run }) => this.versionOn(run, ownerId));
+  }
+
+  private async versionOn(run: RunQuery, ownerId: string): Promise<number> {
+    const [row] = await this.compiled.version.on(run)(ownerId);
     return Number(row?.version ?? 0);
   }
 
-  /** One of the owner's live games by UUID. */
-  async get(ownerId: string, id: string): Promise<GameDetail | undefined> {
+  /**
+   * One of the owner's live games by UUID. With `minSeq` (the position of a feed page that showed it), the
+   * answer reflects at least the owner's changes up to that seq: a replica that has not replayed them
+   * (its owner's highest seq is below) is passed over for the primary (docs/architecture.md, "Reads from
+   * replicas"), so a game the page showed is never missing, nor older than the page showed it.
+   */
+  async get(ownerId: string, id: string, minSeq?: number): Promise<GameDetail | undefined> {
     if (!storable(id)) return undefined;
-    const [row] = await this.compiled.game(ownerId, id);
+    const [row] = await this.ctx.reads.read(
+      ({ run }) => this.compiled.game.on(run)(ownerId, id),
+      minSeq === undefined
+        ? undefined
+        : async ([found], { run }) =>
+            (found && Number(found.seq) >= minSeq) || (await this.versionOn(run, ownerId)) >= minSeq
+              ? 'fresh'
+              : 'behind',
+    );
     return row && toDetail(row);
   }
 
@@ -180,7 +202,7 @@ export class GameReads {
       // The sizes first: a batch of a thousand engine games with long comments runs to tens of MB, which
       // SQLite would read in one synchronous call (stalling the event loop) and each export would hold while
       // its client read it.
-      const sizes = await exportSizes(databaseId, after, batchSize);
+      const sizes = await this.ctx.reads.read(({ run }) => exportSizes.on(run)(databaseId, after, batchSize));
       if (sizes.length === 0) return;
       let end = 0;
       let bytes = 0;
@@ -190,7 +212,7 @@ export class GameReads {
         end++;
       }
       const last = Number(sizes[end - 1]?.pk);
-      yield* await exportGames(databaseId, after, last);
+      yield* await this.ctx.reads.read(({ run }) => exportGames.on(run)(databaseId, after, last));
       if (end === sizes.length && sizes.length < batchSize) return;
       after = last;
     }

@@ -10,6 +10,13 @@ export { MAX_GAMES_LIMIT } from './databases.ts';
 export { MigrationFailure, StoreError } from './errors.ts';
 export { type StoreFault, storeFault } from './faults.ts';
 export { newGrantId } from './grants.ts';
+export type {
+  FallbackReason,
+  ReadCounts,
+  ReplicaEvent,
+  ReplicaSettings,
+  ReplicaState,
+} from './read-routing.ts';
 export { Store } from './store.ts';
 export { hashToken } from './tokens.ts';
 export type * from './types.ts';

@@ -19,6 +19,12 @@ export function kyselyRunner<DB>(db: Kysely<DB>): RunQuery {
   return async (sql, parameters) => (await db.executeQuery(CompiledQuery.raw(sql, [...parameters]))).rows;
 }
 
+/** A compiled query: run on its default runner, or `on` another (a replica's: read-routing.ts). */
+export interface Prepared<A extends unknown[], R> {
+  (...args: A): Promise<R[]>;
+  on(run: RunQuery): (...args: A) => Promise<R[]>;
+}
+
 /**
  * A query built by `build` once, with placeholders for its `arity` arguments, then run with the values of
  * each call. Every argument must end up as a bound parameter (not in the SQL text): checked here, once.
@@ -27,16 +33,19 @@ export function prepared<A extends unknown[], R>(
   run: RunQuery,
   arity: number,
   build: (...args: A) => Compilable<R>,
-): (...args: A) => Promise<R[]> {
+): Prepared<A, R> {
   const slots = Array.from({ length: arity }, (_, i) => new Slot(i));
   const compiled = build(...(slots as unknown as A)).compile();
   const bound = new Set(compiled.parameters.filter((p) => p instanceof Slot).map((p) => (p as Slot).index));
   if (bound.size !== arity) throw new Error(`prepared query binds ${bound.size} of ${arity} arguments`);
   const { sql } = compiled;
   const template = compiled.parameters;
-  return async (...args: A) =>
-    (await run(
-      sql,
-      template.map((p) => (p instanceof Slot ? args[p.index] : p)),
-    )) as R[];
+  const on =
+    (runner: RunQuery) =>
+    async (...args: A) =>
+      (await runner(
+        sql,
+        template.map((p) => (p instanceof Slot ? args[p.index] : p)),
+      )) as R[];
+  return Object.assign(on(run), { on });
 }

@@ -14,6 +14,7 @@ import { Games } from './game-writes.ts';
 import { Grants } from './grants.ts';
 import { Hearing } from './hearing.ts';
 import { OAuthRecords } from './oauth-records.ts';
+import type { ReadRouting, ReplicaSettings } from './read-routing.ts';
 import type { DB } from './schema.ts';
 import { Tokens } from './tokens.ts';
 import { WebhookDeliveries } from './webhook-deliveries.ts';
@@ -32,6 +33,9 @@ export class Store {
   readonly write: StoreContext['write'];
   /** StoreContext.transaction: a write transaction that touches no game. */
   readonly transaction: StoreContext['transaction'];
+  /** Where the API's reads run, how many ran where, and the replicas' state (read-routing.ts). */
+  readonly reads: ReadRouting;
+  private readonly ctx: StoreContext;
 
   /** The server secret, users and apps (accounts.ts). */
   readonly accounts: Accounts;
@@ -70,6 +74,8 @@ export class Store {
     this.signals = ctx.signals;
     this.write = ctx.write;
     this.transaction = ctx.transaction;
+    this.reads = ctx.reads;
+    this.ctx = ctx;
     this.accounts = new Accounts(ctx);
     this.tokens = new Tokens(ctx);
     this.databases = new Databases(ctx);
@@ -93,7 +99,16 @@ export class Store {
     await sql`select 1`.execute(this.db);
   }
 
+  /**
+   * From now on the API's reads go to these streaming replicas where they can (docs/operations.md,
+   * "Replicas"); resolves once each has been checked. Refused on SQLite.
+   */
+  async useReplicas(settings: ReplicaSettings): Promise<void> {
+    this.reads.use(await this.ctx.adapter.openReplicas(this.db, settings));
+  }
+
   async close(): Promise<void> {
+    await this.reads.close();
     await this.signals.close();
     await this.db.destroy();
   }

@@ -75,13 +75,24 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       const read = async () => {
         // One row beyond the page tells whether more exist; the page is one statement, one snapshot, also
         // with its games' details.
+        // A long-poll's empty page is read on the primary where the API reads from replicas: its wait must
+        // start from, and its wake-ups read, every commit signalled (docs/architecture.md).
+        const longPoll = wait !== undefined;
         const page = expand
-          ? items(await store.feed.expandedChanges(token.userId, after, limit + 1), limit, expandedChangeJson)
-          : items(await store.feed.changes(token.userId, after, limit + 1), limit, changeJson);
+          ? items(
+              await store.feed.expandedChanges(token.userId, after, limit + 1, longPoll),
+              limit,
+              expandedChangeJson,
+            )
+          : items(await store.feed.changes(token.userId, after, limit + 1, longPoll), limit, changeJson);
         // A cursor past every change the store has made was issued before the store was restored from a
         // backup: the writes after the restore take the positions it has passed, and its reader would never
         // see them. Asked on an empty page only (a reader polling an idle feed), where it costs one lookup.
-        if (page.rows.length === 0 && cursor !== undefined && after > (await store.feed.lastSeq())) {
+        if (
+          page.rows.length === 0 &&
+          cursor !== undefined &&
+          (await store.feed.isAhead(token.userId, after))
+        ) {
           throw new ApiError(
             'invalid_request',
             'cursor is ahead of the store, which was restored from an older backup: read the feed again ' +

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../platform/http/errors.ts';
+import { decodeCursor } from '../../domain/cursor.ts';
+import { pairwiseId } from '../../domain/pairwise.ts';
+import { ApiError, notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
 import { pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
-import { formatParam, pageQuery, schemas } from '../schemas.ts';
+import { formatParam, minCursorParam, pageQuery, schemas } from '../schemas.ts';
 import { gameDetailJson } from '../serialize.ts';
 import { sendPage } from './paging.ts';
 
@@ -44,12 +46,27 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
       'The game detail: every list item field plus fen, moves (UCI), pgn, metadata and updatedAt, enough ' +
       'to mirror the game. format=pgn or Accept: application/x-chess-pgn gives the PGN text instead.',
     params: { id: { type: 'string', description: 'Game UUID (letters in either case).' } },
-    query: { format: formatParam },
+    query: { format: formatParam, minCursor: minCursorParam },
     ok: { description: 'The game, as JSON or as PGN.', schema: schemas.gameDetail },
     pgn: 'The one game in PGN export format (charset=utf-8), as its pgn field holds it.',
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
-      const game = await store.games.get(token.userId, id);
+      const { minCursor } = request.query as { minCursor?: string };
+      let minSeq: number | undefined;
+      if (minCursor !== undefined) {
+        minSeq = decodeCursor(
+          context.secret,
+          pairwiseId(context.secret, token.appSector, token.userId),
+          minCursor,
+        );
+        if (minSeq === undefined) {
+          throw new ApiError(
+            'invalid_request',
+            'minCursor is not valid: pass the nextCursor of a feed page, unchanged, with the same token',
+          );
+        }
+      }
+      const game = await store.games.get(token.userId, id, minSeq);
       if (!game) throw notFound('game');
       if (wantsPgn(request)) return pgnHeaders(reply, game.slug).send(game.pgn);
       return { data: gameDetailJson(game) };

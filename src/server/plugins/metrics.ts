@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics, feedMetrics, processRegistry } from '../../platform/metrics.ts';
 import type { Store } from '../../store/index.ts';
+import { storeReadMetrics } from './store-read-metrics.ts';
 
 const CHANGES_ROUTE = '/api/v1/changes';
 /** How long a scrape waits for the store's change sequence. */
@@ -28,6 +29,7 @@ export function metrics(app: FastifyInstance, store: Store): void {
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
+  storeReadMetrics(registry, store);
   new Gauge({
     name: 'chessport_store_change_sequence',
     help: 'Latest value of the store change sequence (rises with every import, update, move and delete).',

@@ -5,11 +5,13 @@ import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import type { DialectAdapter } from '../adapter.ts';
 import { StoreError } from '../errors.ts';
+import type { ReplicaSettings, Replicas } from '../read-routing.ts';
 import type { DB } from '../schema.ts';
 import type { BulkWrites } from '../types.ts';
 import { beginPostgresChanges, postgresLastSeq } from './changes.ts';
 import { dedupKey } from './dedup-key.ts';
 import { insertPostgresBatch } from './game-insert.ts';
+import { type OpenPool, openPostgresReplicas } from './replicas.ts';
 import type { PoolSockets } from './sockets.ts';
 
 /** Sets a setting of every connection of a pool: those open now, and those it opens later (open.ts). */
@@ -21,10 +23,13 @@ export class PostgresAdapter implements DialectAdapter {
   readonly name = 'postgres';
   private readonly sessions: Sessions;
   private readonly sockets: PoolSockets;
+  /** Opens a pool like the primary's (open.ts), for each replica. */
+  private readonly openPool: OpenPool;
 
-  constructor(sessions: Sessions, sockets: PoolSockets) {
+  constructor(sessions: Sessions, sockets: PoolSockets, openPool: OpenPool) {
     this.sessions = sessions;
     this.sockets = sockets;
+    this.openPool = openPool;
   }
 
   async limitLockWaits(): Promise<void> {}
@@ -88,5 +93,9 @@ export class PostgresAdapter implements DialectAdapter {
    */
   async applyMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<MigrationResultSet> {
     return new Migrator({ db, provider }).migrateToLatest();
+  }
+
+  openReplicas(primary: Kysely<DB>, settings: ReplicaSettings): Promise<Replicas> {
+    return openPostgresReplicas(primary, settings, this.openPool);
   }
 }

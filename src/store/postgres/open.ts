@@ -23,7 +23,7 @@ export async function openPostgres(url: string, settings: OpenSettings): Promise
     await db.destroy();
     throw error;
   });
-  const adapter = new PostgresAdapter(sessions, sockets);
+  const adapter = new PostgresAdapter(sessions, sockets, openPool);
   const applied = settings.migrate ? await migrate(db, adapter) : [];
   // A lock held by another session (an operator's open transaction, a stuck client) would keep a statement
   // waiting, saying nothing, for as long as that session lives (`chessport games delete` on a row locked in
@@ -45,7 +45,7 @@ const parseInt8 = (text: string) => Number(text);
  * A pool of at most poolMax connections to the database at `url`, its sessions (to set their timeouts
  * later) and its sockets (to drop the silent ones: sockets.ts).
  */
-async function openPool(
+export async function openPool(
   url: string,
   poolMax: number,
 ): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets }> {

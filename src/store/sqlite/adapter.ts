@@ -5,7 +5,9 @@ import type { Database as SqliteHandle } from 'better-sqlite3';
 import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import type { DialectAdapter } from '../adapter.ts';
+import { StoreError } from '../errors.ts';
 import type { GameBatch } from '../game-insert.ts';
+import type { Replicas } from '../read-routing.ts';
 import type { DB } from '../schema.ts';
 import type { BulkWrites, InsertOutcome } from '../types.ts';
 import { beginSqliteChanges, sqliteLastSeq } from './changes.ts';
@@ -110,5 +112,12 @@ export class SqliteAdapter implements DialectAdapter {
       if (outcome.error) await sql`rollback`.execute(conn).catch(() => undefined);
       return outcome;
     });
+  }
+
+  async openReplicas(): Promise<Replicas> {
+    throw new StoreError(
+      'read replicas (DATABASE_REPLICA_URLS, REPLICA_MAX_LAG) are for a PostgreSQL store: this store is a ' +
+        'SQLite file, which has no replicas; unset them, or move the store to PostgreSQL (docs/operations.md)',
+    );
   }
 }
