@@ -2,8 +2,8 @@
 // and their deliveries.
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
+import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../platform/webhook-address.ts';
 import type { Store, WebhookDelivery, WebhookEndpoint } from '../../store/index.ts';
-import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../webhooks/address.ts';
 import { jsonOption, requireApp, withStore } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { counted, emit, emitTable } from '../output.ts';
