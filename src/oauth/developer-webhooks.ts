@@ -5,7 +5,7 @@
 // own endpoints and deliveries are found: another's id gives 404 and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../platform/webhook-address.ts';
-import { StoreError, type User, type WebhookDelivery, type WebhookEndpoint } from '../store/index.ts';
+import { StoreError, type User, type WebhookEndpoint } from '../store/index.ts';
 import { consoleGate, consoleNav, csrfForm, DEVELOPERS_PATH, notFound } from './developers.ts';
 import { html, when } from './html.ts';
 import { errorPage, type PagesContext, sendPage, strictForm } from './pages.ts';
@@ -16,16 +16,6 @@ export const ENDPOINT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
 /** The most endpoints one app has; the deliveries an endpoint's page lists. */
 export const MAX_ENDPOINTS_PER_APP = 10;
 const DELIVERIES_SHOWN = 50;
-
-/** The event a delivery carries: its type when the store records one, else the change signal's. */
-function eventOf(delivery: WebhookDelivery): string {
-  const typed = delivery as WebhookDelivery & { eventType?: string | null };
-  return typed.eventType ?? 'changes.available';
-}
-
-function statusWords(delivery: WebhookDelivery): string {
-  return delivery.state;
-}
 
 export function developerWebhookRoutes(scope: FastifyInstance, context: PagesContext): void {
   const { store } = context;
@@ -55,8 +45,8 @@ export function developerWebhookRoutes(scope: FastifyInstance, context: PagesCon
     const rows = deliveries.map(
       (d) => html`<tr>
 <td>${when(d.lastAttemptAt ?? d.createdAt)}</td>
-<td>${eventOf(d)}</td>
-<td>${statusWords(d)}</td>
+<td>${d.eventType}</td>
+<td>${d.state}</td>
 <td>${d.lastStatus === null ? '–' : String(d.lastStatus)}</td>
 <td>${d.lastLatencyMs === null ? '–' : `${d.lastLatencyMs} ms`}</td>
 <td>${d.lastError ?? ''}</td>

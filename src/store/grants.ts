@@ -9,6 +9,7 @@ import type { DB } from './schema.ts';
 import { storable } from './storable.ts';
 import { hashToken, issuedQuery, revokeTokens } from './tokens.ts';
 import type { Grant } from './types.ts';
+import { recordGrantRevoked } from './webhook-events.ts';
 
 /**
  * A new grant's id: 256 random bits, base64url (43 characters), drawn again when it begins with '-', so that
@@ -127,23 +128,29 @@ export class Grants {
 
   /**
    * Revokes a grant with everything issued under it, at once: its access tokens, its refresh tokens, codes
-   * and device codes. Returns the grant (revoked), or undefined when there is none with this id; revoking one
-   * already revoked changes nothing. `userId` limits it to that user's grants (a user revoking their own).
+   * and device codes; and, in the same transaction, a `grant.revoked` webhook event for each endpoint of the
+   * app that subscribes to it (webhook-events.ts). Returns the grant (revoked), or undefined when there is none
+   * with this id; revoking one already revoked changes nothing (and tells no one). `userId` limits it to that
+   * user's grants (a user revoking their own).
    */
   async revoke(id: string, userId?: string, now = Date.now()): Promise<Grant | undefined> {
     // A grant id from the account page's form: one holding U+0000 names no grant (storable.ts).
     if (!storable(id)) return undefined;
     return this.ctx.transaction(async (trx) => {
-      let found = trx.selectFrom('grants').select('id').where('id', '=', id);
+      let found = trx.selectFrom('grants').select(['id', 'app_id', 'user_id']).where('id', '=', id);
       if (userId !== undefined) found = found.where('user_id', '=', userId);
       // Locked first, as addToken locks it: a token is added either before this, and revoked here, or not.
-      if (!(await this.ctx.adapter.lockRows(found).executeTakeFirst())) return undefined;
-      await trx
+      const grant = await this.ctx.adapter.lockRows(found).executeTakeFirst();
+      if (!grant) return undefined;
+      const revoked = await trx
         .updateTable('grants')
         .set({ revoked_at: now })
         .where('id', '=', id)
         .where('revoked_at', 'is', null)
-        .execute();
+        .executeTakeFirst();
+      if (Number(revoked.numUpdatedRows) > 0) {
+        await recordGrantRevoked(trx, { appId: grant.app_id, userId: grant.user_id, at: now });
+      }
       await this.revokeTokens(id, now, trx);
       await trx.deleteFrom('oauth_records').where('grant_id', '=', id).execute();
       return toGrant(await grantQuery(trx).where('grants.id', '=', id).executeTakeFirstOrThrow());

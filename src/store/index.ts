@@ -13,3 +13,4 @@ export { newGrantId } from './grants.ts';
 export { Store } from './store.ts';
 export { hashToken } from './tokens.ts';
 export type * from './types.ts';
+export { SUBSCRIBABLE_EVENTS } from './types.ts';

@@ -194,6 +194,8 @@ export interface WebhookEndpointsTable {
   disabled_reason: string | null;
   /** The first failed attempt since the endpoint last answered 2xx. */
   failing_since: number | null;
+  /** Migration 0014: the event types it subscribes to, space-separated; null: every one. */
+  events: string | null;
 }
 
 /** Migration 0010: the outbox, one row per user with changes the delivery worker has not fanned out yet. */
@@ -229,6 +231,10 @@ export interface WebhookDeliveriesTable {
   last_status: number | null;
   last_error: string | null;
   finished_at: number | null;
+  /** Migration 0014: `changes.available`, `ping` or `grant.revoked`. */
+  event_type: string;
+  /** Migration 0014: how long its last attempt took, from sending to the answer's end (or its failure). */
+  last_latency_ms: number | null;
 }
 
 export interface DB {

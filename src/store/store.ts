@@ -20,6 +20,7 @@ import type { DB } from './schema.ts';
 import { Tokens } from './tokens.ts';
 import { WebhookDeliveries } from './webhook-deliveries.ts';
 import { WebhookEndpoints } from './webhook-endpoints.ts';
+import { WebhookEvents } from './webhook-events.ts';
 import { WebhookOutbox } from './webhook-outbox.ts';
 
 export class Store {
@@ -48,12 +49,14 @@ export class Store {
   readonly oauth: { readonly grants: Grants; readonly records: OAuthRecords };
   /**
    * What the webhooks keep: endpoints (webhook-endpoints.ts), the outbox's fan-out (webhook-outbox.ts),
-   * deliveries (webhook-deliveries.ts), and which apps may hear of a user (hearing.ts).
+   * deliveries (webhook-deliveries.ts), the events besides changes (webhook-events.ts: `ping`,
+   * `grant.revoked`), and which apps may hear of a user (hearing.ts).
    */
   readonly webhooks: {
     readonly endpoints: WebhookEndpoints;
     readonly outbox: WebhookOutbox;
     readonly deliveries: WebhookDeliveries;
+    readonly events: WebhookEvents;
     readonly hearing: Hearing;
   };
 
@@ -81,10 +84,12 @@ export class Store {
     this.feed = new Feed(ctx);
     this.oauth = { grants: new Grants(ctx), records: new OAuthRecords(ctx) };
     const hearing = new Hearing(ctx);
+    const deliveries = new WebhookDeliveries(ctx);
     this.webhooks = {
       endpoints: new WebhookEndpoints(ctx),
       outbox: new WebhookOutbox(ctx, hearing),
-      deliveries: new WebhookDeliveries(ctx),
+      deliveries,
+      events: new WebhookEvents(ctx, deliveries),
       hearing,
     };
     this.developers = new DeveloperApps(ctx, this.webhooks.endpoints, this.webhooks.deliveries);

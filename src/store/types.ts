@@ -172,6 +172,13 @@ export interface InsertOutcome {
 /** The SQL dialect of a store: a SQLite file, or a PostgreSQL database. */
 export type Dialect = 'sqlite' | 'postgres';
 
+/** The events an endpoint may subscribe to (docs/webhooks.md#events); `ping` goes to whoever asks for it. */
+export const SUBSCRIBABLE_EVENTS = ['changes.available', 'grant.revoked'] as const;
+export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
+
+/** Every event a delivery may carry. */
+export type WebhookEventType = SubscribableEvent | 'ping';
+
 /** An app's webhook endpoint (docs/webhooks.md), without its secrets. */
 export interface WebhookEndpoint {
   id: string;
@@ -187,6 +194,8 @@ export interface WebhookEndpoint {
   failingSince: number | null;
   /** Until when the secret before the latest rotation still signs beside the new one; null when none does. */
   previousSecretUntil: number | null;
+  /** The event types it subscribes to; null: every one (also those added later). */
+  events: SubscribableEvent[] | null;
 }
 
 /** An endpoint as the delivery worker signs for it: every secret that signs now, the newest first. */
@@ -205,8 +214,9 @@ export interface WebhookDelivery {
   appName: string;
   userId: string;
   userLogin: string;
+  eventType: WebhookEventType;
   state: WebhookDeliveryState;
-  /** How many changes (seqs) it stands for. */
+  /** How many changes (seqs) it stands for (`changes.available`; 0 for the other events). */
   changes: number;
   attempts: number;
   createdAt: number;
@@ -216,6 +226,8 @@ export interface WebhookDelivery {
   lastAttemptAt: number | null;
   lastStatus: number | null;
   lastError: string | null;
+  /** How long its last attempt took, from sending to the answer's end or its failure. */
+  lastLatencyMs: number | null;
   finishedAt: number | null;
 }
 
@@ -225,8 +237,10 @@ export interface ClaimedDelivery {
   messageId: string;
   endpointId: string;
   userId: string;
+  eventType: WebhookEventType;
   version: number;
   changes: number;
+  /** When its latest change was made (`changes.available`), or when its event happened. */
   lastChangeAt: number;
   /** This attempt's number, from 1. */
   attempt: number;

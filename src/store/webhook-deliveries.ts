@@ -11,6 +11,7 @@ import type {
   CoalescingRule,
   WebhookDelivery,
   WebhookDeliveryState,
+  WebhookEventType,
   WebhookQueue,
 } from './types.ts';
 import { insertPending } from './webhook-outbox.ts';
@@ -45,6 +46,7 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
     appName: row.app_name,
     userId: row.user_id,
     userLogin: row.login,
+    eventType: row.event_type as WebhookEventType,
     state,
     changes: Number(row.changes),
     attempts: Number(row.attempts),
@@ -54,6 +56,7 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
     lastAttemptAt: numberOrNull(row.last_attempt_at),
     lastStatus: numberOrNull(row.last_status),
     lastError: row.last_error,
+    lastLatencyMs: numberOrNull(row.last_latency_ms),
     finishedAt: numberOrNull(row.finished_at),
   };
 }
@@ -86,6 +89,7 @@ export class WebhookDeliveries {
       message_id: string;
       endpoint_id: string;
       user_id: string;
+      event_type: string;
       version: number;
       changes: number;
       last_change_at: number;
@@ -96,7 +100,7 @@ export class WebhookDeliveries {
         select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
         where ${due}
         order by d.due_at limit ${limit} ${lock})
-      returning id, message_id, endpoint_id, user_id, version, changes, last_change_at, attempts`.execute(
+      returning id, message_id, endpoint_id, user_id, event_type, version, changes, last_change_at, attempts`.execute(
       this.ctx.db,
     );
     return rows.map((row) => ({
@@ -104,6 +108,7 @@ export class WebhookDeliveries {
       messageId: row.message_id,
       endpointId: row.endpoint_id,
       userId: row.user_id,
+      eventType: row.event_type as WebhookEventType,
       version: Number(row.version),
       changes: Number(row.changes),
       lastChangeAt: Number(row.last_change_at),
@@ -120,10 +125,17 @@ export class WebhookDeliveries {
    */
   async recordDelivered(
     claimed: ClaimedDelivery,
-    outcome: { status: number; now: number; rule: CoalescingRule; endpointFailing: boolean },
+    outcome: {
+      status: number;
+      now: number;
+      rule: CoalescingRule;
+      endpointFailing: boolean;
+      latencyMs?: number;
+    },
   ): Promise<void> {
     const { status, now, rule } = outcome;
     const delivered = {
+      last_latency_ms: outcome.latencyMs ?? null,
       status: 'delivered' as const,
       message_id: claimed.messageId,
       changes: claimed.changes,
@@ -184,7 +196,13 @@ export class WebhookDeliveries {
    */
   async recordFailure(
     claimed: ClaimedDelivery,
-    outcome: { status: number | null; error: string; now: number; retryAt: number | null },
+    outcome: {
+      status: number | null;
+      error: string;
+      now: number;
+      retryAt: number | null;
+      latencyMs?: number;
+    },
   ): Promise<{ failingSince: number } | undefined> {
     const { status, error, now, retryAt } = outcome;
     return this.ctx.transaction(async (trx) => {
@@ -195,6 +213,7 @@ export class WebhookDeliveries {
           last_attempt_at: now,
           last_status: status,
           last_error: error,
+          last_latency_ms: outcome.latencyMs ?? null,
           ...(retryAt === null ? { status: 'failed', finished_at: now } : { due_at: retryAt }),
         })
         .where('id', '=', claimed.id)
@@ -273,8 +292,9 @@ export class WebhookDeliveries {
 
   /**
    * Sends a delivery again at once: a pending one is due now; a finished one is pending again, under the same
-   * message id, its retries counted afresh. Refused while its endpoint is disabled, and for a finished one
-   * while another delivery of its endpoint and user is pending (that one carries the signal).
+   * message id, its retries counted afresh (the console's Redeliver). Refused while its endpoint is disabled,
+   * and for a finished `changes.available` one while another of its endpoint and user is pending (that one
+   * carries the signal).
    */
   async retry(id: string, now = Date.now()): Promise<WebhookDelivery | undefined> {
     return this.ctx.transaction(async (trx) => {
@@ -292,19 +312,22 @@ export class WebhookDeliveries {
       }
       if (found.state === 'pending' || found.state === 'retrying') {
         await trx.updateTable('webhook_deliveries').set({ due_at: now }).where('id', '=', id).execute();
-      } else {
+      } else if (found.eventType === 'changes.available') {
         const pending = await trx
           .selectFrom('webhook_deliveries')
           .select('id')
           .where('endpoint_id', '=', found.endpointId)
           .where('user_id', '=', found.userId)
           .where('status', '=', 'pending')
+          .where('event_type', '=', 'changes.available')
           .executeTakeFirst();
         if (pending) {
           throw new StoreError(
             `delivery ${pending.id} to the same endpoint for the same user is pending, and carries this signal too: retry that one`,
           );
         }
+      }
+      if (found.state !== 'pending' && found.state !== 'retrying') {
         await trx
           .updateTable('webhook_deliveries')
           .set({ status: 'pending', due_at: now, attempts: 0, finished_at: null, leased_until: null })

@@ -2,10 +2,10 @@
 // them, with the secrets that sign their deliveries. The secret is kept as it is: every delivery is signed
 // with it.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor, StoreContext } from './context.ts';
 import type { WebhookEndpointsTable } from './schema.ts';
-import type { WebhookEndpoint, WebhookTarget } from './types.ts';
+import type { SubscribableEvent, WebhookEndpoint, WebhookTarget } from './types.ts';
 
 /** `whsec_` and the base64 of 32 random bytes: the Standard Webhooks form of a signing secret. */
 export function newWebhookSecret(): string {
@@ -29,6 +29,18 @@ function endpointQuery(db: Executor) {
 
 const numberOrNull = (value: number | null) => (value === null ? null : Number(value));
 
+/** The `events` column of a subscription: space-separated, null for every event. */
+const eventsColumn = (events: readonly SubscribableEvent[] | null | undefined) =>
+  events == null ? null : events.join(' ');
+
+/**
+ * Whether the endpoint (its `events` column) subscribes to an event type, in SQL: a whole word of the list,
+ * or no list.
+ */
+export function subscribedTo(type: SubscribableEvent) {
+  return sql<boolean>`(events is null or ' ' || events || ' ' like ${`% ${type} %`})`;
+}
+
 function toEndpoint(row: EndpointRow, now: number): WebhookEndpoint {
   const until = numberOrNull(row.previous_secret_until);
   return {
@@ -42,6 +54,7 @@ function toEndpoint(row: EndpointRow, now: number): WebhookEndpoint {
     disabledReason: row.disabled_reason,
     failingSince: numberOrNull(row.failing_since),
     previousSecretUntil: row.previous_secret !== null && until !== null && until > now ? until : null,
+    events: row.events === null ? null : (row.events.split(' ') as SubscribableEvent[]),
   };
 }
 
@@ -52,9 +65,12 @@ export class WebhookEndpoints {
     this.ctx = ctx;
   }
 
-  /** Adds an endpoint to an app; returns it with its signing secret (`whsec_...`), which nothing shows again. */
+  /**
+   * Adds an endpoint to an app, subscribed to `events` (every event when none are given); returns it with its
+   * signing secret (`whsec_...`), which nothing shows again.
+   */
   async add(
-    input: { appId: string; url: string },
+    input: { appId: string; url: string; events?: readonly SubscribableEvent[] | null },
     now = Date.now(),
   ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const id = prefixedId('ep');
@@ -72,6 +88,7 @@ export class WebhookEndpoints {
         disabled_at: null,
         disabled_reason: null,
         failing_since: null,
+        events: eventsColumn(input.events),
       })
       .execute();
     return { endpoint: (await this.find(id, now)) as WebhookEndpoint, secret };
@@ -139,6 +156,20 @@ export class WebhookEndpoints {
       .executeTakeFirst();
     if (Number(rotated.numUpdatedRows) === 0) return undefined;
     return { endpoint: (await this.find(id, now)) as WebhookEndpoint, secret };
+  }
+
+  /** Subscribes the endpoint to these event types (null: every one). Undefined when there is no such endpoint. */
+  async setEvents(
+    id: string,
+    events: readonly SubscribableEvent[] | null,
+  ): Promise<WebhookEndpoint | undefined> {
+    const result = await this.ctx.db
+      .updateTable('webhook_endpoints')
+      .set({ events: eventsColumn(events) })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return undefined;
+    return this.find(id);
   }
 
   /**

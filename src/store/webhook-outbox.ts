@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Executor, StoreContext } from './context.ts';
 import type { Hearing } from './hearing.ts';
 import type { CoalescingRule, PreviousDelivery } from './types.ts';
-import { prefixedId } from './webhook-endpoints.ts';
+import { prefixedId, subscribedTo } from './webhook-endpoints.ts';
 
 export class WebhookOutbox {
   private readonly ctx: StoreContext;
@@ -50,6 +50,7 @@ export class WebhookOutbox {
               .select(['id', 'app_id'])
               .where('app_id', 'in', appIds)
               .where('disabled_at', 'is', null)
+              .where(subscribedTo('changes.available'))
               .orderBy('id')
               .execute();
       const targets = rows.flatMap((row) => {
@@ -75,8 +76,9 @@ export class WebhookOutbox {
 }
 
 /**
- * For these endpoints and users, in one query: which have a pending delivery, and the latest delivery of each
- * that is no longer pending, among those created since `since`.
+ * For these endpoints and users, in one query: which have a pending `changes.available` delivery, and the
+ * latest such delivery of each that is no longer pending, among those created since `since`. (Other events
+ * neither take changes nor delay them.)
  */
 async function knownDeliveries(
   trx: Executor,
@@ -88,6 +90,7 @@ async function knownDeliveries(
     .select(['endpoint_id', 'user_id', 'status', 'last_attempt_at', 'spacing_ms', 'changes'])
     .where('endpoint_id', 'in', [...new Set(targets.map((t) => t.endpointId))])
     .where('user_id', 'in', [...new Set(targets.map((t) => t.userId))])
+    .where('event_type', '=', 'changes.available')
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb('created_at', '>=', since)]))
     .orderBy('created_at')
     .execute();
@@ -122,12 +125,13 @@ async function join(
     update webhook_deliveries
     set changes = changes + ${signal.changes}, version = version + 1, last_change_at = ${signal.at},
         message_id = case when attempts > 0 then ${prefixedId('msg')} else message_id end
-    where endpoint_id = ${endpointId} and user_id = ${userId} and status = 'pending'`.execute(trx);
+    where endpoint_id = ${endpointId} and user_id = ${userId} and status = 'pending'
+      and event_type = 'changes.available'`.execute(trx);
   return Number(joined.numAffectedRows ?? 0) > 0;
 }
 
 /**
- * Adds a pending delivery; should another have become pending for the endpoint and user meanwhile (an
+ * Adds a pending `changes.available` delivery; should another have become pending for the endpoint and user meanwhile (an
  * attempt that succeeded while changes joined it adds one), the changes join that one instead.
  */
 export async function insertPending(
@@ -144,11 +148,11 @@ export async function insertPending(
 ): Promise<void> {
   const id = prefixedId('msg');
   await sql`
-    insert into webhook_deliveries (id, message_id, endpoint_id, user_id, status, changes, version, spacing_ms,
-      created_at, last_change_at, due_at, attempts)
-    values (${id}, ${id}, ${input.endpointId}, ${input.userId}, 'pending', ${input.changes}, 0, ${input.spacingMs},
-      ${input.now}, ${input.at}, ${input.dueAt}, 0)
-    on conflict (endpoint_id, user_id) where status = 'pending' do update
+    insert into webhook_deliveries (id, message_id, endpoint_id, user_id, event_type, status, changes, version,
+      spacing_ms, created_at, last_change_at, due_at, attempts)
+    values (${id}, ${id}, ${input.endpointId}, ${input.userId}, 'changes.available', 'pending', ${input.changes}, 0,
+      ${input.spacingMs}, ${input.now}, ${input.at}, ${input.dueAt}, 0)
+    on conflict (endpoint_id, user_id) where status = 'pending' and event_type = 'changes.available' do update
     set changes = webhook_deliveries.changes + excluded.changes, version = webhook_deliveries.version + 1,
         last_change_at = excluded.last_change_at,
         message_id = case when webhook_deliveries.attempts > 0 then excluded.message_id

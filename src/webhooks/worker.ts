@@ -13,7 +13,7 @@ import {
   storeFault,
   type WebhookTarget,
 } from '../store/index.ts';
-import { eventBody } from './payload.ts';
+import { deliveryBody } from './payload.ts';
 import { coalescingRule, DEFAULT_COALESCING, retryAt } from './schedule.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, createSender, type Sender } from './send.ts';
 import { signatureHeader } from './signature.ts';
@@ -165,19 +165,20 @@ export class DeliveryWorker {
         (t) => [t.id, t],
       ),
     );
+    const changed = claimed.filter((c) => c.eventType === 'changes.available');
     const hearing = new Set(
-      (await this.store.webhooks.hearing.apps([...new Set(claimed.map((c) => c.userId))])).map(
+      (await this.store.webhooks.hearing.apps([...new Set(changed.map((c) => c.userId))])).map(
         (p) => `${p.appId} ${p.userId}`,
       ),
     );
     for (const delivery of claimed) {
       const target = targets.get(delivery.endpointId);
       if (!target) continue; // removed meanwhile, with its deliveries
-      const attempt: Promise<void> = (
-        hearing.has(`${target.appId} ${delivery.userId}`)
-          ? this.attempt(delivery, target)
-          : this.drop(delivery)
-      )
+      // A change goes only to an app that may still hear of the user; a ping or a grant.revoked (the news
+      // that it may not) goes whatever.
+      const heard =
+        delivery.eventType !== 'changes.available' || hearing.has(`${target.appId} ${delivery.userId}`);
+      const attempt: Promise<void> = (heard ? this.attempt(delivery, target) : this.drop(delivery))
         .catch((error: unknown) => {
           // Its lease runs out and it is attempted again. A failing store is the outage log's to warn of.
           const log = storeFault(error) ? this.options.log.info : this.options.log.warn;
@@ -213,7 +214,8 @@ export class DeliveryWorker {
   }
 
   private async attempt(delivery: ClaimedDelivery, target: WebhookTarget): Promise<void> {
-    const body = eventBody(
+    const body = deliveryBody(
+      delivery.eventType,
       pairwiseId(this.options.secret, target.appSector, delivery.userId),
       delivery.lastChangeAt,
     );
@@ -224,7 +226,9 @@ export class DeliveryWorker {
       'webhook-signature': signatureHeader(target.secrets, delivery.messageId, timestamp, body),
       'user-agent': this.options.userAgent,
     };
+    const sentAt = performance.now();
     const result = await this.sender.send(target.url, headers, body);
+    const latencyMs = Math.round(performance.now() - sentAt);
     webhookMetrics.attempts.inc({ outcome: result.outcome });
     const now = Date.now();
     if (result.outcome === 'delivered') {
@@ -234,13 +238,14 @@ export class DeliveryWorker {
           now,
           rule: this.rule,
           endpointFailing: target.failingSince !== null,
+          latencyMs,
         }),
       );
       webhookMetrics.deliveries.inc({ outcome: 'delivered' });
       webhookMetrics.lag.observe(Math.max(0, now - delivery.lastChangeAt) / 1000);
       return;
     }
-    await this.failed(delivery, target, result, now);
+    await this.failed(delivery, target, result, now, latencyMs);
   }
 
   private async failed(
@@ -248,6 +253,7 @@ export class DeliveryWorker {
     target: { id: string; url: string; appName: string },
     result: AttemptResult,
     now: number,
+    latencyMs: number,
   ): Promise<void> {
     const gone = result.status === 410;
     const next = gone ? null : retryAt(this.options.settings.retryScheduleMs, delivery.attempt, now);
@@ -257,6 +263,7 @@ export class DeliveryWorker {
         error: result.error,
         now,
         retryAt: next,
+        latencyMs,
       }),
     );
     if (next === null) webhookMetrics.deliveries.inc({ outcome: 'failed' });

@@ -184,6 +184,13 @@ const UNDO: Record<string, string[]> = {
     'drop index oauth_records_user',
     'alter table oauth_records drop column user_id',
   ],
+  '0014_webhook_events': [
+    'drop index webhook_deliveries_pending',
+    "create unique index webhook_deliveries_pending on webhook_deliveries (endpoint_id, user_id) where status = 'pending'",
+    'alter table webhook_deliveries drop column last_latency_ms',
+    'alter table webhook_deliveries drop column event_type',
+    'alter table webhook_endpoints drop column events',
+  ],
 };
 
 /**

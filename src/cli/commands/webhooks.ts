@@ -3,8 +3,14 @@
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
 import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../platform/webhook-address.ts';
-import type { Store, WebhookDelivery, WebhookEndpoint } from '../../store/index.ts';
-import { jsonOption, requireApp, withStore } from '../context.ts';
+import {
+  type Store,
+  SUBSCRIBABLE_EVENTS,
+  type SubscribableEvent,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from '../../store/index.ts';
+import { jsonOption, requireApp, requireUser, withStore } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { counted, emit, emitTable } from '../output.ts';
 import { parseName, parsePositiveInt, webhookAllowPrivate } from '../settings.ts';
@@ -17,11 +23,40 @@ const MAX_LIST = 1000;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
+/**
+ * `--events`: a comma-separated list of the event types to subscribe to, or `all` (every one, also those added
+ * later: null).
+ */
+export function parseEvents(text: string): SubscribableEvent[] | null {
+  const names = text.split(',').map((name) => name.trim());
+  if (names.length === 1 && names[0] === 'all') return null;
+  const known = SUBSCRIBABLE_EVENTS.join(', ');
+  if (names.some((name) => name === '')) {
+    throw new CliError(`--events is a comma-separated list of ${known}, or all; got "${text}"`);
+  }
+  for (const name of names) {
+    if (name === 'ping') {
+      throw new CliError(
+        '--events cannot name ping: a ping goes to an endpoint when asked for (chessport webhooks ping), whatever it subscribes to',
+      );
+    }
+    if (!(SUBSCRIBABLE_EVENTS as readonly string[]).includes(name)) {
+      throw new CliError(`--events: unknown event "${name}"; the events are ${known} (or all)`);
+    }
+  }
+  return SUBSCRIBABLE_EVENTS.filter((event) => names.includes(event));
+}
+
+/** What an endpoint subscribes to, in words. */
+const eventsText = (events: readonly SubscribableEvent[] | null) =>
+  events === null ? 'all' : events.join(',');
+
 function endpointJson(endpoint: WebhookEndpoint) {
   return {
     id: endpoint.id,
     app: endpoint.appName,
     url: endpoint.url,
+    events: endpoint.events ?? 'all',
     state: endpoint.disabledAt === null ? 'enabled' : 'disabled',
     disabledAt: isoOrNull(endpoint.disabledAt),
     disabledReason: endpoint.disabledReason,
@@ -38,11 +73,13 @@ function deliveryJson(delivery: WebhookDelivery) {
     endpoint: delivery.endpointId,
     app: delivery.appName,
     user: delivery.userLogin,
+    event: delivery.eventType,
     state: delivery.state,
     changes: delivery.changes,
     attempts: delivery.attempts,
     lastStatus: delivery.lastStatus,
     lastError: delivery.lastError,
+    lastLatencyMs: delivery.lastLatencyMs,
     createdAt: iso(delivery.createdAt),
     lastChangeAt: iso(delivery.lastChangeAt),
     nextAttemptAt: isoOrNull(delivery.dueAt),
@@ -85,13 +122,18 @@ export function webhooksCommand(program: Command): void {
     .description('add an endpoint to an app; prints its id and signing secret (shown once)')
     .requiredOption('--app <name>', 'the app whose endpoint it is')
     .requiredOption('--url <url>', 'where deliveries are POSTed: https, at a public address')
+    .option(
+      '--events <list>',
+      `the events it gets, comma-separated: ${SUBSCRIBABLE_EVENTS.join(', ')}; or all (the default)`,
+    )
     .option(...jsonOption)
-    .action(async (opts: { app: string; url: string; json?: boolean }, cmd: Command) =>
+    .action(async (opts: { app: string; url: string; events?: string; json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const allowPrivate = webhookAllowPrivate();
+        const events = opts.events === undefined ? null : parseEvents(opts.events);
         const app = await requireApp(store, opts.app);
         const url = await checkedUrl(opts.url, allowPrivate);
-        const { endpoint, secret } = await store.webhooks.endpoints.add({ appId: app.id, url });
+        const { endpoint, secret } = await store.webhooks.endpoints.add({ appId: app.id, url, events });
         emit(
           Boolean(opts.json),
           { id: endpoint.id, app: app.name, url: endpoint.url, secret },
@@ -114,8 +156,46 @@ export function webhooksCommand(program: Command): void {
           ['ID', (e) => e.id],
           ['APP', (e) => e.appName],
           ['URL', (e) => e.url],
+          ['EVENTS', (e) => eventsText(e.events)],
           ['STATE', endpointState],
         ]);
+      }),
+    );
+  webhooks
+    .command('update <id>')
+    .description('change the events an endpoint gets')
+    .requiredOption(
+      '--events <list>',
+      `comma-separated: ${SUBSCRIBABLE_EVENTS.join(', ')}; or all (also the events added later)`,
+    )
+    .option(...jsonOption)
+    .action(async (id: string, opts: { events: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const events = parseEvents(opts.events);
+        const updated = await store.webhooks.endpoints.setEvents(id, events);
+        if (!updated) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
+        emit(
+          Boolean(opts.json),
+          endpointJson(updated),
+          () => `endpoint ${updated.id} gets ${events === null ? 'every event' : events.join(', ')}`,
+        );
+      }),
+    );
+  webhooks
+    .command('ping <id>')
+    .description("send an endpoint a signed test event (ping) now, carrying the user's pairwise id")
+    .requiredOption('--user <login>', "the user whose pairwise id for the endpoint's app it carries")
+    .option(...jsonOption)
+    .action(async (id: string, opts: { user: string; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const user = await requireUser(store, opts.user);
+        const delivery = await store.webhooks.events.enqueuePing(id, user.id);
+        if (!delivery) throw new CliError(`no webhook endpoint "${id}" (chessport webhooks list shows them)`);
+        emit(
+          Boolean(opts.json),
+          deliveryJson(delivery),
+          () => `ping ${delivery.id} to ${id} is due now (a running server sends it)`,
+        );
       }),
     );
   webhooks
@@ -206,6 +286,7 @@ export function webhooksCommand(program: Command): void {
             ['ID', (d) => d.id],
             ['ENDPOINT', (d) => d.endpointId],
             ['USER', (d) => d.userLogin],
+            ['EVENT', (d) => d.eventType],
             ['STATE', (d) => d.state],
             ['ATTEMPTS', (d) => String(d.attempts)],
             ['LAST', (d) => d.lastError ?? (d.lastStatus === null ? '' : `HTTP ${d.lastStatus}`)],
@@ -223,11 +304,10 @@ export function webhooksCommand(program: Command): void {
         const retried = await store.webhooks.deliveries.retry(id);
         if (!retried)
           throw new CliError(`no webhook delivery "${id}" (chessport webhooks deliveries shows them)`);
-        emit(
-          Boolean(opts.json),
-          deliveryJson(retried),
-          () =>
-            `delivery ${id} is due now (${counted(retried.changes, 'change')}; a running server sends it)`,
+        emit(Boolean(opts.json), deliveryJson(retried), () =>
+          retried.eventType === 'changes.available'
+            ? `delivery ${id} is due now (${counted(retried.changes, 'change')}; a running server sends it)`
+            : `delivery ${id} (${retried.eventType}) is due now (a running server sends it)`,
         );
       }),
     );
