@@ -216,7 +216,13 @@ ${rows}</tbody>
         409,
       );
     }
-    await store.webhooks.events.enqueuePing(found.endpoint.id, found.user.id);
+    try {
+      await store.webhooks.events.enqueuePing(found.endpoint.id, found.user.id);
+    } catch (error) {
+      // Disabled meanwhile.
+      if (!(error instanceof StoreError)) throw error;
+      return endpointPage(request, reply, found.user, found.endpoint, { error: error.message }, 409);
+    }
     return endpointPage(request, reply, found.user, found.endpoint, {
       notice: 'A ping event is on its way; reload to see its delivery.',
     });
