@@ -12,9 +12,20 @@
 //   the user's password ends it.
 // Using a code or refresh token is atomic (consume): of two requests that race with one, on one instance or
 // two, the second fails and revokes the grant, as a replay.
+// An app that revokes one access token at /oauth/revoke revokes that token only (RFC 7009 leaves the rest to
+// the server; docs/oauth.md says so): the provider would go on to revoke every token and code of its grant.
+
+/**
+ * Whether the request under way is an app revoking one of its access tokens at /oauth/revoke: the provider
+ * has destroyed that token, and then asks for everything else of its grant to be revoked, which it is not.
+ */
+function revokingOneAccessToken(): boolean {
+  const ctx = Provider.ctx;
+  return ctx?.oidc?.route === 'revocation' && ctx.oidc.entities.AccessToken !== undefined;
+}
 
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import { errors } from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 import { SCOPES } from '../domain/scopes.ts';
 import { type App, hashToken, type Store } from '../store/index.ts';
 
@@ -231,6 +242,7 @@ export class StoreAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
+    if (revokingOneAccessToken()) return;
     if (this.model === 'AccessToken') await this.store.oauth.grants.revokeTokens(grantId);
     else await this.store.oauth.records.deleteForGrant(this.model, grantId);
   }

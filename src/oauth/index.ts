@@ -16,7 +16,15 @@ import { developerRoutes } from './developers.ts';
 import { html, STYLESHEET, STYLESHEET_PATH } from './html.ts';
 import { interactionRoutes } from './interactions.ts';
 import { type AnswerShape, oauthLimiter } from './limits.ts';
-import { formBodies, PAGE_HEADERS, type PagesContext, PROVIDER_CSP, sendPage, tryAgainIn } from './pages.ts';
+import {
+  AUTHORIZATION_CSP,
+  formBodies,
+  PAGE_CSP,
+  PAGE_HEADERS,
+  type PagesContext,
+  sendPage,
+  tryAgainIn,
+} from './pages.ts';
 import { personalTokenRoutes } from './personal-tokens.ts';
 import { createProvider, derivedKey, OAUTH_ROUTES } from './provider.ts';
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
@@ -216,7 +224,9 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
           for (const [name, value] of Object.entries(set))
             if (value !== undefined) reply.raw.setHeader(name, value);
           for (const [name, value] of Object.entries(PAGE_HEADERS)) reply.raw.setHeader(name, value);
-          reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
+          const authorization =
+            url === OAUTH_ROUTES.authorization || url === `${OAUTH_ROUTES.authorization}/:uid`;
+          reply.raw.setHeader('content-security-policy', authorization ? AUTHORIZATION_CSP : PAGE_CSP);
           callback ??= providerOf().callback() as Handler;
           await callback(request.raw, reply.raw);
           if (entry && !entry.wrong) await codeThrottle.giveBack(entry.reservation);

@@ -12,8 +12,12 @@ import type { GuessThrottle } from './throttle.ts';
 export const PAGE_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** The provider's own pages may run one script: form_post's, allowed by its hash, which the provider adds. */
-export const PROVIDER_CSP = `${PAGE_CSP}; script-src 'self'`;
+/**
+ * The authorization endpoint's answers may run one script: form_post's, allowed by its hash, which the
+ * provider adds to this empty `script-src` (no script else). Every other answer of the provider (the device
+ * code pages, the JSON endpoints) sends PAGE_CSP.
+ */
+export const AUTHORIZATION_CSP = `${PAGE_CSP}; script-src`;
 
 export const PAGE_HEADERS = {
   'cache-control': 'no-store',

@@ -200,7 +200,7 @@ export function createProvider(options: ProviderOptions): Provider {
     // A browser app (a public client) may call the token, revocation and device endpoints from its origins.
     clientBasedCORS: (_ctx, origin, client) =>
       client.clientAuthMethod === 'none' &&
-      (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
+      (client.redirectUris ?? []).some((uri) => originOfRedirect(uri, origin)),
     renderError: async (ctx, out) => {
       htmlAnswer(ctx, page('Something went wrong', errorBody(out.error, out.error_description)));
     },
@@ -221,10 +221,73 @@ export function createProvider(options: ProviderOptions): Provider {
     }
     return right;
   };
+  revocationAnswersJson(provider);
+  metadataWithoutOpenId(provider);
   provider.on('server_error', (_ctx: unknown, error: Error) => {
     options.log.error({ err: error }, 'oauth: request failed');
   });
   return provider;
+}
+
+/**
+ * Whether a browser page at `origin` is one that the redirect URI names: the same origin, or, for a loopback
+ * redirect URI (http on 127.0.0.1 or [::1]), the same address on any port, as the redirect itself may use any
+ * port (RFC 8252 section 7.3): a native app's local page calls the token endpoint from the port it listens on.
+ */
+export function originOfRedirect(redirectUri: string, origin: string): boolean {
+  const uri = URL.parse(redirectUri);
+  if (!uri) return false;
+  if (uri.origin === origin) return true;
+  const from = URL.parse(origin);
+  return (
+    uri.protocol === 'http:' &&
+    (uri.hostname === '127.0.0.1' || uri.hostname === '[::1]') &&
+    from !== null &&
+    from.protocol === 'http:' &&
+    from.hostname === uri.hostname &&
+    from.origin === origin
+  );
+}
+
+/**
+ * What the metadata (RFC 8414) would say of OpenID Connect, which is off (no ID tokens, no userinfo): the
+ * provider lists it all the same. Ids are pairwise, never `public` subjects.
+ */
+const OPENID_ONLY_METADATA = [
+  'subject_types_supported',
+  'id_token_signing_alg_values_supported',
+  'claims_supported',
+  'claim_types_supported',
+  'claims_parameter_supported',
+  'request_uri_parameter_supported',
+];
+
+/** The metadata without OpenID Connect's fields, and without `openid` among the scopes. */
+function metadataWithoutOpenId(provider: Provider): void {
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route !== 'discovery' || typeof ctx.body !== 'object' || ctx.body === null) return;
+    const metadata = ctx.body as Record<string, unknown>;
+    for (const key of OPENID_ONLY_METADATA) delete metadata[key];
+    if (Array.isArray(metadata.scopes_supported)) {
+      metadata.scopes_supported = metadata.scopes_supported.filter((scope) => scope !== 'openid');
+    }
+  });
+}
+
+/**
+ * A revocation (RFC 7009) is answered 200 with a body that the client ignores: the provider's is empty text,
+ * which clients that read every answer as JSON refuse (simple-oauth2's revokeAll() throws after revoking the
+ * access token, so the refresh token, and the grant, would live on). It is answered `{}` as JSON instead.
+ */
+function revocationAnswersJson(provider: Provider): void {
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'revocation' && ctx.status === 200 && !ctx.body) {
+      ctx.type = 'application/json';
+      ctx.body = '{}';
+    }
+  });
 }
 
 /**

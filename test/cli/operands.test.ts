@@ -132,6 +132,13 @@ const CASES: Case[] = [
     { failed: true, limit: '5' },
   ],
   (id) => [['webhooks', 'retry', id], 'webhooks retry', [id]],
+  (id) => [
+    ['webhooks', 'update', id, '--events', 'grant.revoked'],
+    'webhooks update',
+    [id],
+    { events: 'grant.revoked' },
+  ],
+  (id) => [['webhooks', 'ping', '--user', 'ann', id], 'webhooks ping', [id], { user: 'ann' }],
   (id, other) => [['games', 'update', id, other], 'games update', [id, other]],
   (id, other) => [
     ['games', 'update', '--json', other, '--', id],

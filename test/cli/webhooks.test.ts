@@ -96,6 +96,7 @@ describe('webhooks: managing endpoints', () => {
         id,
         app: 'app1',
         url: 'http://127.0.0.1:9/in',
+        events: 'all',
         state: 'enabled',
         disabledAt: null,
         disabledReason: null,
@@ -105,7 +106,7 @@ describe('webhooks: managing endpoints', () => {
       },
     ]);
     const human = await cli(env, ['webhooks', 'list']);
-    assert.equal(human.stdout.split('\n')[0]?.replace(/\s+/g, ' '), 'ID APP URL STATE');
+    assert.equal(human.stdout.split('\n')[0]?.replace(/\s+/g, ' '), 'ID APP URL EVENTS STATE');
     assert.ok(!human.stdout.includes(secret) && !JSON.stringify(listed).includes(secret));
     assert.deepEqual(await cliJson(env, ['webhooks', 'list', '--app', 'app1']), listed);
     refused(await cli(env, ['webhooks', 'list', '--app', 'nope']), /no app "nope"/);

@@ -1,16 +1,17 @@
-// A webhook receiver for the tests: a real HTTP server that checks every delivery's signature with svix (the
-// library receivers use, not the project's code) against each secret it is given, records what came, and
+// A webhook receiver for the tests: a real HTTP server that checks every delivery's signature with svix and
+// with standardwebhooks (the libraries receivers use, not the project's code) against each secret it is given, records what came, and
 // answers what the test says; and the endpoints the tests register through the CLI, one a receiver.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook } from 'svix';
 import { cliJson, type Env } from './harness.ts';
 
 export interface Received {
   id: string;
-  /** The parsed body: type, timestamp, data.user. */
-  event: { type: string; timestamp: string; data: { user: string } };
-  /** The secrets (of those given) whose svix check passed. */
+  /** The parsed body: type, timestamp, data (user, and revokedAt for grant.revoked). */
+  event: { type: string; timestamp: string; data: { user: string; revokedAt?: string } };
+  /** The secrets (of those given) whose svix and standardwebhooks checks both passed. */
   verifiedWith: string[];
   headers: IncomingHttpHeaders;
   /** When it arrived (Date.now()). */
@@ -55,6 +56,7 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
       const verifiedWith = verifyWith.filter((secret) => {
         try {
           new Webhook(secret).verify(body, req.headers as Record<string, string>);
+          new StandardWebhook(secret).verify(body, req.headers as Record<string, string>);
           return true;
         } catch {
           return false;
