@@ -5,8 +5,14 @@
 // own endpoints and deliveries are found: another's id gives 404 and changes nothing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../platform/webhook-address.ts';
-import { StoreError, type User, type WebhookEndpoint } from '../store/index.ts';
-import { consoleGate, consoleNav, csrfForm, DEVELOPERS_PATH, notFound } from './developers.ts';
+import {
+  StoreError,
+  SUBSCRIBABLE_EVENTS,
+  type SubscribableEvent,
+  type User,
+  type WebhookEndpoint,
+} from '../store/index.ts';
+import { consoleGate, consoleNav, csrfForm, DEVELOPERS_PATH, eventBoxes, notFound } from './developers.ts';
 import { html, when } from './html.ts';
 import { errorPage, type PagesContext, sendPage, strictForm } from './pages.ts';
 
@@ -16,6 +22,23 @@ export const ENDPOINT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
 /** The most endpoints one app has; the deliveries an endpoint's page lists. */
 export const MAX_ENDPOINTS_PER_APP = 10;
 const DELIVERIES_SHOWN = 50;
+
+/**
+ * The event types a form ticks (`events`, repeatable), or the message that refuses them: every one ticked (or
+ * none, on the add form) is every event, also those added later (null).
+ */
+function subscription(
+  form: URLSearchParams,
+  noneIsAll: boolean,
+): SubscribableEvent[] | null | { message: string } {
+  const ticked = form.getAll('events');
+  const unknown = ticked.find((t) => !(SUBSCRIBABLE_EVENTS as readonly string[]).includes(t));
+  if (unknown !== undefined) return { message: `There is no event "${unknown}".` };
+  if (new Set(ticked).size !== ticked.length) return { message: 'An event is ticked twice.' };
+  if (ticked.length === 0 && !noneIsAll) return { message: 'Tick at least one event.' };
+  if (ticked.length === 0 || ticked.length === SUBSCRIBABLE_EVENTS.length) return null;
+  return ticked as SubscribableEvent[];
+}
 
 export function developerWebhookRoutes(scope: FastifyInstance, context: PagesContext): void {
   const { store } = context;
@@ -79,12 +102,21 @@ ${
 <dd><strong>Copy it now: it is shown this once.</strong> Your receiver verifies every delivery with it (Standard Webhooks).</dd>`
     : ''
 }
+<dt>Events</dt>
+<dd>${endpoint.events === null ? 'every event (ping always)' : `${endpoint.events.join(', ')} (ping always)`}</dd>
 <dt>State</dt>
 <dd>${enabled ? (endpoint.failingSince === null ? 'enabled' : html`enabled, failing since ${when(endpoint.failingSince)}`) : `disabled: ${endpoint.disabledReason ?? 'disabled'}`}</dd>
 ${endpoint.previousSecretUntil !== null ? html`<dt>Previous secret</dt><dd>signs beside the new one until ${when(endpoint.previousSecretUntil)}</dd>` : ''}
 </dl>
 <div>${button('test', 'Send test event', 'send-test-event')}${button(enabled ? 'disable' : 'enable', enabled ? 'Disable' : 'Enable')}${button('rotate', 'Rotate the secret')}${button('remove', 'Remove the endpoint')}</div>
 <p>A rotated-out secret signs beside the new one for 24 hours. Removing the endpoint removes its deliveries too.</p>
+<form method="post" action="${base}/events">
+<input type="hidden" name="csrf" value="${csrf}">
+<fieldset>
+<legend>Events it receives</legend>
+${eventBoxes(endpoint.events, 'events')}</fieldset>
+<p><button type="submit">Save the events</button></p>
+</form>
 <h2>Deliveries</h2>
 ${
   rows.length > 0
@@ -134,8 +166,10 @@ ${rows}</tbody>
     if (!user) return reply;
     const app = await store.developers.app(user.id, (request.params as { app: string }).app);
     if (!app) return notFound(reply);
-    const strict = strictForm(form, ['csrf', 'url']);
+    const strict = strictForm(form, ['csrf', 'url', 'events'], ['events']);
     if (strict) return errorPage(reply, 400, app.name, strict);
+    const events = subscription(form, true);
+    if (events !== null && 'message' in events) return errorPage(reply, 400, app.name, events.message);
     const text = (form.get('url') ?? '').trim();
     let url: string;
     try {
@@ -154,7 +188,7 @@ ${rows}</tbody>
         `An app has at most ${MAX_ENDPOINTS_PER_APP} endpoints: remove one first.`,
       );
     }
-    const { endpoint, secret } = await store.webhooks.endpoints.add({ appId: app.id, url });
+    const { endpoint, secret } = await store.webhooks.endpoints.add({ appId: app.id, url, events });
     return endpointPage(request, reply, user, endpoint, { secret, notice: 'The endpoint is added.' }, 201);
   });
 
@@ -181,6 +215,26 @@ ${rows}</tbody>
       });
     });
   }
+
+  scope.post(`${DEVELOPERS_PATH}/webhooks/:endpoint/events`, async (request, reply) => {
+    const form = csrfForm(context, request, reply);
+    if (!form) return reply;
+    const user = await developerOf(request, reply);
+    if (!user) return reply;
+    const endpoint = await store.developers.endpoint(
+      user.id,
+      (request.params as { endpoint: string }).endpoint,
+    );
+    if (!endpoint) return notFound(reply);
+    const strict = strictForm(form, ['csrf', 'events'], ['events']);
+    const events = strict ? { message: strict } : subscription(form, false);
+    if (events !== null && 'message' in events) {
+      return endpointPage(request, reply, user, endpoint, { error: events.message }, 400);
+    }
+    await store.webhooks.endpoints.setEvents(endpoint.id, events);
+    const changed = (await store.developers.endpoint(user.id, endpoint.id)) ?? endpoint;
+    return endpointPage(request, reply, user, changed, { notice: 'The events are saved.' });
+  });
 
   scope.post(`${DEVELOPERS_PATH}/webhooks/:endpoint/rotate`, async (request, reply) => {
     const found = await owned(request, reply, true);

@@ -7,7 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkRedirectUri, RefusedRedirectUri } from '../domain/redirect-uri.ts';
-import { type App, hashToken, type OAuthClient, StoreError, type User } from '../store/index.ts';
+import {
+  type App,
+  hashToken,
+  type OAuthClient,
+  StoreError,
+  SUBSCRIBABLE_EVENTS,
+  type SubscribableEvent,
+  type User,
+} from '../store/index.ts';
 import { type Html, html, when } from './html.ts';
 import {
   errorPage,
@@ -107,6 +115,17 @@ export function csrfForm(
   if (context.browsers.csrfValid(request, form.get('csrf') ?? undefined)) return form;
   errorPage(reply, 403, 'Developer console', WRONG_CSRF);
   return undefined;
+}
+
+/** The events' checkboxes, ticked as the endpoint subscribes (all, for a new one). */
+export function eventBoxes(events: readonly SubscribableEvent[] | null, prefix: string) {
+  return SUBSCRIBABLE_EVENTS.map(
+    (
+      e,
+    ) => html`<p><input type="checkbox" id="${prefix}-${e}" name="events" value="${e}"${events === null || events.includes(e) ? html` checked` : ''}>
+<label class="check" for="${prefix}-${e}"><code>${e}</code></label></p>
+`,
+  );
 }
 
 export function notFound(reply: FastifyReply): FastifyReply {
@@ -299,6 +318,9 @@ ${endpointRows.length > 0 ? html`<ul>${endpointRows}</ul>` : html`<p>No webhook 
 <p><label for="url">Endpoint URL</label>
 <input type="url" id="url" name="url" required aria-describedby="url-help"></p>
 <p id="url-help">https, at a public address. Each delivery is signed (Standard Webhooks); the endpoint's secret is shown once.</p>
+<fieldset>
+<legend>Events it receives</legend>
+${eventBoxes(null, 'new-events')}</fieldset>
 <p><button type="submit">Add the endpoint</button></p>
 </form>
 <h2>Delete the app</h2>

@@ -173,7 +173,7 @@ describe('the developer console', () => {
     }
     for (const e of encodings(endpoint.id)) {
       assert.equal((await eve.browser.request(`${base}/developers/webhooks/${e}`)).status, 404, e);
-      for (const action of ['disable', 'enable', 'rotate', 'remove', 'test']) {
+      for (const action of ['disable', 'enable', 'rotate', 'remove', 'test', 'events']) {
         const answer = await eve.browser.request(`${base}/developers/webhooks/${e}/${action}`, {
           form: { csrf: eve.csrf },
         });
@@ -213,10 +213,9 @@ describe('the developer console', () => {
       [`/developers/apps/${app.id}/secret`, {}],
       [`/developers/apps/${app.id}/delete`, {}],
       [`/developers/apps/${app.id}/webhooks`, { url: receiver.url }],
-      ...['disable', 'enable', 'rotate', 'remove', 'test'].map((a): [string, Record<string, string>] => [
-        `/developers/webhooks/${endpoint.id}/${a}`,
-        {},
-      ]),
+      ...['disable', 'enable', 'rotate', 'remove', 'test', 'events'].map(
+        (a): [string, Record<string, string>] => [`/developers/webhooks/${endpoint.id}/${a}`, {}],
+      ),
       [`/developers/deliveries/${deliveryId}/redeliver`, {}],
       ['/account/tokens/new', { description: 'x', scope: 'user.read', expires_in_days: '30' }],
       ['/account/signout-everywhere', {}],
@@ -293,6 +292,34 @@ describe('the developer console', () => {
       { clientId: app.id, clientSecret: 'cps_wrong' },
     );
     assert.equal(wrong.status, 401);
+
+    // Subscriptions: one event, then every one again; an unknown one is refused.
+    const events = (form: Record<string, string>) =>
+      ann.browser.request(`${base}/developers/webhooks/${endpoint.id}/events`, {
+        method: 'POST',
+        form: { csrf: ann.csrf, ...form },
+      });
+    assert.equal((await events({ events: 'game.deleted' })).status, 400);
+    assert.equal((await events({})).status, 400, 'at least one event');
+    assert.match(
+      (await events({ events: 'grant.revoked' })).text,
+      /<dd>grant\.revoked \(ping always\)<\/dd>/,
+    );
+    const both = await fetch(`${base}/developers/webhooks/${endpoint.id}/events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: ['chessport_session', 'chessport_csrf']
+          .map((n) => `${n}=${ann.browser.cookie(n)}`)
+          .join('; '),
+      },
+      body: `csrf=${encodeURIComponent(ann.csrf)}&events=changes.available&events=grant.revoked`,
+    });
+    assert.match(await both.text(), /<dd>every event \(ping always\)<\/dd>/);
+    const badAdd = await ann.browser.request(`${base}/developers/apps/${app.id}/webhooks`, {
+      form: { csrf: ann.csrf, url: receiver.url, events: 'everything' },
+    });
+    assert.equal(badAdd.status, 400);
 
     // Disable, enable, redeliver: the receiver hears the ping again under its id.
     const disabled = await ann.browser.request(`${base}/developers/webhooks/${endpoint.id}/disable`, {
