@@ -4,17 +4,22 @@
 // loopback redirect URI from any port of its address; and the device page's Content-Security-Policy, exactly
 // the one docs/oauth.md states.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { type Env, http, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
+  action,
   addClient,
   addUserWithPassword,
   authorize,
+  authorizeUrl,
   type Client,
   FormBrowser,
+  field,
+  PASSWORD,
   pkce,
   tokenRequest,
 } from '../helpers/oauth.ts';
@@ -159,5 +164,36 @@ describe('OAuth: what client libraries and browsers see', () => {
       assert.equal(answer.headers.get('content-security-policy'), stated, path);
     }
     assert.doesNotMatch(stated, /script-src/, 'no script at all');
+  });
+
+  test("the authorization endpoint's form_post answer may run its one script, by its hash, and no other", async () => {
+    const docs = readFileSync(join(ROOT, 'docs/oauth.md'), 'utf8');
+    const stated =
+      /Pages send `Content-Security-Policy: ([^`]+)`/.exec(docs)?.[1]?.replace(/\s+/g, ' ') ?? '';
+    const browser = new FormBrowser();
+    let { page } = await browser.follow(
+      authorizeUrl(server.base, {
+        clientId: web.clientId,
+        redirectUri: WEB_REDIRECT,
+        scope: 'games.read',
+        pkce: pkce(),
+        extra: { response_mode: 'form_post' },
+      }),
+      server.base,
+    );
+    for (let step = 0; step < 4 && !page.text.includes('<script>'); step++) {
+      const form: { path: string; fields: Record<string, string> } = page.text.includes('name="password"')
+        ? { path: '/login', fields: { login: 'ann', password: PASSWORD } }
+        : { path: '/consent', fields: { decision: 'allow' } };
+      ({ page } = await browser.follow(new URL(action(page.text, form.path), server.base).href, server.base, {
+        form: { csrf: field(page.text, 'csrf'), ...form.fields },
+      }));
+    }
+    const script = /<script>([\s\S]*?)<\/script>/.exec(page.text)?.[1];
+    assert.ok(script !== undefined, `the form_post page:\n${page.text}`);
+    assert.match(page.text, new RegExp(`action="${WEB_REDIRECT}"`));
+    const hash = createHash('sha256').update(script).digest('base64');
+    const csp = (page.headers.get('content-security-policy') ?? '').replace(/;\s*/g, '; ');
+    assert.equal(csp, `${stated}; script-src 'sha256-${hash}'`);
   });
 });

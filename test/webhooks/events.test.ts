@@ -1,8 +1,8 @@
 // Webhook events besides `changes.available` (docs/webhooks.md#events), end to end: the real server on a temp
 // store, real receivers that verify every signature with svix. A `ping` asked for one endpoint arrives signed,
 // carrying the asking user's pairwise id, whatever the endpoint subscribes to, and is listed as delivered with
-// its latency; an endpoint subscribed to `grant.revoked` only hears no changes; `--events` refuses what it does
-// not know.
+// its latency, and may be redelivered; a disabled endpoint is refused one; an endpoint subscribed to
+// `grant.revoked` only hears no changes; `--events` refuses what it does not know.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
@@ -184,6 +184,18 @@ describe('webhook events: ping and subscriptions', () => {
       assert.equal(refused.code, 1, `--events "${events}": ${refused.stderr}`);
       assert.match(refused.stderr, message);
     }
+    // A disabled endpoint is refused a ping, and nothing is written; a user unknown too.
+    await cliJson(env, ['webhooks', 'disable', endpointRevokedOnly]);
+    const disabled = await cli(env, ['webhooks', 'ping', endpointRevokedOnly, '--user', 'alice']);
+    assert.equal(disabled.code, 1);
+    assert.match(disabled.stderr, /is disabled: enable it first/);
+    await cliJson(env, ['webhooks', 'enable', endpointRevokedOnly]);
+    const nobody = await cli(env, ['webhooks', 'ping', endpointRevokedOnly, '--user', 'nobody']);
+    assert.equal(nobody.code, 1);
+    const pings = (
+      await cliJson<DeliveryJson[]>(env, ['webhooks', 'deliveries', endpointRevokedOnly])
+    ).filter((d) => d.event === 'ping');
+    assert.equal(pings.length, 1, 'only the first ping');
     const unknown = await cli(env, ['webhooks', 'ping', 'ep_nope', '--user', 'alice']);
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.stderr, /no webhook endpoint "ep_nope"/);
