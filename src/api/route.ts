@@ -114,6 +114,11 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
       let refused: ApiError | undefined;
       try {
         request.token = await authenticate(context.store, request, context.resourceMetadataUrl());
+        // When the token was last used (/account shows it), at most once a minute per token; the answer does
+        // not wait for it, and a store too busy to take it now takes the next one.
+        context.store.tokens.touch(request.token).catch((error: unknown) => {
+          request.log.debug({ err: error }, 'could not note the token used');
+        });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         refused = error;

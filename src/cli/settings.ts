@@ -9,7 +9,12 @@ import {
   type HeavyLimits,
 } from '../api/heavy-kinds.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
-import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from '../oauth/settings.ts';
+import {
+  DEFAULT_OAUTH_SETTINGS,
+  DEVELOPER_CONSOLE_MODES,
+  type DeveloperConsole,
+  type OAuthSettings,
+} from '../oauth/settings.ts';
 import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/schedule.ts';
 import type { WebhookSettings } from '../webhooks/worker.ts';
@@ -355,6 +360,14 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
           DEFAULT_OAUTH_SETTINGS.limits.flowsPerHour,
         ),
       },
+      developerConsole: setting(
+        env,
+        'DEVELOPER_CONSOLE',
+        parseDeveloperConsole,
+        DEFAULT_OAUTH_SETTINGS.developerConsole,
+      ),
+      personalTokensNoExpiry: setting(env, 'PERSONAL_TOKENS_NO_EXPIRY', parseSwitch, false),
+      webhookAllowPrivate: webhookAllowPrivate(env),
     },
     webhooks: loadWebhookSettings(env),
     heavyLimits: parseHeavyLimits(env),
@@ -380,6 +393,25 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
     ),
     streamRateWindowMs: setting(env, 'STREAM_RATE_WINDOW', parseDuration, HEAVY_DEFAULTS.streamRateWindowMs),
   };
+}
+
+/** DEVELOPER_CONSOLE: open, invite or off. */
+function parseDeveloperConsole(text: string, what: string): DeveloperConsole {
+  const mode = DEVELOPER_CONSOLE_MODES.find((m) => m === text.trim());
+  if (mode === undefined) {
+    throw new CliError(
+      `invalid ${what} "${text}": use open (every user), invite (users marked with chessport users update <login> --developer) or off`,
+    );
+  }
+  return mode;
+}
+
+/** A switch: 1 on, 0 off. */
+function parseSwitch(text: string, what: string): boolean {
+  const value = text.trim();
+  if (value === '0') return false;
+  if (value === '1') return true;
+  throw new CliError(`invalid ${what} "${text}": use 1 (on) or 0 (off)`);
 }
 
 /** A token lifetime in whole seconds, from one minute to `maxS`. */

@@ -34,8 +34,12 @@ export const CLOCK_TOLERANCE_S = 15;
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
-/** What makes an app an OAuth client, in the metadata names of RFC 7591. */
-export function clientMetadata(app: App, secretHash: string | null): AdapterPayload | undefined {
+/**
+ * What makes an app an OAuth client, in the metadata names of RFC 7591. A confidential client's
+ * `client_secret` holds the SHA-256 of each secret that works now, space-separated: the current one, and the
+ * one before the latest rotation during its grace period (provider.ts compares against each).
+ */
+export function clientMetadata(app: App, secretHashes: string[]): AdapterPayload | undefined {
   const client = app.oauth;
   if (!client) return undefined;
   const grantTypes = [
@@ -59,7 +63,7 @@ export function clientMetadata(app: App, secretHash: string | null): AdapterPayl
     scope: SCOPES.join(' '),
     ...(client.type === 'public'
       ? { token_endpoint_auth_method: 'none' }
-      : { token_endpoint_auth_method: 'client_secret_basic', client_secret: secretHash ?? '' }),
+      : { token_endpoint_auth_method: 'client_secret_basic', client_secret: secretHashes.join(' ') }),
   };
 }
 
@@ -164,7 +168,7 @@ export class StoreAdapter implements Adapter {
     switch (this.model) {
       case 'Client': {
         const found = await this.store.accounts.findAppById(id);
-        return found && clientMetadata(found.app, found.secretHash);
+        return found && clientMetadata(found.app, found.secretHashes);
       }
       case 'AccessToken': {
         const token = await this.store.tokens.findByHash(hashToken(id));

@@ -43,6 +43,13 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   return new Html(text);
 }
 
+/** A time as its ISO form in a time element, shown in UTC: the pages have no script to show local time. */
+export function when(ms: number | null, never = 'not yet'): Html {
+  if (ms === null) return html`${never}`;
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
 /** Where the pages' one stylesheet is served. */
 export const STYLESHEET_PATH = '/oauth/pages.css';
 
@@ -80,4 +87,15 @@ button { font: inherit; margin: .25rem .5rem .25rem 0; padding: .5rem 1rem; }
 .code { font-family: ui-monospace, monospace; font-size: 1.5rem; letter-spacing: .1em; }
 .grant { border-top: 1px solid #8884; padding: .5rem 0; }
 .grant h3 { margin: .25rem 0; }
+nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+input[type=url], input[type=number], textarea { box-sizing: border-box; font: inherit; padding: .5rem; width: 100%; }
+fieldset { border: 1px solid #8886; margin: 0 0 1rem; }
+.check { display: inline; font-weight: 400; }
+.secret { font-family: ui-monospace, monospace; overflow-wrap: anywhere; padding: .25rem; border: 1px dashed #8888; }
+.wide { overflow-x: auto; }
+table { border-collapse: collapse; font-size: .9rem; }
+th, td { border-bottom: 1px solid #8884; padding: .25rem .5rem; text-align: left; vertical-align: top; }
+dt { font-weight: 600; }
+dd { margin: 0 0 .5rem; overflow-wrap: anywhere; }
+.inline { display: inline; }
 `.trimStart();

@@ -11,6 +11,8 @@ import type { CircuitBreaker } from '../platform/circuit-breaker.ts';
 import type { Store } from '../store/index.ts';
 import { accountRoutes } from './account.ts';
 import { Browsers } from './browser.ts';
+import { developerWebhookRoutes } from './developer-webhooks.ts';
+import { developerRoutes } from './developers.ts';
 import { html, STYLESHEET, STYLESHEET_PATH } from './html.ts';
 import { interactionRoutes } from './interactions.ts';
 import { type AnswerShape, oauthLimiter } from './limits.ts';
@@ -23,6 +25,7 @@ import {
   sendPage,
   tryAgainIn,
 } from './pages.ts';
+import { personalTokenRoutes } from './personal-tokens.ts';
 import { createProvider, derivedKey, OAUTH_ROUTES } from './provider.ts';
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './settings.ts';
 import {
@@ -244,9 +247,13 @@ export function oauthServer(app: FastifyInstance, options: OAuthOptions): OAuthS
         return browsersOf();
       },
       throttle,
+      settings: options.settings ?? DEFAULT_OAUTH_SETTINGS,
     };
     interactionRoutes(scope, context, providerOf);
     accountRoutes(scope, context);
+    developerRoutes(scope, context);
+    developerWebhookRoutes(scope, context);
+    personalTokenRoutes(scope, context);
   });
 
   app.get(STYLESHEET_PATH, async (_request, reply) =>

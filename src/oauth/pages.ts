@@ -6,6 +6,7 @@ import type { Store, User } from '../store/index.ts';
 import type { Browsers } from './browser.ts';
 import { type Html, html, page } from './html.ts';
 import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
+import type { OAuthSettings } from './settings.ts';
 import type { GuessThrottle } from './throttle.ts';
 
 export const PAGE_CSP =
@@ -29,6 +30,7 @@ export interface PagesContext {
   store: Store;
   browsers: Browsers;
   throttle: GuessThrottle;
+  settings: OAuthSettings;
 }
 
 /** Form bodies (application/x-www-form-urlencoded, at most 16 KiB) for the routes of this scope. */
@@ -52,16 +54,51 @@ export function sendPage(reply: FastifyReply, status: number, title: string, mai
     .send(page(title, main));
 }
 
-export function signInForm(action: string, csrf: string, message?: string, login = ''): Html {
+export function signInForm(action: string, csrf: string, message?: string, login = '', next = ''): Html {
   return html`${message ? html`<p class="error" role="alert">${message}</p>` : ''}
 <form method="post" action="${action}">
 <input type="hidden" name="csrf" value="${csrf}">
+${next ? html`<input type="hidden" name="next" value="${next}">` : ''}
 <p><label for="login">Login</label>
 <input type="text" id="login" name="login" value="${login}" autocomplete="username" autocapitalize="none" spellcheck="false" required${login ? '' : html` autofocus`}></p>
 <p><label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${login ? html` autofocus` : ''}></p>
 <p><button type="submit">Sign in</button></p>
 </form>`;
+}
+
+/**
+ * Where a sign-in goes on to: a page of the account or of the developer console, else the account page. Only
+ * a path of this site is followed (no other host, no `//`, no backslash), so the parameter sends nobody away.
+ */
+export function nextPath(text: string | null | undefined): string | undefined {
+  if (!text || text.length > 200) return undefined;
+  return /^\/(?:account|developers)(?:\/[A-Za-z0-9_-]+)*$/.test(text) ? text : undefined;
+}
+
+/** The page that signs a browser in and comes back to `path`. */
+export function signInPath(path: string): string {
+  return `/account/signin?next=${encodeURIComponent(path)}`;
+}
+
+/** A form's fields, or the message that refuses it: a field not in `allowed`, or one given twice. */
+export function strictForm(
+  form: URLSearchParams,
+  allowed: readonly string[],
+  repeatable: readonly string[] = [],
+) {
+  const seen = new Set<string>();
+  for (const key of form.keys()) {
+    if (!allowed.includes(key)) return `The form has a field this page does not know: "${key}".`;
+    if (seen.has(key) && !repeatable.includes(key)) return `The field "${key}" is given more than once.`;
+    seen.add(key);
+  }
+  return undefined;
+}
+
+/** A page that answers a refused request: its status, and the message. */
+export function errorPage(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {
+  return sendPage(reply, status, title, html`<p class="error" role="alert">${message}</p>`);
 }
 
 export const WRONG_CSRF =

@@ -211,10 +211,15 @@ export function createProvider(options: ProviderOptions): Provider {
   provider.proxy = true;
   deviceFormsWithoutState(provider, options.deviceFormToken ?? (() => undefined));
   // A confidential client's secret is kept as its SHA-256 (adapter.ts puts the hash where the secret goes).
+  // During a rotation's grace period two secrets work: the metadata holds both hashes (adapter.ts).
   provider.Client.prototype.compareClientSecret = async function compare(actual: string) {
-    const want = Buffer.from(String(this.clientSecret ?? ''), 'hex');
     const got = Buffer.from(hashToken(actual), 'hex');
-    return want.length === got.length && timingSafeEqual(want, got);
+    let right = false;
+    for (const hash of String(this.clientSecret ?? '').split(' ')) {
+      const want = Buffer.from(hash, 'hex');
+      if (want.length === got.length && timingSafeEqual(want, got)) right = true;
+    }
+    return right;
   };
   revocationAnswersJson(provider);
   metadataWithoutOpenId(provider);

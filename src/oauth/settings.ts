@@ -8,7 +8,18 @@ export interface OAuthSettings {
   refreshTokenTtlS: number;
   /** What one client address may ask of the OAuth and account paths (limits.ts). */
   limits: OAuthLimits;
+  /** Who may use the developer console at /developers (DEVELOPER_CONSOLE). */
+  developerConsole: DeveloperConsole;
+  /** Whether a personal access token may be made without an expiry (PERSONAL_TOKENS_NO_EXPIRY). */
+  personalTokensNoExpiry: boolean;
+  /** Whether webhook endpoints may be http and at any address (WEBHOOK_ALLOW_PRIVATE), for the console. */
+  webhookAllowPrivate: boolean;
 }
+
+/** open: every user who can sign in; invite: the users the operator marks developers; off: nobody. */
+export type DeveloperConsole = 'open' | 'invite' | 'off';
+
+export const DEVELOPER_CONSOLE_MODES: readonly DeveloperConsole[] = ['open', 'invite', 'off'];
 
 export interface OAuthLimits {
   /** Requests to /oauth/ and /account paths per client address in a window (OAUTH_RATE_LIMIT_MAX). */
@@ -38,4 +49,9 @@ export const DEFAULT_OAUTH_SETTINGS: OAuthSettings = {
   accessTokenTtlS: 3600,
   refreshTokenTtlS: 30 * 86_400,
   limits: DEFAULT_OAUTH_LIMITS,
+  // Every user is one the operator made: the console lets them register apps that reach no other user
+  // without that user's consent (docs/developer-console.md#who-may-use-it).
+  developerConsole: 'open',
+  personalTokensNoExpiry: false,
+  webhookAllowPrivate: false,
 };

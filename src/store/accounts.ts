@@ -15,6 +15,10 @@ export interface NewApp {
   oauth?: OAuthClient;
   /** A confidential client's secret as its SHA-256 (hashToken). */
   clientSecretHash?: string;
+  /** The user who registers it on /developers (none: the operator's CLI). */
+  ownerId?: string;
+  homepage?: string;
+  description?: string;
 }
 
 /** The columns that make an app an OAuth client, or none. */
@@ -102,6 +106,10 @@ export class Accounts {
       sector: input.sector ?? id,
       createdAt: Date.now(),
       oauth: input.oauth ?? null,
+      ownerId: input.ownerId ?? null,
+      homepage: input.homepage ?? null,
+      description: input.description ?? null,
+      previousSecretUntil: null,
     };
     await this.ctx.db
       .insertInto('apps')
@@ -111,6 +119,9 @@ export class Accounts {
         sector: app.sector,
         created_at: app.createdAt,
         ...clientColumns(input.oauth, input.clientSecretHash),
+        owner_id: app.ownerId,
+        homepage: app.homepage,
+        description: app.description,
       })
       .execute()
       .catch(alreadyExists(`app "${input.name}" already exists`));
@@ -137,12 +148,42 @@ export class Accounts {
     return row && toApp(row);
   }
 
-  /** The app with this id (an OAuth client's client_id), and a confidential client's secret hash. */
-  async findAppById(id: string): Promise<{ app: App; secretHash: string | null } | undefined> {
+  /**
+   * The app with this id (an OAuth client's client_id), and a confidential client's secret hashes: the
+   * current one, and the one before the latest rotation while it still works (its grace period).
+   */
+  async findAppById(
+    id: string,
+    now = Date.now(),
+  ): Promise<{ app: App; secretHash: string | null; secretHashes: string[] } | undefined> {
     // A client id from a request (client_id, HTTP Basic): one holding U+0000 names no app (storable.ts).
     if (!storable(id)) return undefined;
     const row = await this.ctx.db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && { app: toApp(row), secretHash: row.client_secret_hash };
+    if (!row) return undefined;
+    const app = toApp(row, now);
+    const current = row.client_secret_hash === null ? [] : [row.client_secret_hash];
+    const previous = app.previousSecretUntil === null ? [] : [row.previous_secret_hash as string];
+    return { app, secretHash: row.client_secret_hash, secretHashes: [...current, ...previous] };
+  }
+
+  /** Whether the operator let the user use the developer console (DEVELOPER_CONSOLE=invite). */
+  async isDeveloper(userId: string): Promise<boolean> {
+    if (!storable(userId)) return false;
+    const row = await this.ctx.db
+      .selectFrom('users')
+      .select('developer')
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    return row?.developer === 1;
+  }
+
+  /** Marks the user a developer, or (false) not one: their apps stay, the console is closed to them. */
+  async setDeveloper(userId: string, developer: boolean): Promise<void> {
+    await this.ctx.db
+      .updateTable('users')
+      .set({ developer: developer ? 1 : 0 })
+      .where('id', '=', userId)
+      .execute();
   }
 
   /**
@@ -157,6 +198,11 @@ export class Accounts {
     });
   }
 
+  /** Ends every session of the user: the server's sign-ins and the authorization server's (signing out everywhere). */
+  async endSignIns(userId: string): Promise<void> {
+    await this.ctx.transaction(async (trx) => deleteUserSignIns(trx, userId));
+  }
+
   /** The user with this login and their password hash (null: they have none). */
   async findPasswordHash(login: string): Promise<{ user: User; hash: string | null } | undefined> {
     // A login from the sign-in form: one holding U+0000 names no user (storable.ts).
@@ -169,13 +215,15 @@ export class Accounts {
     return row && { user: toUser(row), hash: row.password_hash };
   }
 
+  /** Every app but the deleted ones, oldest first. */
   async listApps(): Promise<App[]> {
     const rows = await this.ctx.db
       .selectFrom('apps')
       .selectAll()
+      .where('deleted_at', 'is', null)
       .orderBy('created_at')
       .orderBy('name')
       .execute();
-    return rows.map(toApp);
+    return rows.map((row) => toApp(row));
   }
 }

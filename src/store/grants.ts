@@ -113,6 +113,19 @@ export class Grants {
     return rows.map(toGrant);
   }
 
+  /** When each of the user's grants last had one of its access tokens used on the API, by grant id. */
+  async lastApiUse(userId: string): Promise<Map<string, number>> {
+    const rows = await this.ctx.db
+      .selectFrom('tokens')
+      .select(['grant_id', (eb) => eb.fn.max('last_used_at').as('last_used_at')])
+      .where('user_id', '=', userId)
+      .where('grant_id', 'is not', null)
+      .where('last_used_at', 'is not', null)
+      .groupBy('grant_id')
+      .execute();
+    return new Map(rows.map((row) => [row.grant_id as string, Number(row.last_used_at)]));
+  }
+
   /**
    * Revokes a grant with everything issued under it, at once: its access tokens, its refresh tokens, codes
    * and device codes; and, in the same transaction, a `grant.revoked` webhook event for each endpoint of the

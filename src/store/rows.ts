@@ -28,7 +28,13 @@ export function toUser(row: Selectable<DB['users']>): User {
   };
 }
 
-export function toApp(row: Selectable<DB['apps']>): App {
+/** Until when an app's previous secret works, if it still does at `now`. */
+function previousSecretUntil(row: Selectable<DB['apps']>, now: number): number | null {
+  const until = row.previous_secret_until === null ? null : Number(row.previous_secret_until);
+  return row.previous_secret_hash !== null && until !== null && until > now ? until : null;
+}
+
+export function toApp(row: Selectable<DB['apps']>, now = Date.now()): App {
   const type = row.client_type;
   return {
     id: row.id,
@@ -43,6 +49,10 @@ export function toApp(row: Selectable<DB['apps']>): App {
             deviceFlow: row.device_flow === 1,
           }
         : null,
+    ownerId: row.owner_id,
+    homepage: row.homepage,
+    description: row.description,
+    previousSecretUntil: previousSecretUntil(row, now),
   };
 }
 
@@ -89,6 +99,8 @@ export interface TokenRow extends IssuedRow {
   revoked_at: number | null;
   created_at: number;
   grant_id: string | null;
+  description: string | null;
+  last_used_at: number | null;
 }
 
 export function toTokenInfo(row: TokenRow): TokenInfo {
@@ -100,6 +112,8 @@ export function toTokenInfo(row: TokenRow): TokenInfo {
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     createdAt: Number(row.created_at),
     grantId: row.grant_id,
+    description: row.description,
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
   };
 }
 

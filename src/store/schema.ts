@@ -10,6 +10,8 @@ export interface UsersTable {
   created_at: number;
   /** The password's scrypt hash in PHC form (docs/oauth.md); null: the user cannot sign in. */
   password_hash: Generated<string | null>;
+  /** 1: the operator let the user use the developer console (DEVELOPER_CONSOLE=invite; migration 0013). */
+  developer: Generated<number>;
 }
 
 export interface AppsTable {
@@ -26,6 +28,17 @@ export interface AppsTable {
   device_flow: Generated<number>;
   /** A confidential client's secret as its SHA-256, hex. */
   client_secret_hash: Generated<string | null>;
+  /** The user who registered it on /developers; null: the operator's CLI made it (migration 0013). */
+  owner_id: Generated<string | null>;
+  homepage: Generated<string | null>;
+  description: Generated<string | null>;
+  /** The secret's hash before the latest rotation, which works until previous_secret_until. */
+  previous_secret_hash: Generated<string | null>;
+  previous_secret_until: Generated<number | null>;
+  /** When its developer deleted it: no client any more, its grants and tokens revoked. */
+  deleted_at: Generated<number | null>;
+  /** The user whose personal access tokens it issues (their own built-in app); null for every other app. */
+  personal_for: Generated<string | null>;
 }
 
 export interface TokensTable {
@@ -41,6 +54,10 @@ export interface TokensTable {
   created_at: number;
   /** The OAuth grant the token was issued under; null for a token the operator issued (migration 0009). */
   grant_id: Generated<string | null>;
+  /** What its user wrote of a personal access token (migration 0013). */
+  description: Generated<string | null>;
+  /** When it last authenticated an API request, to the minute (migration 0013). */
+  last_used_at: Generated<number | null>;
 }
 
 /** A user's consent to an app (migration 0009): what its OAuth tokens are issued under. */

@@ -9,11 +9,13 @@ import type { DialectSettings } from './adapter.ts';
 import type { ChangeSignals } from './change-signals.ts';
 import type { StoreContext } from './context.ts';
 import { Databases } from './databases.ts';
+import { DeveloperApps } from './developer-apps.ts';
 import { Feed } from './feed.ts';
 import { Games } from './game-writes.ts';
 import { Grants } from './grants.ts';
 import { Hearing } from './hearing.ts';
 import { OAuthRecords } from './oauth-records.ts';
+import { PersonalTokens } from './personal-tokens.ts';
 import type { ReadRouting, ReplicaSettings } from './read-routing.ts';
 import type { DB } from './schema.ts';
 import { Tokens } from './tokens.ts';
@@ -62,6 +64,11 @@ export class Store {
     readonly hearing: Hearing;
   };
 
+  /** What a developer owns on /developers: apps, their endpoints and deliveries (developer-apps.ts). */
+  readonly developers: DeveloperApps;
+  /** The users' personal access tokens (personal-tokens.ts). */
+  readonly personalTokens: PersonalTokens;
+
   /**
    * The migrations that opening this store applied, in order: every one for a new store (0001_initial
    * first), the newer ones for a store that an older version made, none for a store already up to date.
@@ -91,6 +98,8 @@ export class Store {
       events: new WebhookEvents(ctx, deliveries),
       hearing,
     };
+    this.developers = new DeveloperApps(ctx, this.webhooks.endpoints, this.webhooks.deliveries);
+    this.personalTokens = new PersonalTokens(ctx, this.tokens);
     this.migrationsApplied = migrationsApplied;
   }
 

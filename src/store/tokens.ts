@@ -8,6 +8,9 @@ import { type IssuedRow, toTokenInfo } from './rows.ts';
 import type { DB } from './schema.ts';
 import type { TokenInfo } from './types.ts';
 
+/** How precisely a token's last use is kept (touch). */
+export const LAST_USE_PRECISION_MS = 60_000;
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
@@ -37,7 +40,7 @@ export function issuedQuery<T extends 'tokens' | 'grants'>(
 }
 
 /** The tokens with their user's login and their app's name and sector: rows for toTokenInfo. */
-function tokenQuery(db: Kysely<DB>) {
+export function tokenQuery(db: Kysely<DB>) {
   return issuedQuery(db, 'tokens').select([
     'apps.sector',
     'tokens.scopes',
@@ -45,13 +48,15 @@ function tokenQuery(db: Kysely<DB>) {
     'tokens.revoked_at',
     'tokens.created_at',
     'tokens.grant_id',
+    'tokens.description',
+    'tokens.last_used_at',
   ]);
 }
 
 /** Revokes the tokens whose `column` holds `value` and that are not revoked yet (a revocation keeps its time). */
 export async function revokeTokens(
   db: Executor,
-  column: 'id' | 'hash' | 'grant_id',
+  column: 'id' | 'hash' | 'grant_id' | 'app_id',
   value: string,
   now: number,
 ): Promise<void> {
@@ -81,6 +86,7 @@ export class Tokens {
     appId: string;
     scopes: string[];
     expiresAt: number | null;
+    description?: string;
   }): Promise<{ id: string; token: string }> {
     const token = `cp_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
@@ -95,6 +101,7 @@ export class Tokens {
         expires_at: input.expiresAt,
         revoked_at: null,
         created_at: Date.now(),
+        description: input.description ?? null,
       })
       .execute();
     return { id, token };
@@ -122,6 +129,22 @@ export class Tokens {
     if (!row) return undefined;
     await revokeTokens(db, 'id', row.id, Date.now());
     return toTokenInfo(await tokenQuery(db).where('tokens.id', '=', row.id).executeTakeFirstOrThrow());
+  }
+
+  /**
+   * Notes that the token authenticated a request now. To the minute: a token whose last use is less than a
+   * minute old is not written again, so a busy token costs a write a minute, not one a request.
+   */
+  async touch(token: TokenInfo, now = Date.now()): Promise<void> {
+    if (token.lastUsedAt !== null && now - token.lastUsedAt < LAST_USE_PRECISION_MS) return;
+    await this.ctx.db
+      .updateTable('tokens')
+      .set({ last_used_at: now })
+      .where('id', '=', token.id)
+      .where((eb) =>
+        eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USE_PRECISION_MS)]),
+      )
+      .execute();
   }
 
   /** Revokes the token with this value, if there is one (the OAuth server's revocation endpoint). */

@@ -16,6 +16,12 @@ export interface App {
   createdAt: number;
   /** The app as an OAuth client (its client_id is its id); null: it gets tokens from the operator only. */
   oauth: OAuthClient | null;
+  /** The user who registered it on /developers; null: the operator's CLI made it. */
+  ownerId: string | null;
+  homepage: string | null;
+  description: string | null;
+  /** Until when the secret before the latest rotation still works; null when none does. */
+  previousSecretUntil: number | null;
 }
 
 export interface OAuthClient {
@@ -52,8 +58,12 @@ export interface TokenInfo {
   expiresAt: number | null;
   revokedAt: number | null;
   createdAt: number;
-  /** The OAuth grant the token was issued under; null for a token the operator issued. */
+  /** The OAuth grant the token was issued under; null for a token the operator issued, or a personal one. */
   grantId: string | null;
+  /** What its user wrote of a personal access token. */
+  description: string | null;
+  /** When it last authenticated an API request (to the minute: tokens.ts). */
+  lastUsedAt: number | null;
 }
 
 export interface Database {

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { checkEndpointUrl, guardedLookup, RefusedAddress } from './address.ts';
+import { checkEndpointUrl, guardedLookup, RefusedAddress } from '../platform/webhook-address.ts';
 
 /** The longest an attempt takes, from connecting to the end of the answer. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;

@@ -1,4 +1,4 @@
-// Where a webhook may go (src/webhooks/address.ts): https at public addresses, in every form an address takes,
+// Where a webhook may go (src/platform/webhook-address.ts): https at public addresses, in every form an address takes,
 // checked on the URL and on what a name resolves to at the moment of the delivery (DNS rebinding).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -11,7 +11,7 @@ import {
   RefusedAddress,
   type Resolve,
   resolvePublic,
-} from '../../src/webhooks/address.ts';
+} from '../../src/platform/webhook-address.ts';
 import { createSender } from '../../src/webhooks/send.ts';
 
 const NOT_PUBLIC = [

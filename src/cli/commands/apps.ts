@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
+import { checkRedirectUri, RefusedRedirectUri } from '../../domain/redirect-uri.ts';
 import { type App, hashToken, type OAuthClient } from '../../store/index.ts';
 import type { ChessportCommand } from '../command.ts';
 import { jsonOption, requireApp, withStore } from '../context.ts';
@@ -8,32 +9,14 @@ import { CliError } from '../errors.ts';
 import { emit, emitTable } from '../output.ts';
 import { MAX_KEY_NAME_LENGTH, parseName } from '../settings.ts';
 
-/**
- * A redirect URI as RFC 6749 3.1.2 and RFC 8252 want it: absolute, https, or http on a loopback IP literal
- * (127.0.0.1, [::1]; a native app's, which then may use any port: docs/oauth.md), without a fragment or
- * credentials. localhost is refused as RFC 8252 8.3 advises: a name can resolve elsewhere.
- */
+/** A redirect URI of `--redirect-uri` (src/domain/redirect-uri.ts has the rule). */
 export function parseRedirectUri(text: string): string {
-  const url = URL.parse(text);
-  if (!url || text.includes('#') || /\s/u.test(text)) {
-    throw new CliError(
-      `--redirect-uri must be an absolute URL without a fragment, such as https://app.example.org/callback, got "${text}"`,
-    );
+  try {
+    return checkRedirectUri(text);
+  } catch (error) {
+    if (error instanceof RefusedRedirectUri) throw new CliError(error.message);
+    throw error;
   }
-  if (url.username || url.password)
-    throw new CliError(`--redirect-uri must not hold credentials, got "${text}"`);
-  if (url.protocol === 'https:') return url.href;
-  // The two loopback literals a native app listens on; other 127.x.x.x addresses are loopback too, but no
-  // client library uses them, and one literal per family keeps the rule the docs and the messages say.
-  if (url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === '[::1]')) return url.href;
-  if (url.protocol === 'http:' && url.hostname === 'localhost') {
-    throw new CliError(
-      `--redirect-uri: use http://127.0.0.1 (or http://[::1]) rather than localhost, got "${text}"`,
-    );
-  }
-  throw new CliError(
-    `--redirect-uri must be https, or http on 127.0.0.1 or [::1] (a native app on the user's machine), got "${text}"`,
-  );
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -52,7 +35,8 @@ function oauthText(client: OAuthClient | null): string {
   return parts.join(', ');
 }
 
-function appJson(app: App) {
+/** An app as the CLI shows it; `owner` is the login of the user who registered it on /developers. */
+function appJson(app: App, owner: string | null = null) {
   return {
     id: app.id,
     name: app.name,
@@ -60,6 +44,7 @@ function appJson(app: App) {
     createdAt: iso(app.createdAt),
     clientId: app.oauth ? app.id : null,
     oauth: app.oauth,
+    owner,
   };
 }
 
@@ -183,12 +168,22 @@ export function appsCommand(program: ChessportCommand): void {
     .action(async (opts: { json?: boolean }, cmd: Command) =>
       withStore(cmd, async (store) => {
         const all = await store.accounts.listApps();
-        emitTable(Boolean(opts.json), all.map(appJson), all, [
-          ['NAME', (a) => a.name],
-          ['SECTOR', (a) => a.sector],
-          ['ID', (a) => a.id],
-          ['OAUTH', (a) => oauthText(a.oauth)],
-        ]);
+        // Apps made by the CLI have no owner; those made on /developers, the developer who made them.
+        const logins = new Map((await store.accounts.listUsers()).map((u) => [u.id, u.login]));
+        const ownerOf = (app: App) =>
+          app.ownerId === null ? null : (logins.get(app.ownerId) ?? app.ownerId);
+        emitTable(
+          Boolean(opts.json),
+          all.map((a) => appJson(a, ownerOf(a))),
+          all,
+          [
+            ['NAME', (a) => a.name],
+            ['SECTOR', (a) => a.sector],
+            ['ID', (a) => a.id],
+            ['OAUTH', (a) => oauthText(a.oauth)],
+            ['OWNER', (a) => ownerOf(a) ?? '-'],
+          ],
+        );
       }),
     );
 }

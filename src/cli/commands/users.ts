@@ -82,6 +82,24 @@ export function usersCommand(program: ChessportCommand): void {
       }),
     );
   users
+    .command('update <login>')
+    .description('change a user: --developer lets them use the developer console (DEVELOPER_CONSOLE=invite)')
+    .option('--developer', 'let the user use the developer console at /developers')
+    .option('--no-developer', 'close the developer console to the user (their apps stay)')
+    .option(...jsonOption)
+    .action(async (login: string, opts: { developer?: boolean; json?: boolean }, cmd: Command) =>
+      withStore(cmd, async (store) => {
+        const user = await requireUser(store, login);
+        if (opts.developer === undefined) throw new CliError('give --developer or --no-developer');
+        await store.accounts.setDeveloper(user.id, opts.developer);
+        emit(Boolean(opts.json), { ...userJson(user), developer: opts.developer }, () =>
+          opts.developer
+            ? `${login} may use the developer console`
+            : `${login} may not use the developer console`,
+        );
+      }),
+    );
+  users
     .command('list')
     .description('list users')
     .option(...jsonOption)

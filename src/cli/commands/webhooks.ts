@@ -2,6 +2,7 @@
 // and their deliveries.
 import type { Command } from 'commander';
 import { iso } from '../../api/serialize.ts';
+import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../platform/webhook-address.ts';
 import {
   type Store,
   SUBSCRIBABLE_EVENTS,
@@ -9,7 +10,6 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
 } from '../../store/index.ts';
-import { checkEndpointUrl, RefusedAddress, resolvePublic } from '../../webhooks/address.ts';
 import { jsonOption, requireApp, requireUser, withStore } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { counted, emit, emitTable } from '../output.ts';

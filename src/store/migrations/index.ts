@@ -16,6 +16,7 @@ import { up as oauth } from './0009_oauth.ts';
 import { up as webhooks } from './0010_webhooks.ts';
 import { up as databaseGameCount } from './0011_database_game_count.ts';
 import { up as oauthRecordUser } from './0012_oauth_record_user.ts';
+import { up as developerConsole } from './0013_developer_console.ts';
 import { up as webhookEvents } from './0014_webhook_events.ts';
 
 /** A migration's work: Kysely's schema builder is untyped by design (its tables are not there yet). */
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Up> = {
   '0010_webhooks': webhooks,
   '0011_database_game_count': databaseGameCount,
   '0012_oauth_record_user': oauthRecordUser,
+  '0013_developer_console': developerConsole,
   '0014_webhook_events': webhookEvents,
 };
 

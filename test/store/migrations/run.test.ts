@@ -71,6 +71,7 @@ const AFTER_0005 = [
   '0010_webhooks',
   '0011_database_game_count',
   '0012_oauth_record_user',
+  '0013_developer_console',
   '0014_webhook_events',
 ];
 
