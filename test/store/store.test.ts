@@ -107,6 +107,8 @@ for (const { dialect, skip } of DIALECTS) {
           revokedAt: null,
           createdAt: 0,
           grantId: null,
+          description: null,
+          lastUsedAt: null,
         },
       );
       assert.equal(await store.tokens.findByHash(hashToken('cp_unknown')), undefined);
