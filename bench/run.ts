@@ -14,6 +14,7 @@ const parts = [
   'abuse.ts',
   'scale.ts',
   'webhooks.ts',
+  'failover.ts',
 ];
 let failed = false;
 for (const part of parts) {
