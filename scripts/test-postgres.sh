@@ -15,8 +15,8 @@ CHESSPORT_TEST_STORE=postgres node --test --test-concurrency=2 'test/api/*.test.
 # A named part once more through a PgBouncer in transaction mode (test/helpers/pgbouncer.ts, 4 server
 # connections per database; docs/operations.md "Behind a pooler"): the servers and the CLI reach each test
 # store through it with PG_POOL_MODE=transaction, their LISTEN connection directly (test/helpers/stores.ts).
-# Two instances following the feed while CLI writers import, update, move and delete; long-polls woken across
-# instances; webhooks delivered by two instances.
+# The feed's reads (its games imported by the CLI), long-polls woken across two instances through their direct
+# LISTEN, webhooks delivered by two instances. test/api/pooler.test.ts (in the pass above) runs its own.
 if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
   echo "# SKIP the PgBouncer part of the PostgreSQL pass: pgbouncer is not installed (Debian: apt-get install pgbouncer)"
   exit 0
@@ -28,4 +28,4 @@ bouncer_dir=$(field dir)
 trap 'kill "$bouncer_pid" 2>/dev/null || true; rm -rf "$bouncer_dir"' EXIT
 echo "# the PostgreSQL pass, its pooled part: through PgBouncer in transaction mode on $(field url)"
 TEST_PGBOUNCER_URL=$(field url) CHESSPORT_TEST_STORE=postgres node --test --test-concurrency=2 \
-  test/api/scale-out.test.ts test/api/long-poll-postgres.test.ts test/webhooks/scale-out.test.ts
+  test/api/changes.test.ts test/api/long-poll-postgres.test.ts test/webhooks/scale-out.test.ts
