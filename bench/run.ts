@@ -15,6 +15,7 @@ const parts = [
   'scale.ts',
   'replicas.ts',
   'webhooks.ts',
+  'failover.ts',
 ];
 let failed = false;
 for (const part of parts) {

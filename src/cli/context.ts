@@ -7,6 +7,7 @@ import {
   type Database,
   isPostgresUrl,
   MigrationFailure,
+  type OpenOptions,
   openStore,
   type Store,
   StoreError,
@@ -37,11 +38,16 @@ function withGlobalFlags<T extends StoreSettings>(command: Command, settings: T)
 const POSTGRES_URL_FORM =
   'write it like postgres://user:password@host:5432/database, percent-encoding @ : / ? # in the password (@ as %40)';
 
+/** The settings' PostgreSQL options of openStore (poolMax: PG_POOL_MAX, unless the caller says otherwise). */
+export function postgresOptions(settings: StoreSettings): OpenOptions {
+  return { poolMax: settings.pgPoolMax, listenUrl: settings.pgListenUrl, poolMode: settings.pgPoolMode };
+}
+
 /** Opens the store of the settings; a store that cannot be opened is a one-line error naming it. */
 export async function openCliStore(settings: StoreSettings): Promise<Store> {
   checkStoreUrl(settings.databaseUrl);
   try {
-    return await openStore(settings.databaseUrl, { poolMax: settings.pgPoolMax });
+    return await openStore(settings.databaseUrl, postgresOptions(settings));
   } catch (error) {
     if (error instanceof MigrationFailure) {
       throw new CliError(`cannot open the store ${maskUrl(settings.databaseUrl)}: ${error.reason}`, {

@@ -9,7 +9,7 @@ import { buildApp } from '../server/app.ts';
 import { answersClosed } from '../server/plugins/logging.ts';
 import { ANY_OWNER, openStore, type ReplicaEvent, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
-import { storeOpening } from './context.ts';
+import { postgresOptions, storeOpening } from './context.ts';
 import { CliError } from './errors.ts';
 import { isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
@@ -166,7 +166,11 @@ async function startWebhooks(
   secret: string,
   log: WorkerLog,
 ): Promise<{ worker: DeliveryWorker; store: Store }> {
-  const own = await openStore(settings.databaseUrl, { migrate: false, poolMax: WORKER_POOL_MAX });
+  const own = await openStore(settings.databaseUrl, {
+    ...postgresOptions(settings),
+    migrate: false,
+    poolMax: WORKER_POOL_MAX,
+  });
   await own.dialect.limitLockWaits(0);
   // PostgreSQL: the connection opened for the checks is setting its lock timeout; once a query has come
   // back, the next setting is not sent while another statement runs on it.

@@ -15,7 +15,7 @@ import {
   type DeveloperConsole,
   type OAuthSettings,
 } from '../oauth/settings.ts';
-import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX } from '../store/index.ts';
+import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX, isPostgresUrl, type PoolMode } from '../store/index.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/schedule.ts';
 import type { WebhookSettings } from '../webhooks/worker.ts';
 import { CliError } from './errors.ts';
@@ -25,6 +25,10 @@ export interface StoreSettings {
   databaseUrl: string;
   /** PostgreSQL connections this process may open (PG_POOL_MAX); unused with SQLite. */
   pgPoolMax: number;
+  /** The LISTEN connection's own URL (DATABASE_LISTEN_URL), past a pooler; unset: the store's URL. */
+  pgListenUrl: string | undefined;
+  /** The pool mode of a pooler in front of PostgreSQL (PG_POOL_MODE): session (default) or transaction. */
+  pgPoolMode: PoolMode;
 }
 
 /** The store's settings and the server's (serve, demo). */
@@ -143,7 +147,32 @@ export function loadStoreSettings(env: NodeJS.ProcessEnv = process.env): StoreSe
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     pgPoolMax: setting(env, 'PG_POOL_MAX', parsePositiveInt, DEFAULT_POOL_MAX),
+    pgListenUrl: setting(env, 'DATABASE_LISTEN_URL', parseListenUrl, undefined),
+    pgPoolMode: setting(env, 'PG_POOL_MODE', parsePoolMode, 'session'),
   };
+}
+
+/** DATABASE_LISTEN_URL: a postgres:// URL (not echoed: it may hold a password). */
+export function parseListenUrl(text: string, what: string): string {
+  if (!isPostgresUrl(text)) {
+    throw new CliError(
+      `invalid ${what}: give a postgres:// URL that reaches PostgreSQL directly, not through a pooler in transaction mode`,
+    );
+  }
+  return text;
+}
+
+const POOL_MODES: readonly PoolMode[] = ['session', 'transaction'];
+
+/** PG_POOL_MODE: how a pooler in front of PostgreSQL shares its connections, in PgBouncer's words. */
+export function parsePoolMode(text: string, what: string): PoolMode {
+  const mode = POOL_MODES.find((m) => m === text);
+  if (mode === undefined) {
+    throw new CliError(
+      `invalid ${what} "${text}": use session (PostgreSQL itself, or a pooler in session mode) or transaction (PgBouncer's pool_mode = transaction)`,
+    );
+  }
+  return mode;
 }
 
 /**

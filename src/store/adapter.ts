@@ -107,4 +107,15 @@ export interface OpenSettings {
   migrate: boolean;
   poolMax: number;
   lockTimeoutMs: number;
+  /** PostgreSQL: the URL of the LISTEN connection (DATABASE_LISTEN_URL), a direct one past any pooler. */
+  listenUrl: string | undefined;
+  /** PostgreSQL: how a pooler in front shares the server's connections (PG_POOL_MODE, connect.ts). */
+  poolMode: PoolMode;
 }
+
+/**
+ * `session`: each of the pool's connections is a session of its own (PostgreSQL itself, or a pooler in
+ * session mode), which keeps its settings. `transaction`: a pooler (PgBouncer's pool_mode = transaction)
+ * hands each transaction to any of its server connections, so nothing may outlive a transaction.
+ */
+export type PoolMode = 'session' | 'transaction';

@@ -1,5 +1,6 @@
 // Opens the store named by a DATABASE_URL: a SQLite file path (default) or a postgres:// URL. The URL chooses
 // the dialect's adapter once (sqlite/open.ts, postgres/open.ts); nothing after asks which it is.
+import type { PoolMode } from './adapter.ts';
 import { StoreContext } from './context.ts';
 import { openPostgres } from './postgres/open.ts';
 import { openSqlite } from './sqlite/open.ts';
@@ -26,6 +27,14 @@ export interface OpenOptions {
    * for each other as long as it takes).
    */
   lockTimeoutMs?: number;
+  /**
+   * PostgreSQL only: the URL of the connection that LISTENs for other processes' commits (default: the
+   * store's URL). Through a pooler in transaction mode it must reach PostgreSQL directly (or a pooler in
+   * session mode): LISTEN holds its session.
+   */
+  listenUrl?: string;
+  /** PostgreSQL only: the pool mode of a pooler between this process and PostgreSQL (default session). */
+  poolMode?: PoolMode;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -41,6 +50,8 @@ export async function openStore(
     migrate: options.migrate !== false,
     poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
     lockTimeoutMs: options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+    listenUrl: options.listenUrl,
+    poolMode: options.poolMode ?? 'session',
   });
   return new Store(new StoreContext(opened), opened.applied);
 }

@@ -1,9 +1,11 @@
+export type { PoolMode } from './adapter.ts';
 export { ANY_OWNER, type ChangeCallback, ChangeSignals, type SourceEvent } from './change-signals.ts';
 export {
   DEFAULT_DATABASE_URL,
   DEFAULT_LOCK_TIMEOUT_MS,
   DEFAULT_POOL_MAX,
   isPostgresUrl,
+  type OpenOptions,
   openStore,
 } from './connect.ts';
 export { MAX_GAMES_LIMIT } from './databases.ts';

@@ -22,6 +22,8 @@ import { POSTGRES_SKIP, queryStore, STORE_DIALECT, TEST_POSTGRES_URL } from '../
 import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
 
 const ALICE_PGN = join(FIXTURES, 'api/alice.pgn');
+const WAIT_S = 60;
+/** An answer this long before its wait's end was woken by the change, whatever the import took. */
 const WELL_BEFORE_MS = 10_000;
 
 function skip(): string | false {
@@ -77,7 +79,9 @@ describe('GET /changes?wait= on two instances of one PostgreSQL', { skip: skip()
   test('a CLI import wakes the requests waiting on either instance, each with the change', async (t) => {
     const cursor = await headCursor((servers[0] as Server).base, token);
     const waits = servers.flatMap((server) =>
-      [1, 2].map(() => waitForChanges(server.base, token, `wait=30&cursor=${encodeURIComponent(cursor)}`)),
+      [1, 2].map(() =>
+        waitForChanges(server.base, token, `wait=${WAIT_S}&cursor=${encodeURIComponent(cursor)}`),
+      ),
     );
     for (const server of servers) await waitingAtLeast(server.base, 2);
     await listeners(env, 2);
@@ -87,7 +91,7 @@ describe('GET /changes?wait= on two instances of one PostgreSQL', { skip: skip()
     for (const [i, { status, json, at }] of answers.entries()) {
       assert.equal(status, 200);
       assert.ok(json.data.length > 0, `instance ${i >> 1}: the page has the change`);
-      assert.ok(at - (waits[i]?.sentAt ?? 0) < WELL_BEFORE_MS);
+      assert.ok(at - (waits[i]?.sentAt ?? 0) < WAIT_S * 1000 - WELL_BEFORE_MS, 'woken before its wait ended');
     }
     assert.equal(new Set(ids).size, 1, 'both instances answered the same page');
     const changedAt = Math.max(...(answers[0]?.json.data ?? []).map((item) => Date.parse(item.updatedAt)));
@@ -113,7 +117,12 @@ describe('GET /changes?wait= when the LISTEN connection is lost', { skip: skip()
     const proxied = new URL(env.databaseUrl);
     proxied.host = `127.0.0.1:${proxy.port}`;
     // Pooled connections frozen with the listener's are found silent soon too.
-    server = await startServer(env, { DATABASE_URL: proxied.toString(), PG_ANSWER_TIMEOUT: '2s' });
+    // Its LISTEN connection too (the PgBouncer part of the PostgreSQL pass sets one of its own).
+    server = await startServer(env, {
+      DATABASE_URL: proxied.toString(),
+      DATABASE_LISTEN_URL: proxied.toString(),
+      PG_ANSWER_TIMEOUT: '2s',
+    });
     output = captureOutput(server);
   });
   after(async () => {

@@ -125,6 +125,35 @@ describe('each command checks the settings it reads', () => {
     assert.equal(result.code, 1);
     assert.equal(result.stderr, 'chessport: PG_POOL_MAX must be a positive integer, got "many"\n');
   });
+
+  test('PG_POOL_MODE is session or transaction; anything else is refused, naming both', async () => {
+    for (const value of ['statement', 'Transaction', 'pgbouncer']) {
+      const result = await cli(withEnv({ PG_POOL_MODE: value }), ['users', 'list']);
+      assert.equal(result.code, 1, value);
+      assert.match(
+        result.stderr,
+        new RegExp(
+          `^chessport: invalid PG_POOL_MODE "${value}": use session \\([^\\n]*\\) or transaction \\([^\\n]*\\)\\n$`,
+        ),
+      );
+    }
+    for (const value of ['session', 'transaction']) {
+      const result = await cli(withEnv({ PG_POOL_MODE: value }), ['users', 'list', '--json']);
+      assert.equal(result.code, 0, `${value}: ${result.stderr}`);
+    }
+  });
+
+  test('DATABASE_LISTEN_URL must be a postgres:// URL, and is not echoed (it may hold a password)', async () => {
+    for (const value of ['http://u:secret@db/x', 'db.example:5432', 'secret']) {
+      const result = await cli(withEnv({ DATABASE_LISTEN_URL: value }), ['users', 'list']);
+      assert.equal(result.code, 1, value);
+      assert.match(
+        result.stderr,
+        /^chessport: invalid DATABASE_LISTEN_URL: give a postgres:\/\/ URL [^\n]*\n$/,
+      );
+      assert.doesNotMatch(result.stderr, /secret/);
+    }
+  });
 });
 
 describe('CHESSPORT_DEBUG', () => {

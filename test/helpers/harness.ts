@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { checkAgainstOpenApi } from './openapi-validate.ts';
-import { createTestDatabaseSync, dropTestDatabaseSync, STORE_DIALECT, type TestDialect } from './stores.ts';
+import {
+  createTestDatabaseSync,
+  dropTestDatabaseSync,
+  STORE_DIALECT,
+  storeEnv,
+  type TestDialect,
+} from './stores.ts';
 
 const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -35,7 +41,7 @@ export function tempEnv(extra: NodeJS.ProcessEnv = {}): Env {
   // shedding set it (or the heap's share) themselves.
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    DATABASE_URL: databaseUrl,
+    ...storeEnv(databaseUrl),
     LOG_LEVEL: 'warn',
     SHED_EVENT_LOOP_DELAY_MS: '0',
   };

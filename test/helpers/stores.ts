@@ -26,6 +26,28 @@ if (STORE_DIALECT === 'postgres' && !TEST_POSTGRES_URL) {
 
 export const POSTGRES_SKIP = 'TEST_POSTGRES_URL is not set: the PostgreSQL runs are skipped';
 
+/**
+ * A PgBouncer in transaction mode in front of TEST_POSTGRES_URL's server (TEST_PGBOUNCER_URL, started by
+ * scripts/test-postgres.sh with test/helpers/pgbouncer.ts): where set, the PostgreSQL stores that tempEnv()
+ * makes are reached through it, by the servers and the CLI alike, with their LISTEN connection direct.
+ */
+export const TEST_PGBOUNCER_URL = process.env.TEST_PGBOUNCER_URL || null;
+
+/**
+ * The settings that reach the test database at `databaseUrl`: through TEST_PGBOUNCER_URL's pooler where set
+ * (DATABASE_URL pooled, PG_POOL_MODE=transaction, DATABASE_LISTEN_URL direct), else directly.
+ */
+export function storeEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  if (!TEST_PGBOUNCER_URL || !/^postgres(ql)?:/.test(databaseUrl)) return { DATABASE_URL: databaseUrl };
+  const pooled = new URL(databaseUrl);
+  pooled.host = new URL(TEST_PGBOUNCER_URL).host;
+  return {
+    DATABASE_URL: pooled.toString(),
+    DATABASE_LISTEN_URL: databaseUrl,
+    PG_POOL_MODE: 'transaction',
+  };
+}
+
 const ROOT = resolve(import.meta.dirname, '../..');
 const PREFIX = 'chessport_t_';
 

@@ -19,12 +19,19 @@ export interface TcpProxy {
    * store that answers slowly. The order of the bytes is kept.
    */
   slow(ms: number): void;
+  /**
+   * Forwards the connections to come to another target (a database's address moved to the new primary in a
+   * failover); those open stay with the old one.
+   */
+  retarget(host: string, port: number): void;
   /** Accepts and forwards again, on the same port. */
   restore(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function tcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+export async function tcpProxy(host: string, targetPortAtFirst: number): Promise<TcpProxy> {
+  let targetHost = host;
+  let targetPort = targetPortAtFirst;
   const open = new Set<Socket>();
   let server: Server | null = null;
   let port = 0;
@@ -128,6 +135,10 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
     },
     slow: (ms) => {
       delayMs = ms;
+    },
+    retarget: (nextHost, nextPort) => {
+      targetHost = nextHost;
+      targetPort = nextPort;
     },
     restore: async () => {
       forwarding = true;

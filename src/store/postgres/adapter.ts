@@ -2,7 +2,7 @@
 // run at once, ordered per owner by the lock on the owner's feed head (changes.ts), and can be dropped when
 // they go silent.
 import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
-import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
+import type { MigrationProvider, MigrationResultSet } from 'kysely/migration';
 import type { DialectAdapter } from '../adapter.ts';
 import { StoreError } from '../errors.ts';
 import type { ReplicaSettings, Replicas } from '../read-routing.ts';
@@ -11,13 +11,10 @@ import type { BulkWrites } from '../types.ts';
 import { beginPostgresChanges, postgresLastSeq } from './changes.ts';
 import { dedupKey } from './dedup-key.ts';
 import { insertPostgresBatch } from './game-insert.ts';
+import { migrateUnderLock } from './migration-lock.ts';
 import { type OpenPool, openPostgresReplicas } from './replicas.ts';
+import type { Sessions } from './sessions.ts';
 import type { PoolSockets } from './sockets.ts';
-
-/** Sets a setting of every connection of a pool: those open now, and those it opens later (open.ts). */
-export interface Sessions {
-  set(name: 'lock_timeout' | 'statement_timeout', ms: number): void;
-}
 
 export class PostgresAdapter implements DialectAdapter {
   readonly name = 'postgres';
@@ -49,7 +46,10 @@ export class PostgresAdapter implements DialectAdapter {
   }
 
   async transaction<T>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-    return db.transaction().execute(fn);
+    return db.transaction().execute(async (trx) => {
+      await this.sessions.begin(trx);
+      return fn(trx);
+    });
   }
 
   writeFailure(error: unknown): unknown {
@@ -88,11 +88,11 @@ export class PostgresAdapter implements DialectAdapter {
   }
 
   /**
-   * Kysely's Migrator runs the pending migrations under a session advisory lock (pg_advisory_lock): one
-   * process applies them, and the others then find none.
+   * The pending migrations, in one transaction under a transaction-level advisory lock (migration-lock.ts):
+   * one process applies them, and the others then find none, through a pooler in transaction mode too.
    */
   async applyMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<MigrationResultSet> {
-    return new Migrator({ db, provider }).migrateToLatest();
+    return migrateUnderLock(db, provider);
   }
 
   openReplicas(primary: Kysely<DB>, settings: ReplicaSettings): Promise<Replicas> {

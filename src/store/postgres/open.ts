@@ -1,16 +1,17 @@
 // Opens a PostgreSQL store: a pool whose connections can be dropped when silent and take settings later, on a
 // database that can hold every text; its adapter, its migrations, and the LISTEN connection that hears other
 // processes' commits.
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import type { PoolClient } from 'pg';
-import type { OpenedStore, OpenSettings } from '../adapter.ts';
+import { Kysely, sql } from 'kysely';
+import type { OpenedStore, OpenSettings, PoolMode } from '../adapter.ts';
 import { ChangeSignals } from '../change-signals.ts';
 import { MigrationFailure } from '../errors.ts';
 import { migrate } from '../migrations/run.ts';
 import { kyselyRunner } from '../prepared.ts';
 import type { DB } from '../schema.ts';
-import { PostgresAdapter, type Sessions } from './adapter.ts';
+import { PostgresAdapter } from './adapter.ts';
 import { PostgresChangeListener } from './change-listener.ts';
+import { ChessportPostgresDialect } from './migration-lock.ts';
+import { poolSessions, type Sessions } from './sessions.ts';
 import { PoolSockets } from './sockets.ts';
 
 /** How long a query waits for a PostgreSQL connection (a free one in the pool, or a new one) before failing. */
@@ -18,19 +19,25 @@ const CONNECT_TIMEOUT_MS = 5000;
 
 /** The store at `url` (a postgres:// URL), its pending migrations applied unless told not to. */
 export async function openPostgres(url: string, settings: OpenSettings): Promise<OpenedStore> {
-  const { db, sessions, sockets } = await openPool(url, settings.poolMax);
+  const { db, sessions, sockets } = await openPool(url, settings.poolMax, settings.poolMode);
   await checkEncoding(db).catch(async (error: unknown) => {
     await db.destroy();
     throw error;
   });
-  const adapter = new PostgresAdapter(sessions, sockets, openPool);
+  // Replicas are reached the way the primary is (through the same kind of pooler, if any).
+  const adapter = new PostgresAdapter(sessions, sockets, (replicaUrl, poolMax) =>
+    openPool(replicaUrl, poolMax, settings.poolMode),
+  );
   const applied = settings.migrate ? await migrate(db, adapter) : [];
   // A lock held by another session (an operator's open transaction, a stuck client) would keep a statement
   // waiting, saying nothing, for as long as that session lives (`chessport games delete` on a row locked in
   // psql): it fails after the timeout instead (SQLSTATE 55P03), as on SQLite (busy_timeout).
   sessions.set('lock_timeout', settings.lockTimeoutMs);
+  // LISTEN holds its session for as long as it listens: never through a pooler in transaction mode, which
+  // hands the next transaction to another session (DATABASE_LISTEN_URL names a direct way).
+  const listenUrl = settings.listenUrl ?? url;
   const signals: ChangeSignals = new ChangeSignals(
-    new PostgresChangeListener(url, (event) => signals.onSourceEvent(event)),
+    new PostgresChangeListener(listenUrl, (event) => signals.onSourceEvent(event)),
   );
   return { db, adapter, reader: kyselyRunner(db), signals, applied };
 }
@@ -43,11 +50,12 @@ const parseInt8 = (text: string) => Number(text);
 
 /**
  * A pool of at most poolMax connections to the database at `url`, its sessions (to set their timeouts
- * later) and its sockets (to drop the silent ones: sockets.ts).
+ * later, as the pool mode allows: sessions.ts) and its sockets (to drop the silent ones: sockets.ts).
  */
 export async function openPool(
   url: string,
   poolMax: number,
+  mode: PoolMode,
 ): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets }> {
   // Loaded only here: a command on a SQLite store starts sooner without it.
   const { default: pg } = await import('pg');
@@ -72,21 +80,9 @@ export async function openPool(
   // process. The pool discards a broken connection (when idle, or when it comes back), and the next query
   // opens a new one or fails with an error that the API answers with 503.
   pool.on('error', () => undefined);
-  const clients = new Set<PoolClient>();
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-    clients.add(client);
-    client.once('end', () => clients.delete(client));
-  });
-  const sessions: Sessions = {
-    set(name, ms) {
-      const value = Math.round(ms);
-      pool.options[name] = value; // a start-up parameter of the connections to come
-      // Those open now are idle (set while nothing else runs): the SET goes before their next query.
-      for (const client of clients) client.query(`set ${name} = ${value}`).catch(() => undefined);
-    },
-  };
-  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), sessions, sockets };
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const sessions = poolSessions(pool, mode);
+  return { db: new Kysely<DB>({ dialect: new ChessportPostgresDialect({ pool }) }), sessions, sockets };
 }
 
 /**
