@@ -129,7 +129,7 @@ describe('the developer console', () => {
     assert.equal(ping.status, 200);
     await receiver.waitFor(
       (r) => r.some((x) => x.event.type === 'ping' && x.verifiedWith.length === 1),
-      30_000,
+      90_000,
       'the ping',
     );
     // Listed as delivered once the worker has recorded it.
