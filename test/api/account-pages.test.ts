@@ -39,7 +39,7 @@ describe('the account pages', () => {
   });
 
   test('a password change needs the current one, and ends the other sessions', {
-    timeout: 60_000,
+    timeout: 180_000,
   }, async () => {
     const here = await signIn('ann');
     const there = await signIn('ann');
@@ -85,7 +85,7 @@ describe('the account pages', () => {
   });
 
   test('sign out everywhere ends every session of the user, and no other user’s', {
-    timeout: 60_000,
+    timeout: 180_000,
   }, async () => {
     const one = await signIn('eve');
     const two = await signIn('eve');
@@ -100,7 +100,7 @@ describe('the account pages', () => {
   });
 
   test('personal tokens: strict form, and another user’s token id revokes nothing', {
-    timeout: 60_000,
+    timeout: 180_000,
   }, async () => {
     const eve = await signIn('eve');
     const ann = await signIn('ann', 'a brand new passphrase');

@@ -108,7 +108,7 @@ describe('the developer console in a browser', { skip: skipWithoutChromium }, ()
   const testid = async (page: Page, id: string) => ((await page.getByTestId(id).textContent()) ?? '').trim();
 
   test('a new developer: app, endpoint, test event; a user allows, changes, revokes', {
-    timeout: 180_000,
+    timeout: 3120_000,
   }, async () => {
     const { page, problems } = await newPage();
     await page.goto(`${server.base}/developers`);
@@ -136,11 +136,11 @@ describe('the developer console in a browser', { skip: skipWithoutChromium }, ()
     await page.getByTestId('send-test-event').click();
     await receiver.waitFor(
       (r) => r.some((x) => x.event.type === 'ping' && x.verifiedWith.length === 1 && x.status === 204),
-      60_000,
+      120_000,
       'a verified ping',
     );
     const endpointUrl = page.url().replace(/\/test$/, '');
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + 120_000;
     for (;;) {
       await page.goto(endpointUrl);
       if ((await page.locator('td', { hasText: /^delivered$/ }).count()) > 0 || Date.now() > deadline) break;
@@ -171,7 +171,7 @@ describe('the developer console in a browser', { skip: skipWithoutChromium }, ()
     await cliJson(env, ['import', ALICE_PGN, '--user', 'bob', '--database', 'main']);
     await receiver.waitFor(
       (r) => r.some((x) => x.event.type === 'changes.available' && x.event.data.user === pairwise),
-      60_000,
+      120_000,
       "bob's change",
     );
 
@@ -184,7 +184,7 @@ describe('the developer console in a browser', { skip: skipWithoutChromium }, ()
     await bob.page.getByRole('status').waitFor();
     await receiver.waitFor(
       (r) => r.some((x) => x.event.type === 'grant.revoked' && x.verifiedWith.length === 1),
-      60_000,
+      120_000,
       'a verified grant.revoked',
     );
     const revoked = receiver.received.find((x) => x.event.type === 'grant.revoked');
@@ -195,7 +195,7 @@ describe('the developer console in a browser', { skip: skipWithoutChromium }, ()
   });
 
   test('personal access tokens: made in the browser, exactly their scopes, last used, expiry, revoke', {
-    timeout: 120_000,
+    timeout: 300_000,
   }, async () => {
     const { page, problems } = await newPage();
     await page.goto(`${server.base}/account/tokens`);
