@@ -15,15 +15,6 @@
 // An app that revokes one access token at /oauth/revoke revokes that token only (RFC 7009 leaves the rest to
 // the server; docs/oauth.md says so): the provider would go on to revoke every token and code of its grant.
 
-/**
- * Whether the request under way is an app revoking one of its access tokens at /oauth/revoke: the provider
- * has destroyed that token, and then asks for everything else of its grant to be revoked, which it is not.
- */
-function revokingOneAccessToken(): boolean {
-  const ctx = Provider.ctx;
-  return ctx?.oidc?.route === 'revocation' && ctx.oidc.entities.AccessToken !== undefined;
-}
-
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import Provider, { errors } from 'oidc-provider';
 import { SCOPES } from '../domain/scopes.ts';
@@ -33,6 +24,15 @@ import { type App, hashToken, type Store } from '../store/index.ts';
 export const CLOCK_TOLERANCE_S = 15;
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * Whether the request under way is an app revoking one of its access tokens at /oauth/revoke: the provider
+ * has destroyed that token, and then asks for everything else of its grant to be revoked, which it is not.
+ */
+function revokingOneAccessToken(): boolean {
+  const ctx = Provider.ctx;
+  return ctx?.oidc?.route === 'revocation' && ctx.oidc.entities.AccessToken !== undefined;
+}
 
 /**
  * What makes an app an OAuth client, in the metadata names of RFC 7591. A confidential client's

@@ -2,7 +2,9 @@
 // outbox's signals out into deliveries, leases the due ones, attempts them (signed, at most `concurrency` at
 // once) and records each outcome. Every instance on one store may run it: the store's leases (FOR UPDATE SKIP
 // LOCKED on PostgreSQL, the write lock on SQLite) give each delivery attempt to one of them. It polls, so it
-// also delivers what CLI processes wrote; wake() makes it look at once.
+// also delivers what CLI processes wrote; wake() makes it look at once. The events other than changes
+// (`ping`, `grant.revoked`: webhook-events.ts in the store) are deliveries written whole, attempted and
+// retried the same way.
 
 import { pairwiseId } from '../domain/pairwise.ts';
 import { webhookMetrics } from '../platform/metrics.ts';
