@@ -113,7 +113,10 @@ export class Store {
    * "Replicas"); resolves once each has been checked. Refused on SQLite.
    */
   async useReplicas(settings: ReplicaSettings): Promise<void> {
-    this.reads.use(await this.ctx.adapter.openReplicas(this.db, settings));
+    const replicas = await this.ctx.adapter.openReplicas(this.db, settings);
+    // None named (REPLICA_MAX_LAG alone): the primary reads all, and no read counts as a fallback.
+    if (settings.urls.length > 0) this.reads.use(replicas);
+    else await replicas.close();
   }
 
   async close(): Promise<void> {
