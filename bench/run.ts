@@ -13,6 +13,7 @@ const parts = [
   'takeover.ts',
   'abuse.ts',
   'scale.ts',
+  'filters.ts',
   'webhooks.ts',
 ];
 let failed = false;

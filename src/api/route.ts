@@ -13,7 +13,8 @@ import { OAUTH_SCHEME, SECURITY_SCHEME, type Tag } from './openapi/document.ts';
 import { optionsResponses, type ReadAnswers, readResponses } from './openapi/responses.ts';
 import { checkRawQuery, type QuerySchema } from './params.ts';
 
-export const ALLOW = 'GET, HEAD';
+// Every method that answers on an API path (OPTIONS too, before authentication), as a 405's Allow names them.
+export const ALLOW = 'GET, HEAD, OPTIONS';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -144,7 +145,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     ...(route.params && {
       params: { type: 'object', required: Object.keys(route.params), properties: route.params },
     }),
-    response: optionsResponses(`${ALLOW}, OPTIONS`),
+    response: optionsResponses(ALLOW),
   });
 }
 
@@ -166,7 +167,7 @@ export function methodGuards(app: FastifyInstance, url: string, options?: Fastif
     handler: refuse,
   });
   const allow = async (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.code(204).header('allow', `${ALLOW}, OPTIONS`).send();
+    reply.code(204).header('allow', ALLOW).send();
   // Answered in onRequest too, before Fastify reads a body: OPTIONS with broken JSON or an unknown media type
   // is 204 like any other, and one whose body never comes in is answered at once.
   app.route({
