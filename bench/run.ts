@@ -14,6 +14,7 @@ const parts = [
   'abuse.ts',
   'scale.ts',
   'replicas.ts',
+  'filters.ts',
   'webhooks.ts',
   'failover.ts',
 ];

@@ -13,7 +13,8 @@ import { OAUTH_SCHEME, SECURITY_SCHEME, type Tag } from './openapi/document.ts';
 import { optionsResponses, type ReadAnswers, readResponses } from './openapi/responses.ts';
 import { checkRawQuery, type QuerySchema } from './params.ts';
 
-export const ALLOW = 'GET, HEAD';
+// Every method that answers on an API path (OPTIONS too, before authentication), as a 405's Allow names them.
+export const ALLOW = 'GET, HEAD, OPTIONS';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -65,6 +66,8 @@ export interface ReadRoute {
   total?: boolean;
   /** What its PGN answer holds, where the `format` parameter asks for one. */
   pgn?: string;
+  /** What its NDJSON answer holds, where the `format` parameter can ask for one (a whole export). */
+  ndjson?: string;
   handler: (request: FastifyRequest, reply: FastifyReply, token: TokenInfo) => Promise<unknown>;
 }
 
@@ -86,6 +89,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
       paged: route.query?.offset !== undefined,
       total: route.total ?? false,
       pgn: route.query?.format === undefined ? undefined : route.pgn,
+      ndjson: route.query?.format === undefined ? undefined : route.ndjson,
       notFound: route.params !== undefined,
     }),
     ...(route.params && {
@@ -146,7 +150,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
     ...(route.params && {
       params: { type: 'object', required: Object.keys(route.params), properties: route.params },
     }),
-    response: optionsResponses(`${ALLOW}, OPTIONS`),
+    response: optionsResponses(ALLOW),
   });
 }
 
@@ -168,7 +172,7 @@ export function methodGuards(app: FastifyInstance, url: string, options?: Fastif
     handler: refuse,
   });
   const allow = async (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.code(204).header('allow', `${ALLOW}, OPTIONS`).send();
+    reply.code(204).header('allow', ALLOW).send();
   // Answered in onRequest too, before Fastify reads a body: OPTIONS with broken JSON or an unknown media type
   // is 204 like any other, and one whose body never comes in is answered at once.
   app.route({

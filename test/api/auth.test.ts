@@ -205,12 +205,12 @@ describe('authentication', () => {
 });
 
 describe('methods and paths', () => {
-  test('POST, PUT, PATCH and DELETE are 405 method_not_allowed with Allow: GET, HEAD', async () => {
+  test('POST, PUT, PATCH and DELETE are 405 method_not_allowed with Allow: GET, HEAD, OPTIONS', async () => {
     for (const { path } of endpoints()) {
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
         const res = await http(world.base, path, { method, token: world.tokens.alice });
         assert.equal(res.status, 405, `${method} ${path}`);
-        assert.equal(res.headers.get('allow'), 'GET, HEAD');
+        assert.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
         assertErrorBody(res.json, 'method_not_allowed');
       }
     }
@@ -219,7 +219,7 @@ describe('methods and paths', () => {
   // Node's parser takes these; CONNECT goes to a 'connect' listener, never to the routes.
   const otherMethods = METHODS.filter((m) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(m));
 
-  test('every other method Node accepts is 405 with Allow: GET, HEAD, with or without a token', async () => {
+  test('every other method Node accepts is 405 with Allow: GET, HEAD, OPTIONS, with or without a token', async () => {
     assert.ok(otherMethods.includes('TRACE') && otherMethods.includes('QUERY') && otherMethods.length > 25);
     for (const { path } of [...endpoints(), { path: '/openapi.json' }]) {
       for (const method of otherMethods) {
@@ -227,7 +227,7 @@ describe('methods and paths', () => {
           const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
           const res = await raw(world.base, path, { method, headers });
           assert.equal(res.status, 405, `${method} ${path}`);
-          assert.equal(res.headers.allow, 'GET, HEAD', `${method} ${path}`);
+          assert.equal(res.headers.allow, 'GET, HEAD, OPTIONS', `${method} ${path}`);
           assertErrorBody(JSON.parse(res.body.toString()), 'method_not_allowed');
         }
       }
@@ -258,7 +258,7 @@ describe('methods and paths', () => {
           assert.equal(res.status, status, what);
           const json = JSON.parse(res.body.toString());
           assertErrorBody(json, status === 405 ? 'method_not_allowed' : 'not_found');
-          if (status === 405) assert.equal(res.headers.allow, 'GET, HEAD');
+          if (status === 405) assert.equal(res.headers.allow, 'GET, HEAD, OPTIONS');
         }
       }
     }

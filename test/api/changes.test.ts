@@ -620,11 +620,11 @@ describe('GET /changes: authentication and methods, like every endpoint', () => 
     assert.match(scope.headers.get('www-authenticate') ?? '', /scope="games.read"/);
   });
 
-  test('write methods are 405 with Allow: GET, HEAD; HEAD answers like GET; OPTIONS names the methods', async () => {
+  test('write methods are 405 with Allow: GET, HEAD, OPTIONS; HEAD answers like GET; OPTIONS names the methods', async () => {
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
       const res = await http(world.base, '/changes', { method, token: world.tokens.alice });
       assert.equal(res.status, 405, method);
-      assert.equal(res.headers.get('allow'), 'GET, HEAD');
+      assert.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
       assert.equal((res.json as Json).error, 'method_not_allowed');
     }
     const head = await http(world.base, '/changes', { method: 'HEAD', token: world.tokens.alice });

@@ -132,7 +132,7 @@ describe('serving', () => {
     assert.equal(await head.text(), '');
     const post = await fetch(`${server.base}${OPENAPI_PATH}`, { method: 'POST' });
     assert.equal(post.status, 405);
-    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    assert.equal(post.headers.get('allow'), 'GET, HEAD, OPTIONS');
   });
 
   test('compressed when asked (br, gzip), the same document in every coding, HEAD alike', async () => {
@@ -358,7 +358,10 @@ describe('endpoints and security', () => {
       return resolved(headers[name] ?? {});
     };
     assert.equal(header(other.preflight, '204', 'Access-Control-Allow-Methods').required, true);
-    assert.deepEqual(header(other.other, '405', 'Allow').schema, { type: 'string', const: 'GET, HEAD' });
+    assert.deepEqual(header(other.other, '405', 'Allow').schema, {
+      type: 'string',
+      const: 'GET, HEAD, OPTIONS',
+    });
     assert.equal(header(other.other, '405', 'X-Request-Id').required, true);
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'QUERY', 'PROPFIND']) {
       assert.ok(other.other.methods?.includes(method), method);
@@ -733,7 +736,7 @@ describe('the suites’ answer check', () => {
     await checkAgainstOpenApi(
       exchange('/api/v1/nowhere', 404, {}, { error: 'not_found', error_description: 'No.' }),
     );
-    const refused = { 'x-request-id': 'r1', allow: 'GET, HEAD', vary: 'Origin' };
+    const refused = { 'x-request-id': 'r1', allow: 'GET, HEAD, OPTIONS', vary: 'Origin' };
     await checkAgainstOpenApi({ ...exchange('/api/v1/me', 405, refused, notAllowed), method: 'PROPFIND' });
   });
 
@@ -756,7 +759,7 @@ describe('the suites’ answer check', () => {
         method: 'POST',
       },
       {
-        ...exchange('/api/v1/me', 405, { 'x-request-id': 'r1', allow: 'GET, HEAD' }, notAllowed),
+        ...exchange('/api/v1/me', 405, { 'x-request-id': 'r1', allow: 'GET, HEAD, OPTIONS' }, notAllowed),
         method: 'BREW',
       },
       {

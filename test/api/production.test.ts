@@ -459,6 +459,7 @@ describe('CORS', () => {
       'link',
       'retry-after',
       'content-disposition',
+      'x-changes-cursor',
       'x-ratelimit-limit',
       'x-ratelimit-remaining',
       'x-ratelimit-reset',

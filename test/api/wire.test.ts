@@ -307,7 +307,7 @@ describe('before any route', () => {
       const alone = await converse(server, connectRequest);
       assert.equal(alone.answers.length, 1, target);
       assertErrorShape(alone.answers[0], 405, 'method_not_allowed');
-      assert.equal(one(alone.answers[0], 'allow'), 'GET, HEAD');
+      assert.equal(one(alone.answers[0], 'allow'), 'GET, HEAD, OPTIONS');
       assert.equal(one(alone.answers[0], 'x-request-id'), 'tunnel');
       assert.equal(one(alone.answers[0], 'connection'), 'close');
       assert.equal(alone.closed, true);

@@ -227,6 +227,16 @@ const UNDO: Record<string, string[]> = {
     'alter table webhook_deliveries drop column event_type',
     'alter table webhook_endpoints drop column events',
   ],
+  '0015_game_filter_indexes': [
+    'drop index games_owner_white_name',
+    'drop index games_owner_black_name',
+    'drop index games_owner_white_fide_id',
+    'drop index games_owner_black_fide_id',
+    'drop index games_owner_date',
+    'drop index games_owner_eco',
+    'drop index games_owner_event',
+    'drop index games_owner_result',
+  ],
 };
 
 /**

@@ -86,7 +86,7 @@ to the requests before it on the connection. An \`Expect\` other than \`100-cont
 Every path answers GET, \`HEAD\` (the same status and headers, no body) and \`OPTIONS\` (204 with
 \`Allow: GET, HEAD, OPTIONS\`, without a token), each an operation here. Every other method (POST, PUT,
 PATCH, DELETE, QUERY, TRACE, PROPFIND, ...) on an API path is 405 \`method_not_allowed\` with
-\`Allow: GET, HEAD\`, before authentication and before any body is read; so is CONNECT, on any target, and
+\`Allow: GET, HEAD, OPTIONS\`, before authentication and before any body is read; so is CONNECT, on any target, and
 then the connection closes. CORS preflights are answered before authentication (any origin, no
 credentials). Those two answers have no operation (one that never succeeds would give generated clients
 methods that always fail): they are in the \`x-other-methods\` extension at the root of this document.

@@ -41,7 +41,7 @@ export function otherMethods() {
             'Access-Control-Allow-Methods': {
               description: 'The methods a browser app may use.',
               required: true,
-              schema: { type: 'string', const: ALLOW },
+              schema: { type: 'string', const: 'GET, HEAD' },
             },
             'Access-Control-Allow-Headers': {
               description: 'The request headers a browser app may send.',
@@ -66,7 +66,7 @@ export function otherMethods() {
       methods: REFUSED_METHODS,
       responses: {
         405: {
-          description: 'method_not_allowed: the path answers GET and HEAD only.',
+          description: 'method_not_allowed: the path answers GET, HEAD and OPTIONS only.',
           headers: {
             Allow: {
               description: 'The methods the path answers.',

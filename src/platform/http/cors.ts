@@ -12,6 +12,7 @@ export const EXPOSED_HEADERS = [
   'X-Total-Count',
   'Retry-After',
   'Content-Disposition',
+  'X-Changes-Cursor',
   'WWW-Authenticate',
   'X-Request-Id',
   'X-RateLimit-Limit',

@@ -3,7 +3,7 @@
 // they go silent.
 import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
 import type { MigrationProvider, MigrationResultSet } from 'kysely/migration';
-import type { DialectAdapter } from '../adapter.ts';
+import type { DialectAdapter, StoreSnapshot } from '../adapter.ts';
 import { StoreError } from '../errors.ts';
 import type { ReplicaSettings, Replicas } from '../read-routing.ts';
 import type { DB } from '../schema.ts';
@@ -22,11 +22,14 @@ export class PostgresAdapter implements DialectAdapter {
   private readonly sockets: PoolSockets;
   /** Opens a pool like the primary's (open.ts), for each replica. */
   private readonly openPool: OpenPool;
+  /** A Kysely instance on one connection of its own, outside the pool, with the pool's settings (open.ts). */
+  private readonly ownConnection: () => Kysely<DB>;
 
-  constructor(sessions: Sessions, sockets: PoolSockets, openPool: OpenPool) {
+  constructor(sessions: Sessions, sockets: PoolSockets, openPool: OpenPool, ownConnection: () => Kysely<DB>) {
     this.sessions = sessions;
     this.sockets = sockets;
     this.openPool = openPool;
+    this.ownConnection = ownConnection;
   }
 
   async limitLockWaits(): Promise<void> {}
@@ -97,5 +100,29 @@ export class PostgresAdapter implements DialectAdapter {
 
   openReplicas(primary: Kysely<DB>, settings: ReplicaSettings): Promise<Replicas> {
     return openPostgresReplicas(primary, settings, this.openPool);
+  }
+
+  async openSnapshot(): Promise<StoreSnapshot> {
+    const own = this.ownConnection();
+    try {
+      // The snapshot is taken at the transaction's first statement.
+      const trx = await own
+        .startTransaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute();
+      let ended: Promise<void> | undefined;
+      const end = async () => {
+        await trx
+          .commit()
+          .execute()
+          .catch(() => undefined);
+        await own.destroy();
+      };
+      return { db: trx, end: () => (ended ??= end()) };
+    } catch (error) {
+      await own.destroy();
+      throw error;
+    }
   }
 }

@@ -1,7 +1,7 @@
 // Opens a PostgreSQL store: a pool whose connections can be dropped when silent and take settings later, on a
 // database that can hold every text; its adapter, its migrations, and the LISTEN connection that hears other
 // processes' commits.
-import { Kysely, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { OpenedStore, OpenSettings, PoolMode } from '../adapter.ts';
 import { ChangeSignals } from '../change-signals.ts';
 import { MigrationFailure } from '../errors.ts';
@@ -19,14 +19,17 @@ const CONNECT_TIMEOUT_MS = 5000;
 
 /** The store at `url` (a postgres:// URL), its pending migrations applied unless told not to. */
 export async function openPostgres(url: string, settings: OpenSettings): Promise<OpenedStore> {
-  const { db, sessions, sockets } = await openPool(url, settings.poolMax, settings.poolMode);
+  const { db, sessions, sockets, ownConnection } = await openPool(url, settings.poolMax, settings.poolMode);
   await checkEncoding(db).catch(async (error: unknown) => {
     await db.destroy();
     throw error;
   });
   // Replicas are reached the way the primary is (through the same kind of pooler, if any).
-  const adapter = new PostgresAdapter(sessions, sockets, (replicaUrl, poolMax) =>
-    openPool(replicaUrl, poolMax, settings.poolMode),
+  const adapter = new PostgresAdapter(
+    sessions,
+    sockets,
+    (replicaUrl, poolMax) => openPool(replicaUrl, poolMax, settings.poolMode),
+    ownConnection,
   );
   const applied = settings.migrate ? await migrate(db, adapter) : [];
   // A lock held by another session (an operator's open transaction, a stuck client) would keep a statement
@@ -56,7 +59,7 @@ export async function openPool(
   url: string,
   poolMax: number,
   mode: PoolMode,
-): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets }> {
+): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets; ownConnection: () => Kysely<DB> }> {
   // Loaded only here: a command on a SQLite store starts sooner without it.
   const { default: pg } = await import('pg');
   const types = {
@@ -82,7 +85,20 @@ export async function openPool(
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const sessions = poolSessions(pool, mode);
-  return { db: new Kysely<DB>({ dialect: new ChessportPostgresDialect({ pool }) }), sessions, sockets };
+  // A snapshot's connection (PostgresAdapter.openSnapshot): a pool of one, with the settings the pool's
+  // connections get now (timeouts included), ended with its snapshot.
+  const ownConnection = () => {
+    const own = new pg.Pool({ ...pool.options, max: 1 });
+    own.on('error', () => undefined);
+    own.on('connect', (client) => client.on('error', () => undefined));
+    return new Kysely<DB>({ dialect: new PostgresDialect({ pool: own }) });
+  };
+  return {
+    db: new Kysely<DB>({ dialect: new ChessportPostgresDialect({ pool }) }),
+    sessions,
+    sockets,
+    ownConnection,
+  };
 }
 
 /**

@@ -73,6 +73,7 @@ const AFTER_0005 = [
   '0012_oauth_record_user',
   '0013_developer_console',
   '0014_webhook_events',
+  '0015_game_filter_indexes',
 ];
 
 for (const { dialect, skip } of DIALECTS) {
