@@ -49,7 +49,8 @@ export interface Owner {
 export interface PageWrite {
   upserts: GameDetail[];
   deletes: string[];
-  cursor: string;
+  /** The feed cursor after the page, stored with it; none for a batch of a take-over's export. */
+  cursor: string | undefined;
 }
 
 /** A game as the mirror holds it: the API's game detail. */
@@ -173,8 +174,29 @@ export class Mirror {
         );
       }
       for (const id of page.deletes) deleteGame.run(id);
-      this.setState('cursor', page.cursor);
+      if (page.cursor !== undefined) this.setState('cursor', page.cursor);
     })();
+  }
+
+  /**
+   * A take-over from an export begins: the mirror, which has no cursor, holds no game to keep (what an
+   * interrupted take-over wrote may have been deleted on the server since), so its games go. Until
+   * finishTakeOver(), commits need not reach the disk (synchronous = NORMAL: a crash may lose the last of
+   * them, and a mirror without a cursor starts its take-over again anyway).
+   */
+  beginTakeOver(): void {
+    if (this.getState('cursor') !== undefined) throw new Error('the mirror has a cursor: it is taken over');
+    this.#db.exec('delete from games');
+    this.#db.pragma('synchronous = NORMAL');
+  }
+
+  /**
+   * The take-over's last transaction: its cursor, the feed position after the export's snapshot. Committed
+   * with synchronous = FULL, which makes every batch before it durable with it.
+   */
+  finishTakeOver(cursor: string): void {
+    this.#db.pragma('synchronous = FULL');
+    this.setState('cursor', cursor);
   }
 
   /** The page's statements, prepared once per mirror: a sync writes hundreds of pages. */
