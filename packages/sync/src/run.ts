@@ -47,6 +47,11 @@ export type ItemOfPage = Change & { game?: GameDetail | null };
 
 /** The default feed page size, the most the server gives. */
 const PAGE_SIZE = 500;
+/**
+ * Games of a take-over's export written per transaction, by default (`pageSize` when it is given): its
+ * commits need not reach the disk (Mirror.beginTakeOver), so fewer and larger ones cost less.
+ */
+const TAKE_OVER_BATCH = 2000;
 /** Game details read at the same time, by default. */
 const CONCURRENCY = 4;
 
@@ -150,8 +155,8 @@ export class SyncRun {
   }
 
   /**
-   * A first run's take-over: every game of the user from the NDJSON export of /games, written `pageSize` to
-   * a transaction as it streams in, then the export's X-Changes-Cursor stored, which is where the feed
+   * A first run's take-over: every game of the user from the NDJSON export of /games, written 2,000 (or
+   * `pageSize`) to a transaction as it streams in, then the export's X-Changes-Cursor stored, which is where the feed
    * continues: exactly after the export's snapshot. One export of /games rather than one per database: one
    * snapshot and one cursor, where several exports would each have their own, and one heavy request. An
    * interrupted take-over leaves the mirror without a cursor, and the next run starts it again (the export
@@ -174,10 +179,11 @@ export class SyncRun {
       return undefined;
     }
     this.#mirror.beginTakeOver();
+    const batchSize = this.#options.pageSize ?? TAKE_OVER_BATCH;
     let batch: GameDetail[] = [];
     for await (const game of exported) {
       batch.push(game);
-      if (batch.length >= this.#pageSize) {
+      if (batch.length >= batchSize) {
         await this.#applyExported(batch);
         batch = [];
       }
@@ -298,7 +304,7 @@ export class SyncRun {
   /** A batch of the take-over's export: its games, without a cursor (the take-over stores it at its end). */
   async #applyExported(games: GameDetail[]): Promise<void> {
     await this.#knowDatabases(games);
-    this.#mirror.applyPage({ upserts: games, deletes: [], cursor: undefined });
+    this.#mirror.insertExported(games);
     this.#progress.gamesUpserted += games.length;
     this.#exportedGames += games.length;
     this.#unsettled = true;
