@@ -22,7 +22,13 @@ export interface HeavyKindDefinition extends HeavyLimits {
 }
 
 export const HEAVY_KINDS = {
-  export: { what: 'PGN exports', one: 'PGN export', env: 'EXPORTS', perClient: 2, perInstance: 8 },
+  export: {
+    what: 'exports (PGN or NDJSON)',
+    one: 'export (PGN or NDJSON)',
+    env: 'EXPORTS',
+    perClient: 2,
+    perInstance: 8,
+  },
   // A long-poll holds little (a socket, a waiter) but for up to a minute: a client follows the feed with one
   // at a time, a few when one user runs an app on several devices. An instance holds thousands.
   'long-poll': {

@@ -1,28 +1,61 @@
-// PGN answers (docs/design.md 15): chosen by format=pgn or by an Accept header that prefers a PGN media type.
+// PGN and NDJSON answers (docs/design.md 15): chosen by format=pgn|ndjson or by an Accept header that prefers
+// a PGN media type (or NDJSON, on the whole exports).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const PGN_TYPE = 'application/x-chess-pgn';
 const PGN_TYPES = new Set([PGN_TYPE, 'application/vnd.chess-pgn']);
+/** Newline-delimited JSON, one JSON text a line: the export's JSON stream (Lichess's convention). */
+export const NDJSON_TYPE = 'application/x-ndjson';
 
-/** True when the Accept header's most preferred acceptable type is a PGN type. */
-export function acceptsPgn(accept: string | undefined): boolean {
-  if (!accept) return false;
-  let best = { q: 0, pgn: false };
+/** What an answer is: JSON, PGN text, or NDJSON (on the whole exports only). */
+export type AnswerFormat = 'json' | 'pgn' | 'ndjson';
+
+/**
+ * The format the Accept header's most preferred acceptable type names: PGN, NDJSON where the route offers
+ * it, JSON otherwise. On equal preference a named PGN or NDJSON type wins over wildcards and JSON: the
+ * client named it explicitly.
+ */
+export function acceptedFormat(accept: string | undefined, ndjson = false): AnswerFormat {
+  if (!accept) return 'json';
+  let best: { q: number; format: AnswerFormat } = { q: 0, format: 'json' };
   for (const part of accept.split(',')) {
     const [type = '', ...params] = part.trim().toLowerCase().split(';');
     const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     const q = qParam ? Number(qParam.slice(2)) : 1;
     if (!(q > 0)) continue;
-    const pgn = PGN_TYPES.has(type.trim());
-    // On equal preference a PGN type wins over wildcards and JSON: the client named it explicitly.
-    if (q > best.q || (q === best.q && pgn)) best = { q, pgn };
+    const name = type.trim();
+    const format: AnswerFormat = PGN_TYPES.has(name)
+      ? 'pgn'
+      : ndjson && name === NDJSON_TYPE
+        ? 'ndjson'
+        : 'json';
+    if (q > best.q || (q === best.q && format !== 'json' && best.format === 'json')) best = { q, format };
   }
-  return best.pgn;
+  return best.format;
+}
+
+/** True when the Accept header's most preferred acceptable type is a PGN type. */
+export function acceptsPgn(accept: string | undefined): boolean {
+  return acceptedFormat(accept) === 'pgn';
+}
+
+/** Whether the route offers NDJSON: its format parameter takes it. */
+function offersNdjson(request: FastifyRequest): boolean {
+  const schema = request.routeOptions.schema?.querystring as
+    | { properties?: { format?: { enum?: readonly string[] } } }
+    | undefined;
+  return schema?.properties?.format?.enum?.includes('ndjson') ?? false;
+}
+
+/** The answer's format: the format parameter's when given, else the Accept header's. */
+export function answerFormat(request: FastifyRequest): AnswerFormat {
+  const { format } = request.query as { format?: string };
+  if (format === 'pgn' || format === 'ndjson') return format;
+  return acceptedFormat(request.headers.accept, offersNdjson(request));
 }
 
 export function wantsPgn(request: FastifyRequest): boolean {
-  const { format } = request.query as { format?: string };
-  return format === 'pgn' || acceptsPgn(request.headers.accept);
+  return answerFormat(request) === 'pgn';
 }
 
 export function pgnHeaders(reply: FastifyReply, slug: string): FastifyReply {

@@ -65,6 +65,8 @@ export interface ReadRoute {
   total?: boolean;
   /** What its PGN answer holds, where the `format` parameter asks for one. */
   pgn?: string;
+  /** What its NDJSON answer holds, where the `format` parameter can ask for one (a whole export). */
+  ndjson?: string;
   handler: (request: FastifyRequest, reply: FastifyReply, token: TokenInfo) => Promise<unknown>;
 }
 
@@ -86,6 +88,7 @@ export function readRoute(app: FastifyInstance, context: ApiContext, route: Read
       paged: route.query?.offset !== undefined,
       total: route.total ?? false,
       pgn: route.query?.format === undefined ? undefined : route.pgn,
+      ndjson: route.query?.format === undefined ? undefined : route.ndjson,
       notFound: route.params !== undefined,
     }),
     ...(route.params && {

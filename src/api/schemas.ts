@@ -286,6 +286,16 @@ export const formatParam = {
     'prefers application/x-chess-pgn or application/vnd.chess-pgn. Any other value is 400.',
 } as const;
 
+export const exportFormatParam = {
+  type: 'string',
+  enum: ['pgn', 'ndjson'],
+  description:
+    'pgn returns every game as one PGN file (application/x-chess-pgn), ndjson as NDJSON ' +
+    '(application/x-ndjson: one game detail, as GET /api/v1/games/{id} gives its data, a line), instead of ' +
+    'one JSON page; as does an Accept header that prefers application/x-chess-pgn, ' +
+    'application/vnd.chess-pgn or application/x-ndjson. Any other value is 400.',
+} as const;
+
 export const gameIdsParam = {
   type: 'boolean',
   description:

@@ -83,6 +83,22 @@ export interface DialectAdapter extends DialectSettings {
   skipLocked(of?: string): RawBuilder<unknown>;
   /** Applies the pending migrations, once however many processes open the store at the same time. */
   applyMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<MigrationResultSet>;
+  /**
+   * A read-only view of the store that stays as it is at its first statement, for a long read (an export)
+   * that must see one state throughout, on a connection of its own so that every other request is served
+   * meanwhile. SQLite: a deferred read transaction on a second connection to the file (WAL keeps its
+   * pages; a checkpoint cannot pass it until it ends); an in-memory store, which no second connection can
+   * open, reads on its one connection without isolation. PostgreSQL: a REPEATABLE READ, READ ONLY
+   * transaction on a connection outside the pool, so that exports never take the pool's connections.
+   */
+  openSnapshot(db: Kysely<DB>): Promise<StoreSnapshot>;
+}
+
+/** A snapshot of the store (DialectAdapter.openSnapshot): its reads, until `end` releases it. */
+export interface StoreSnapshot {
+  db: Kysely<DB>;
+  /** Ends the transaction and closes its connection; safe to call more than once. */
+  end(): Promise<void>;
 }
 
 /** What the store is built of, as a dialect's open function (sqlite/open.ts, postgres/open.ts) makes it. */

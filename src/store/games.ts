@@ -1,32 +1,14 @@
 // The reads of games (lists, one game, totals, a version stamp, a database's PGN export), most of them behind
 // every API request and compiled once (prepared.ts). `store.games` is a Games (game-writes.ts), which adds
 // the writes to these.
-import { sql } from 'kysely';
 import type { Executor, StoreContext } from './context.ts';
+import { type ExportOptions, type ExportScope, GameExport } from './game-export.ts';
 import { prepared } from './prepared.ts';
 import { summaryColumns, toDetail, toSummary } from './rows.ts';
 import { storable } from './storable.ts';
 import type { GameDetail, ListedGame, Page } from './types.ts';
 
-/**
- * PGN bytes one batch of a database's export reads at most (unless one game is larger), and games at most.
- * SQLite reads a batch in one synchronous call, which holds the server's event loop (every other request)
- * meanwhile: small batches keep that short, and cost no throughput (docs/performance.md).
- */
-export const EXPORT_BATCH_BYTES = 256 * 1024;
-export const EXPORT_BATCH_GAMES = 250;
-
-export interface ExportOptions {
-  /** Most games per batch (default EXPORT_BATCH_GAMES). */
-  batchSize?: number;
-  /** Most PGN bytes per batch, unless a single game is larger (default EXPORT_BATCH_BYTES). */
-  batchBytes?: number;
-  /**
-   * Awaited before each batch after the first; what it throws ends the export (the API re-checks the
-   * request's token there: an export ends with its token).
-   */
-  beforeBatch?: () => Promise<void>;
-}
+export { EXPORT_BATCH_BYTES, EXPORT_BATCH_GAMES, type ExportOptions } from './game-export.ts';
 
 /** What a write to a live game reads of it first (game-writes.ts). */
 export interface LiveGame {
@@ -63,14 +45,6 @@ function compiledReads(ctx: StoreContext) {
         .limit(limit)
         .offset(offset),
     );
-  // A database's live games after a pk, for the export's batches.
-  const exported = (databaseId: string, after: number) =>
-    db
-      .selectFrom('games')
-      .where('database_id', '=', databaseId)
-      .where('deleted', '=', 0)
-      .where('pk', '>', after)
-      .orderBy('pk');
   return {
     owner_id: liveGames('owner_id'),
     database_id: liveGames('database_id'),
@@ -96,18 +70,6 @@ function compiledReads(ctx: StoreContext) {
         .where('id', '=', id)
         .where('owner_id', '=', ownerId)
         .where('deleted', '=', 0),
-    ),
-    // The export's two reads of a batch: building and compiling a Kysely query costs more than SQLite takes
-    // to read a small batch, and an export reads hundreds of batches. First the pk and PGN size of the next
-    // `limit` games (octet_length reads neither SQLite's overflow pages nor PostgreSQL's TOAST), then the id
-    // and PGN of those up to `last`.
-    exportSizes: prepared(reader, 3, (databaseId: string, after: number, limit: number) =>
-      exported(databaseId, after)
-        .select(['pk', sql<number>`octet_length(pgn)`.as('bytes')])
-        .limit(limit),
-    ),
-    exportGames: prepared(reader, 3, (databaseId: string, after: number, last: number) =>
-      exported(databaseId, after).select(['id', 'pgn']).where('pk', '<=', last),
     ),
   };
 }
@@ -165,35 +127,26 @@ export class GameReads {
   }
 
   /**
-   * The id and PGN of every live game of a database in import order, read in keyset batches of at most
-   * `batchSize` games and, unless a single game is larger, `batchBytes` bytes (constant memory). Each batch
-   * is its own statement: a client that reads slowly holds no transaction or connection open.
+   * An export of the owner's games (of one database, or of all), read from one snapshot of the store, with
+   * the feed position that continues after it (game-export.ts). The caller walks it or ends it.
    */
+  openExport(scope: ExportScope): Promise<GameExport> {
+    return GameExport.open(this.ctx, scope);
+  }
+
+  /** The id and PGN of every live game of a database in import order, from one snapshot (openExport). */
   async *databasePgn(
     databaseId: string,
-    { batchSize = EXPORT_BATCH_GAMES, batchBytes = EXPORT_BATCH_BYTES, beforeBatch }: ExportOptions = {},
+    options: ExportOptions = {},
   ): AsyncGenerator<{ id: string; pgn: string }> {
-    const { exportSizes, exportGames } = this.compiled;
-    let after = 0;
-    for (;;) {
-      if (after > 0) await beforeBatch?.();
-      // The sizes first: a batch of a thousand engine games with long comments runs to tens of MB, which
-      // SQLite would read in one synchronous call (stalling the event loop) and each export would hold while
-      // its client read it.
-      const sizes = await exportSizes(databaseId, after, batchSize);
-      if (sizes.length === 0) return;
-      let end = 0;
-      let bytes = 0;
-      for (const row of sizes) {
-        bytes += Number(row.bytes);
-        if (end > 0 && bytes > batchBytes) break;
-        end++;
-      }
-      const last = Number(sizes[end - 1]?.pk);
-      yield* await exportGames(databaseId, after, last);
-      if (end === sizes.length && sizes.length < batchSize) return;
-      after = last;
-    }
+    const database = await this.ctx.db
+      .selectFrom('databases')
+      .select('owner_id')
+      .where('id', '=', databaseId)
+      .executeTakeFirst();
+    if (!database) return;
+    const games = await this.openExport({ ownerId: database.owner_id, databaseId });
+    yield* games.pgn(options);
   }
 
   /** A live game by UUID, whoever owns it (the operator's view). */

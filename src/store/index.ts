@@ -9,6 +9,8 @@ export {
 export { MAX_GAMES_LIMIT } from './databases.ts';
 export { MigrationFailure, StoreError } from './errors.ts';
 export { type StoreFault, storeFault } from './faults.ts';
+export type { ExportScope, GameExport } from './game-export.ts';
+export type { GameFilter } from './game-filter.ts';
 export { newGrantId } from './grants.ts';
 export { Store } from './store.ts';
 export { hashToken } from './tokens.ts';

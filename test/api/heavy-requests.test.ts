@@ -72,7 +72,7 @@ describe('PGN exports per app and user', () => {
       assert.deepEqual(errorOf(extra), {
         error: 'rate_limited',
         error_description:
-          'Too many PGN exports at once: at most 2 PGN exports at once per app and user. Retry when one of ' +
+          'Too many exports (PGN or NDJSON) at once: at most 2 exports (PGN or NDJSON) at once per app and user. Retry when one of ' +
           'them has ended.',
       });
       assert.ok(Number(extra.headers['retry-after']) >= 1);
@@ -153,7 +153,10 @@ describe('PGN exports per instance, and load shedding', () => {
       // One client's limit is 1 here: its second is 429, which names 1 export.
       const second = await holdExport(server.base, exportOf, seeded.tokens.aliceAgain);
       assert.equal(second.status, 429);
-      assert.match(errorOf(second).error_description, /: at most 1 PGN export at once per app and user\./);
+      assert.match(
+        errorOf(second).error_description,
+        /: at most 1 export \(PGN or NDJSON\) at once per app and user\./,
+      );
       const otherApp = await holdExport(server.base, exportOf, seeded.tokens.aliceOtherApp);
       assert.equal(otherApp.status, 200);
       held.push(otherApp);
@@ -162,7 +165,8 @@ describe('PGN exports per instance, and load shedding', () => {
       assert.equal(bobs.status, 503);
       assert.deepEqual(errorOf(bobs), {
         error: 'unavailable',
-        error_description: 'The server is running as many PGN exports as it takes at once (2): retry in 5 s.',
+        error_description:
+          'The server is running as many exports (PGN or NDJSON) as it takes at once (2): retry in 5 s.',
       });
       assert.equal(bobs.headers['retry-after'], '5');
       assert.equal((await raw(server.base, bobsExport, { headers: bearer(seeded.tokens.bob) })).status, 503);
@@ -190,7 +194,7 @@ describe('PGN exports per instance, and load shedding', () => {
       });
       assert.match(
         errorOf(shed as HeldExport).error_description,
-        /^The server is overloaded \(its heap is over 10 % full\) and refuses PGN exports for now: retry in 5 s\.$/,
+        /^The server is overloaded \(its heap is over 10 % full\) and refuses exports \(PGN or NDJSON\) for now: retry in 5 s\.$/,
       );
       assert.equal(
         (await raw(server.base, '/api/v1/me', { headers: bearer(seeded.tokens.bob) })).status,
@@ -274,7 +278,10 @@ describe('PGN exports per app and user, across two instances on one Redis', {
       for (const i of [0, 1]) {
         const extra = await holdExport(base(i), exportOf, seeded.tokens.aliceAgain);
         assert.equal(extra.status, 429, `instance ${i}`);
-        assert.match(errorOf(extra).error_description, /at most 2 PGN exports at once per app and user/);
+        assert.match(
+          errorOf(extra).error_description,
+          /at most 2 exports \(PGN or NDJSON\) at once per app and user/,
+        );
       }
       // The slot left on one instance is free on the other.
       held.shift()?.leave();
@@ -421,7 +428,7 @@ describe('PGN exports on a slow Redis: a client refused by its limit holds none 
       for (const refused of rush.filter((one) => one.status === 503)) {
         assert.equal(
           errorOf(refused).error_description,
-          'The server is running as many PGN exports as it takes at once (3): retry in 5 s.',
+          'The server is running as many exports (PGN or NDJSON) as it takes at once (3): retry in 5 s.',
         );
       }
       // The leases of the refused ones are given back: 3 are held.

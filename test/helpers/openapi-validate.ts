@@ -69,6 +69,13 @@ export async function checkAgainstOpenApi(exchange: Exchange): Promise<void> {
   if (content[mediaType] === undefined) {
     fail(`content-type "${mediaType}" is not documented (documented: ${Object.keys(content).join(', ')})`);
   }
+  const schemaPointer = pointerOf([...responsePointer, 'content', mediaType, 'schema']);
+  // NDJSON: its schema is each line's, every line ended by a newline.
+  if (mediaType === 'application/x-ndjson') {
+    if (exchange.text !== '' && !exchange.text.endsWith('\n')) fail('the last NDJSON line has no newline');
+    for (const line of exchange.text.split('\n').slice(0, -1)) checkJson(contract, line, schemaPointer, fail);
+    return;
+  }
   if (!mediaType.endsWith('json')) return;
   checkJson(contract, exchange.text, pointerOf([...responsePointer, 'content', mediaType, 'schema']), fail);
 }

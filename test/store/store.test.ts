@@ -518,6 +518,40 @@ for (const { dialect, skip } of DIALECTS) {
       for await (const _ of store.games.databasePgn(empty.id)) assert.fail('no game');
     });
 
+    test('openExport: one snapshot whatever commits while it is walked; its seq continues the feed exactly after it', async () => {
+      const db = await store.databases.add({ ownerId: alice.id, name: 'Snapshot' });
+      const other = await store.databases.add({ ownerId: alice.id, name: 'Snapshot other' });
+      const ids = (
+        await store.games.insert(
+          db,
+          [1, 2, 3, 4, 5].map((n) => record(900 + n)),
+        )
+      ).ids as string[];
+      const before = await Promise.all(ids.map((id) => store.games.get(alice.id, id)));
+      const whole = await store.games.openExport({ ownerId: alice.id });
+      const scoped = await store.games.openExport({ ownerId: alice.id, databaseId: db.id });
+      // Every kind of write, each committed before the walks read a game.
+      const added = (await store.games.insert(db, [record(906)])).ids[0] as string;
+      await store.games.update(ids[1] as string, record(907));
+      await store.games.move(ids[2] as string, other);
+      await store.games.delete(ids[3] as string);
+      const walked: unknown[] = [];
+      for await (const game of scoped.details({ batchSize: 2 })) walked.push(game);
+      assert.deepEqual(walked, before, 'the games as they were when the export opened');
+      const pgns: string[] = [];
+      for await (const game of whole.pgn({ batchSize: 2 })) pgns.push(game.id);
+      assert.ok(ids.every((id) => pgns.includes(id)) && !pgns.includes(added));
+      // The feed after the export's seq: exactly the games written since, each once.
+      const changed = await store.feed.changes(alice.id, scoped.seq, 100);
+      assert.deepEqual(changed.map((c) => c.id).sort(), [added, ids[1], ids[2], ids[3]].sort());
+      assert.equal(whole.seq, scoped.seq);
+      // Nothing written since a new export opened: its feed is empty.
+      const fresh = await store.games.openExport({ ownerId: alice.id });
+      assert.deepEqual(await store.feed.changes(alice.id, fresh.seq, 100), []);
+      await fresh.end();
+      await fresh.end();
+    });
+
     test('databasePgn: beforeBatch runs before each batch after the first, and what it throws ends the export', async () => {
       const db = await store.databases.add({ ownerId: alice.id, name: 'Export checked' });
       await store.games.insert(

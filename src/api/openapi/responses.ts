@@ -70,6 +70,12 @@ export const HEADERS = {
     { minimum: 0 },
   ),
   'Content-Disposition': header('string', 'On PGN answers: `attachment; filename="<slug>.pgn"`.'),
+  'X-Changes-Cursor': header(
+    'string',
+    'On a whole export (PGN or NDJSON): the GET /api/v1/changes cursor that continues exactly after the ' +
+      'snapshot the export was read from. Following the feed from it gives every change the export does not ' +
+      'hold, and none that it does.',
+  ),
   'WWW-Authenticate': header(
     'string',
     'RFC 6750 challenge: Bearer realm="chessport", error="...", error_description="..." (403 adds ' +
@@ -120,6 +126,7 @@ const errorEntry = (
 });
 
 export const PGN_MEDIA_TYPE = 'application/x-chess-pgn';
+export const NDJSON_MEDIA_TYPE = 'application/x-ndjson';
 
 export interface ReadAnswers {
   /** The 200 JSON body and what it is. */
@@ -130,6 +137,8 @@ export interface ReadAnswers {
   total: boolean;
   /** What the PGN answer holds, when PGN can be asked for (format=pgn or Accept). */
   pgn: string | undefined;
+  /** What the NDJSON answer holds, when NDJSON can be asked for (format=ndjson or Accept). */
+  ndjson?: string | undefined;
   /** The path names a resource that may not exist. */
   notFound: boolean;
 }
@@ -139,15 +148,22 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
   if (answers.paged) okHeaders.push('Link');
   if (answers.total) okHeaders.push('X-Total-Count');
   if (answers.pgn) okHeaders.push('Content-Disposition');
+  if (answers.ndjson) okHeaders.push('X-Changes-Cursor');
   // Only on some answers: Link when there is another page, Content-Disposition on PGN, X-Total-Count on
   // JSON where PGN can be asked for.
   const sometimes: HeaderName[] = [
     'Link',
     'Content-Disposition',
+    'X-Changes-Cursor',
     ...(answers.pgn ? ['X-Total-Count' as const] : []),
   ];
   const content: Record<string, { schema: object }> = { 'application/json': { schema: answers.ok.schema } };
   if (answers.pgn) content[`${PGN_MEDIA_TYPE}`] = { schema: { type: 'string', description: answers.pgn } };
+  if (answers.ndjson)
+    // A stream of JSON texts: its schema is each line's (OpenAPI 3.2 names that itemSchema).
+    content[NDJSON_MEDIA_TYPE] = {
+      schema: { description: answers.ndjson, allOf: [{ $ref: 'GameDetail#' }] },
+    };
   return {
     200: {
       description: answers.ok.description,

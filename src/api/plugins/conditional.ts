@@ -24,7 +24,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { negotiatedCoding } from '../../platform/http/compression.ts';
 import type { Store } from '../../store/index.ts';
-import { wantsPgn } from '../pgn.ts';
+import { answerFormat } from '../pgn.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,6 +39,16 @@ declare module 'fastify' {
 }
 
 const DATABASE_GAMES = '/api/v1/databases/:id/games';
+const USER_GAMES = '/api/v1/games';
+
+/** The parameters that narrow an export (its filters), in one order: none for a whole export. */
+function filterParts(request: FastifyRequest): string[] {
+  const query = request.query as Record<string, unknown>;
+  return Object.keys(query)
+    .filter((name) => name !== 'format' && name !== 'gameIds' && name !== 'limit' && name !== 'offset')
+    .sort()
+    .map((name) => `${name}=${String(query[name])}`);
+}
 
 function digest(parts: (string | Buffer)[], hash: Hash | Hmac = createHash('sha256')): string {
   for (const part of parts) hash.update(part).update('\n');
@@ -110,8 +120,27 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
   app.decorateRequest('representationTag', undefined);
   app.decorateRequest('cheapTag', false);
 
+  const exportTag = (parts: string[]) =>
+    digest(parts, createHmac('sha256', secret).update('chessport etag\0'));
+
   app.addHook('preHandler', async (request) => {
-    if (request.routeOptions.url !== DATABASE_GAMES || !request.token || !wantsPgn(request)) return;
+    const url = request.routeOptions.url;
+    if ((url !== DATABASE_GAMES && url !== USER_GAMES) || !request.token) return;
+    const format = answerFormat(request);
+    if (format === 'json') return;
+    // NDJSON and a filtered export are other representations; the PGN file keeps the tag it always had.
+    const variant = [...(format === 'ndjson' ? ['ndjson'] : []), ...filterParts(request)];
+    if (url === USER_GAMES) {
+      const version = await store.games.version(request.token.userId);
+      request.cheapTag = true;
+      request.representationTag = exportTag([
+        'games-export/1',
+        request.token.userId,
+        String(version),
+        ...variant,
+      ]);
+      return;
+    }
     const { id } = request.params as { id: string };
     const database = await store.databases.find(request.token.userId, id);
     if (!database) return; // the handler answers 404
@@ -119,17 +148,15 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
     // With the games' ids it is another representation (and without them the tag it always had).
     const { gameIds } = request.query as { gameIds?: boolean };
     request.cheapTag = true;
-    request.representationTag = digest(
-      [
-        'pgn-export/3',
-        database.id,
-        database.slug,
-        String(database.updatedAt),
-        String(version),
-        ...(gameIds ? ['game ids'] : []),
-      ],
-      createHmac('sha256', secret).update('chessport etag\0'),
-    );
+    request.representationTag = exportTag([
+      'pgn-export/3',
+      database.id,
+      database.slug,
+      String(database.updatedAt),
+      String(version),
+      ...(gameIds ? ['game ids'] : []),
+      ...variant,
+    ]);
   });
 
   // Runs before @fastify/compress's onSend (route-level hooks come after instance hooks): on the
@@ -158,7 +185,9 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
     const notModified = matchesIfNoneMatch(request.headers['if-none-match'], tag);
     if (notModified) {
       reply.code(304);
-      for (const name of ['content-type', 'content-length', 'content-disposition']) reply.removeHeader(name);
+      // The client's copy keeps the feed cursor it came with (X-Changes-Cursor), which stays valid.
+      for (const name of ['content-type', 'content-length', 'content-disposition', 'x-changes-cursor'])
+        reply.removeHeader(name);
     }
     if (!notModified && request.method === 'GET') return body;
     // No body follows: a stream not read yet is dropped rather than drained (a HEAD of the PGN export

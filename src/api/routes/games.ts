@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
-import { pgnHeaders, wantsPgn } from '../pgn.ts';
+import { refusePaging, sendExport } from '../exports.ts';
+import { answerFormat, pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
-import { formatParam, pageQuery, schemas } from '../schemas.ts';
+import { exportFormatParam, formatParam, pageQuery, schemas } from '../schemas.ts';
 import { gameDetailJson } from '../serialize.ts';
 import { sendPage } from './paging.ts';
 
@@ -15,15 +16,36 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
     scope: 'games.read',
     operationId: 'listGames',
     tag: 'Games',
-    summary: 'Games of the user across all databases, lightweight, in import order.',
+    summary: 'Games of the user across all databases: JSON pages, one PGN file or NDJSON.',
     description:
       'One page of game list items (no moves, no PGN), oldest import first, stable under new imports; ' +
-      'follow the Link header for the next page.',
-    query: pageQuery(50, 200),
+      'follow the Link header for the next page. As PGN (format=pgn or Accept) or NDJSON (format=ndjson or ' +
+      'Accept: application/x-ndjson): every game of the user in one streamed answer, read from one snapshot ' +
+      'of the store, with X-Changes-Cursor, the changes feed cursor that continues exactly after it; limit ' +
+      'and offset are refused with either (400).',
+    query: { ...pageQuery(50, 200), format: exportFormatParam },
     ok: { description: 'One page of games.', schema: schemas.gameList },
+    pgn:
+      'Every game of the user in PGN export format (charset=utf-8), in import order across databases, ' +
+      'separated by one blank line; no games give an empty file.',
+    ndjson:
+      'Every game of the user as NDJSON, in import order across databases: one JSON object a line, each the ' +
+      'data of GET /api/v1/games/{id} for that game, every line ended by a newline.',
     total: true,
-    handler: async (request, reply, token) =>
-      sendPage(
+    handler: async (request, reply, token) => {
+      const format = answerFormat(request);
+      if (format !== 'json') {
+        refusePaging(request, `${format === 'pgn' ? 'PGN' : 'NDJSON'} export`);
+        return sendExport(
+          request,
+          reply,
+          context,
+          token,
+          { ownerId: token.userId },
+          { format, name: 'games' },
+        );
+      }
+      return sendPage(
         request,
         reply,
         context,
@@ -31,7 +53,8 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
         'games',
         (page) => store.games.list(token.userId, page),
         () => store.games.total(token.userId),
-      ),
+      );
+    },
   });
 
   readRoute(app, context, {

@@ -8,7 +8,7 @@ import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const CODINGS: ('br' | 'gzip')[] = ['br', 'gzip'];
-const COMPRESSIBLE = /^(?:application\/(?:json|x-chess-pgn|vnd\.chess-pgn)|text\/)/;
+const COMPRESSIBLE = /^(?:application\/(?:json|x-ndjson|x-chess-pgn|vnd\.chess-pgn)|text\/)/;
 const THRESHOLD = 1024;
 // JSON answers (up to a few hundred KB for a 500-item feed page) are compressed in one synchronous
 // call: cheaper than setting up a zlib stream on the thread pool, which the plugin would otherwise do

@@ -3,7 +3,7 @@
 // they go silent.
 import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
-import type { DialectAdapter } from '../adapter.ts';
+import type { DialectAdapter, StoreSnapshot } from '../adapter.ts';
 import { StoreError } from '../errors.ts';
 import type { DB } from '../schema.ts';
 import type { BulkWrites } from '../types.ts';
@@ -21,10 +21,13 @@ export class PostgresAdapter implements DialectAdapter {
   readonly name = 'postgres';
   private readonly sessions: Sessions;
   private readonly sockets: PoolSockets;
+  /** A Kysely instance on one connection of its own, outside the pool, with the pool's settings (open.ts). */
+  private readonly ownConnection: () => Kysely<DB>;
 
-  constructor(sessions: Sessions, sockets: PoolSockets) {
+  constructor(sessions: Sessions, sockets: PoolSockets, ownConnection: () => Kysely<DB>) {
     this.sessions = sessions;
     this.sockets = sockets;
+    this.ownConnection = ownConnection;
   }
 
   async limitLockWaits(): Promise<void> {}
@@ -88,5 +91,29 @@ export class PostgresAdapter implements DialectAdapter {
    */
   async applyMigrations(db: Kysely<DB>, provider: MigrationProvider): Promise<MigrationResultSet> {
     return new Migrator({ db, provider }).migrateToLatest();
+  }
+
+  async openSnapshot(): Promise<StoreSnapshot> {
+    const own = this.ownConnection();
+    try {
+      // The snapshot is taken at the transaction's first statement.
+      const trx = await own
+        .startTransaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute();
+      let ended: Promise<void> | undefined;
+      const end = async () => {
+        await trx
+          .commit()
+          .execute()
+          .catch(() => undefined);
+        await own.destroy();
+      };
+      return { db: trx, end: () => (ended ??= end()) };
+    } catch (error) {
+      await own.destroy();
+      throw error;
+    }
   }
 }

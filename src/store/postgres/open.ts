@@ -18,12 +18,12 @@ const CONNECT_TIMEOUT_MS = 5000;
 
 /** The store at `url` (a postgres:// URL), its pending migrations applied unless told not to. */
 export async function openPostgres(url: string, settings: OpenSettings): Promise<OpenedStore> {
-  const { db, sessions, sockets } = await openPool(url, settings.poolMax);
+  const { db, sessions, sockets, ownConnection } = await openPool(url, settings.poolMax);
   await checkEncoding(db).catch(async (error: unknown) => {
     await db.destroy();
     throw error;
   });
-  const adapter = new PostgresAdapter(sessions, sockets);
+  const adapter = new PostgresAdapter(sessions, sockets, ownConnection);
   const applied = settings.migrate ? await migrate(db, adapter) : [];
   // A lock held by another session (an operator's open transaction, a stuck client) would keep a statement
   // waiting, saying nothing, for as long as that session lives (`chessport games delete` on a row locked in
@@ -48,7 +48,7 @@ const parseInt8 = (text: string) => Number(text);
 async function openPool(
   url: string,
   poolMax: number,
-): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets }> {
+): Promise<{ db: Kysely<DB>; sessions: Sessions; sockets: PoolSockets; ownConnection: () => Kysely<DB> }> {
   // Loaded only here: a command on a SQLite store starts sooner without it.
   const { default: pg } = await import('pg');
   const types = {
@@ -86,7 +86,15 @@ async function openPool(
       for (const client of clients) client.query(`set ${name} = ${value}`).catch(() => undefined);
     },
   };
-  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), sessions, sockets };
+  // A snapshot's connection (PostgresAdapter.openSnapshot): a pool of one, with the settings the pool's
+  // connections get now (timeouts included), ended with its snapshot.
+  const ownConnection = () => {
+    const own = new pg.Pool({ ...pool.options, max: 1 });
+    own.on('error', () => undefined);
+    own.on('connect', (client) => client.on('error', () => undefined));
+    return new Kysely<DB>({ dialect: new PostgresDialect({ pool: own }) });
+  };
+  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), sessions, sockets, ownConnection };
 }
 
 /**

@@ -1,10 +1,10 @@
 // The SQLite side of the store's differences (adapter.ts): one better-sqlite3 connection, whose write
 // transactions take the store's one write lock as they begin, and whose import path, game-key log and
 // checkpoints work on the connection directly.
-import type { Database as SqliteHandle } from 'better-sqlite3';
-import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
+import SQLite, { type Database as SqliteHandle } from 'better-sqlite3';
+import { Kysely, type RawBuilder, SqliteDialect, sql, type UpdateObject } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
-import type { DialectAdapter } from '../adapter.ts';
+import type { DialectAdapter, StoreSnapshot } from '../adapter.ts';
 import type { GameBatch } from '../game-insert.ts';
 import type { DB } from '../schema.ts';
 import type { BulkWrites, InsertOutcome } from '../types.ts';
@@ -12,6 +12,7 @@ import { beginSqliteChanges, sqliteLastSeq } from './changes.ts';
 import { BackgroundCheckpoints } from './checkpoints.ts';
 import { insertSqliteBatch } from './game-insert.ts';
 import { logKeys } from './game-keys.ts';
+import { withStatementCache } from './statements.ts';
 
 export class SqliteAdapter implements DialectAdapter {
   readonly name = 'sqlite';
@@ -110,5 +111,28 @@ export class SqliteAdapter implements DialectAdapter {
       if (outcome.error) await sql`rollback`.execute(conn).catch(() => undefined);
       return outcome;
     });
+  }
+
+  async openSnapshot(db: Kysely<DB>): Promise<StoreSnapshot> {
+    if (this.handle.memory) return { db, end: async () => {} };
+    const handle = new SQLite(this.handle.name, { readonly: true, fileMustExist: true });
+    handle.pragma(`busy_timeout = ${Number(this.handle.pragma('busy_timeout', { simple: true }))}`);
+    const own = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+    let ended: Promise<void> | undefined;
+    try {
+      // Deferred: the read transaction, and with it the snapshot, begins at the first read.
+      const trx = await own.startTransaction().execute();
+      const end = async () => {
+        await trx
+          .commit()
+          .execute()
+          .catch(() => undefined);
+        await own.destroy();
+      };
+      return { db: trx, end: () => (ended ??= end()) };
+    } catch (error) {
+      await own.destroy();
+      throw error;
+    }
   }
 }
