@@ -159,6 +159,24 @@ describe('gamesByIds', () => {
     );
   });
 
+  test('a repeated id is asked for once, where it first appears, also across requests', async () => {
+    handler = (req, res) => {
+      const ids = new URL(req.url ?? '/', 'http://test').searchParams.get('ids')?.split(',') ?? [];
+      json(res, { data: ids.map((id) => detail(id)) });
+    };
+    seen.length = 0;
+    const ids = [...Array.from({ length: 250 }, (_v, i) => `id-${i}`), 'id-3', 'id-249', 'id-250'];
+    const games = await client().gamesByIds(ids);
+    assert.deepEqual(
+      seen.map((url) => url.searchParams.get('ids')?.split(',').length),
+      [200, 51],
+    );
+    assert.deepEqual(
+      games.map((game) => game.id),
+      Array.from({ length: 251 }, (_v, i) => `id-${i}`),
+    );
+  });
+
   test('no ids, no request; an id that is no string, empty, or holds a comma is a TypeError', async () => {
     seen.length = 0;
     assert.deepEqual(await client().gamesByIds([]), []);

@@ -208,16 +208,18 @@ export class ChessportClient {
 
   /**
    * GET /games?ids=: the details of these games, in the order given, 200 to a request. Games that are not
-   * the user's, or do not exist (deleted), are left out, alike. No request for no ids.
+   * the user's, or do not exist (deleted), are left out, alike; a repeated id is given once, where it first
+   * appears (as the server does within one request). No request for no ids.
    */
   async gamesByIds(ids: readonly string[], options?: CallOptions): Promise<GameDetail[]> {
     if (!Array.isArray(ids)) throw new TypeError('gamesByIds takes an array of game ids');
     for (const id of ids)
       if (typeof id !== 'string' || id === '' || id.includes(','))
         throw new TypeError(`gamesByIds: ${JSON.stringify(id)} is no game id`);
+    const unique = [...new Set(ids)];
     const games: GameDetail[] = [];
-    for (let at = 0; at < ids.length; at += IDS_PER_REQUEST) {
-      const chunk = ids.slice(at, at + IDS_PER_REQUEST).join(',');
+    for (let at = 0; at < unique.length; at += IDS_PER_REQUEST) {
+      const chunk = unique.slice(at, at + IDS_PER_REQUEST).join(',');
       const { data } = await this.#json<{ data: GameDetail[] }>(
         this.#http.url(`/games${query({ ids: chunk })}`),
         options,
