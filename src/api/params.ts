@@ -9,6 +9,9 @@ interface PropertySchema {
   maximum?: number;
   enum?: readonly string[];
   format?: string;
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
 }
 
 export interface QuerySchema {
@@ -22,6 +25,10 @@ export function describeParam(name: string, schema: PropertySchema | undefined):
   if (!schema) return `unknown parameter "${name}"`;
   if (schema.enum) return `${name} must be one of: ${schema.enum.join(', ')}`;
   if (schema.format === 'date-time') return zonedTimestampRule(name);
+  if (schema.format === 'date') return `${name} must be a calendar date, YYYY-MM-DD`;
+  if (schema.pattern) return `${name} must match ${schema.pattern}`;
+  if (schema.maxLength !== undefined)
+    return `${name} must be ${schema.minLength ?? 0} to ${schema.maxLength} characters`;
   if (schema.type === 'boolean') return `${name} must be true or false`;
   if (schema.type === 'integer') {
     if (schema.maximum !== undefined)

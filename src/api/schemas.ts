@@ -229,7 +229,9 @@ export const schemas = {
   }),
   gameList: envelope('One page of games.', {
     type: 'array',
-    description: 'Games in import order, oldest first.',
+    description:
+      'Games in import order, oldest first. On GET /api/v1/games?ids=: the games named, in the order given, ' +
+      'each a full game detail (GameDetail, which holds every GameSummary field).',
     items: { $ref: 'GameSummary#' },
   }),
   gameDetail: envelope('The game.', { $ref: 'GameDetail#' }),
@@ -294,6 +296,19 @@ export const exportFormatParam = {
     '(application/x-ndjson: one game detail, as GET /api/v1/games/{id} gives its data, a line), instead of ' +
     'one JSON page; as does an Accept header that prefers application/x-chess-pgn, ' +
     'application/vnd.chess-pgn or application/x-ndjson. Any other value is 400.',
+} as const;
+
+/** The most game ids one request of GET /games?ids= may name. */
+export const MAX_IDS = 200;
+
+export const idsParam = {
+  type: 'string',
+  minLength: 1,
+  description:
+    `1 to ${MAX_IDS} game UUIDs (letters in either case), separated by commas: the answer is those of the ` +
+    'user’s live games, each a full game detail, in the order given (a repeated id once, where it first ' +
+    'appears); another user’s, deleted and unknown ids are left out alike. With format=pgn, those games as ' +
+    'one PGN file. Not with limit, offset, the filters or format=ndjson (400).',
 } as const;
 
 export const gameIdsParam = {

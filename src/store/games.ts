@@ -3,8 +3,9 @@
 // the writes to these.
 import type { Executor, StoreContext } from './context.ts';
 import { type ExportOptions, type ExportScope, GameExport } from './game-export.ts';
+import { type GameFilter, whereGameFilter } from './game-filter.ts';
 import { prepared } from './prepared.ts';
-import { summaryColumns, toDetail, toSummary } from './rows.ts';
+import { detailColumns, summaryColumns, toDetail, toSummary } from './rows.ts';
 import { storable } from './storable.ts';
 import type { GameDetail, ListedGame, Page } from './types.ts';
 
@@ -102,6 +103,39 @@ export class GameReads {
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
+  /**
+   * The owner's live games (of one database, or of all) that match the filter, in import order: built per
+   * request, as the filters combine freely; each is served by an index (game-filter.ts).
+   */
+  async listFiltered(scope: ExportScope & { filter: GameFilter }, page: Page): Promise<ListedGame[]> {
+    const rows = await this.filtered(scope)
+      .select([...summaryColumns, 'pk'])
+      .where('pk', '>', page.after ?? 0)
+      .orderBy('pk')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
+  }
+
+  /** How many of the owner's live games (of one database, or of all) match the filter: counted. */
+  async countFiltered(scope: ExportScope & { filter: GameFilter }): Promise<number> {
+    const row = await this.filtered(scope)
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirst();
+    return Number(row?.total ?? 0);
+  }
+
+  private filtered({ ownerId, databaseId, filter }: ExportScope & { filter: GameFilter }) {
+    let query = this.ctx.db
+      .selectFrom('games')
+      .where('owner_id', '=', ownerId)
+      .where('deleted', '=', 0)
+      .where((eb) => whereGameFilter(eb, filter));
+    if (databaseId !== undefined) query = query.where('database_id', '=', databaseId);
+    return query;
+  }
+
   /** The owner's live games across all databases: the sum of the databases' kept counts (migration 0011). */
   async total(ownerId: string): Promise<number> {
     const [row] = await this.compiled.total(ownerId);
@@ -124,6 +158,24 @@ export class GameReads {
     if (!storable(id)) return undefined;
     const [row] = await this.compiled.game(ownerId, id);
     return row && toDetail(row);
+  }
+
+  /**
+   * The owner's live games among these UUIDs, in the order given; another owner's and unknown ids are left
+   * out alike: one statement on the id index, the owner checked on the row as for `get`.
+   */
+  async byIds(ownerId: string, ids: readonly string[]): Promise<GameDetail[]> {
+    const wanted = ids.filter(storable);
+    if (wanted.length === 0) return [];
+    const rows = await this.ctx.db
+      .selectFrom('games')
+      .select(detailColumns)
+      .where('id', 'in', wanted)
+      .where('owner_id', '=', ownerId)
+      .where('deleted', '=', 0)
+      .execute();
+    const byId = new Map(rows.map((row) => [row.id, toDetail(row)]));
+    return wanted.flatMap((id) => byId.get(id) ?? []);
   }
 
   /**

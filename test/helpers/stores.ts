@@ -184,6 +184,16 @@ const UNDO: Record<string, string[]> = {
     'drop index oauth_records_user',
     'alter table oauth_records drop column user_id',
   ],
+  '0015_game_filter_indexes': [
+    'drop index games_owner_white_name',
+    'drop index games_owner_black_name',
+    'drop index games_owner_white_fide_id',
+    'drop index games_owner_black_fide_id',
+    'drop index games_owner_date',
+    'drop index games_owner_eco',
+    'drop index games_owner_event',
+    'drop index games_owner_result',
+  ],
 };
 
 /**

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError, notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
 import { refusePaging, sendExport } from '../exports.ts';
+import { filterKey, filterQuery, readFilter } from '../game-filters.ts';
 import { answerFormat } from '../pgn.ts';
 import { readRoute } from '../route.ts';
 import { exportFormatParam, gameIdsParam, pageQuery, schemas } from '../schemas.ts';
@@ -39,9 +40,11 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
       'one blank line. As NDJSON (format=ndjson or Accept: application/x-ndjson): one game detail a line. ' +
       'limit and offset are refused with either (400), as an export always holds every game. ' +
       'gameIds=true adds each game’s id to the PGN as a tag. An export is read from one snapshot of the ' +
-      'store, and its X-Changes-Cursor header is the changes feed cursor that continues exactly after it.',
+      'store, and its X-Changes-Cursor header is the changes feed cursor that continues exactly after it. ' +
+      'The filters (dateFrom, dateTo, updatedSince, player, fideId, color, result, eco, event) narrow every ' +
+      'form, totals included.',
     params: { id: { type: 'string', description: 'Database UUID (letters in either case) or slug.' } },
-    query: { ...pageQuery(50, 200), format: exportFormatParam, gameIds: gameIdsParam },
+    query: { ...pageQuery(50, 200), format: exportFormatParam, gameIds: gameIdsParam, ...filterQuery },
     ok: { description: 'One page of the database’s games, or its PGN file.', schema: schemas.gameList },
     pgn:
       'Every game of the database in PGN export format (charset=utf-8), in import order, separated by one ' +
@@ -64,6 +67,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
             'games have no id otherwise',
         );
       }
+      const filter = await readFilter(request, store, database.ownerId);
       if (format !== 'json') {
         refusePaging(request, `${format === 'pgn' ? 'PGN' : 'NDJSON'} export`);
         return sendExport(
@@ -71,8 +75,20 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
           reply,
           context,
           token,
-          { ownerId: database.ownerId, databaseId: database.id },
+          { ownerId: database.ownerId, databaseId: database.id, filter },
           { format, name: database.slug, gameIds },
+        );
+      }
+      if (filter) {
+        const scope = { ownerId: database.ownerId, databaseId: database.id, filter };
+        return sendPage(
+          request,
+          reply,
+          context,
+          database.ownerId,
+          `database ${database.id} ${filterKey(request)}`,
+          (page) => store.games.listFiltered(scope, page),
+          () => store.games.countFiltered(scope),
         );
       }
       return sendPage(

@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../platform/http/errors.ts';
 import type { ApiContext } from '../context.ts';
 import { refusePaging, sendExport } from '../exports.ts';
+import { filterKey, filterQuery, readFilter } from '../game-filters.ts';
+import { sendByIds } from '../game-ids.ts';
 import { answerFormat, pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
-import { exportFormatParam, formatParam, pageQuery, schemas } from '../schemas.ts';
+import { exportFormatParam, formatParam, idsParam, pageQuery, schemas } from '../schemas.ts';
 import { gameDetailJson } from '../serialize.ts';
 import { sendPage } from './paging.ts';
 
@@ -22,8 +24,10 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
       'follow the Link header for the next page. As PGN (format=pgn or Accept) or NDJSON (format=ndjson or ' +
       'Accept: application/x-ndjson): every game of the user in one streamed answer, read from one snapshot ' +
       'of the store, with X-Changes-Cursor, the changes feed cursor that continues exactly after it; limit ' +
-      'and offset are refused with either (400).',
-    query: { ...pageQuery(50, 200), format: exportFormatParam },
+      'and offset are refused with either (400). The filters (dateFrom, dateTo, updatedSince, player, fideId, ' +
+      'color, result, eco, event) narrow every form, totals included. ids= gives the games named, as details ' +
+      'or one PGN file.',
+    query: { ...pageQuery(50, 200), format: exportFormatParam, ids: idsParam, ...filterQuery },
     ok: { description: 'One page of games.', schema: schemas.gameList },
     pgn:
       'Every game of the user in PGN export format (charset=utf-8), in import order across databases, ' +
@@ -33,7 +37,10 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
       'data of GET /api/v1/games/{id} for that game, every line ended by a newline.',
     total: true,
     handler: async (request, reply, token) => {
+      const { ids } = request.query as { ids?: string };
+      if (ids !== undefined) return sendByIds(request, reply, context, token, ids);
       const format = answerFormat(request);
+      const filter = await readFilter(request, store, token.userId);
       if (format !== 'json') {
         refusePaging(request, `${format === 'pgn' ? 'PGN' : 'NDJSON'} export`);
         return sendExport(
@@ -41,8 +48,20 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
           reply,
           context,
           token,
-          { ownerId: token.userId },
+          { ownerId: token.userId, filter },
           { format, name: 'games' },
+        );
+      }
+      if (filter) {
+        const scope = { ownerId: token.userId, filter };
+        return sendPage(
+          request,
+          reply,
+          context,
+          token.userId,
+          `games ${filterKey(request)}`,
+          (page) => store.games.listFiltered(scope, page),
+          () => store.games.countFiltered(scope),
         );
       }
       return sendPage(

@@ -16,6 +16,7 @@ import { up as oauth } from './0009_oauth.ts';
 import { up as webhooks } from './0010_webhooks.ts';
 import { up as databaseGameCount } from './0011_database_game_count.ts';
 import { up as oauthRecordUser } from './0012_oauth_record_user.ts';
+import { up as gameFilterIndexes } from './0015_game_filter_indexes.ts';
 
 /** A migration's work: Kysely's schema builder is untyped by design (its tables are not there yet). */
 type Up = (db: Kysely<unknown>, dialect: Dialect) => Promise<void>;
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Up> = {
   '0010_webhooks': webhooks,
   '0011_database_game_count': databaseGameCount,
   '0012_oauth_record_user': oauthRecordUser,
+  '0015_game_filter_indexes': gameFilterIndexes,
 };
 
 /** The migrations for Kysely's Migrator, which applies the pending ones in name order. */

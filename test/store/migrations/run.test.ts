@@ -71,6 +71,7 @@ const AFTER_0005 = [
   '0010_webhooks',
   '0011_database_game_count',
   '0012_oauth_record_user',
+  '0015_game_filter_indexes',
 ];
 
 for (const { dialect, skip } of DIALECTS) {
