@@ -1,6 +1,9 @@
 // The take-over: another system takes a user's games over through the API. `chessport sync` of a fresh mirror
-// (the recommended pattern: follow the feed, each page with its games) against the database's PGN export, the
-// same games in the same run, at the server's DEFAULT rate limit: games/s of both and their ratio.
+// (the recommended pattern: one NDJSON export of /games, one snapshot, then the feed from its X-Changes-Cursor)
+// against the database's PGN export, the same games in the same run, at the server's DEFAULT rate limit:
+// games/s of both and their ratio (issue 36's target: the sync at 0.5x the export's games/s or better). The
+// NDJSON export alone, read and parsed without writing anything, is measured too: what the sync costs on top
+// of its download is the mirror's writes.
 // The games: the first 100,000 of pgnmentor_players_A-J.pgn (real games), one user, one database, imported
 // through the CLI with duplicates kept, so that every one of them is a game of the database.
 // On a loopback address the sync asks for uncompressed answers, as the export is read here; a last pair of
@@ -97,6 +100,33 @@ try {
       detail: `${(exported.bytes / 1e6).toFixed(0)} MB sent, server RSS peak ${exported.peak.toFixed(0)} MB`,
     });
   };
+  const ndjsonOnce = async (name: string) => {
+    const started = performance.now();
+    const answer = await fetch(`${base}/api/v1/games?format=ndjson`, {
+      headers: { ...headers, 'accept-encoding': 'identity' },
+    });
+    if (!answer.ok || !answer.body) throw new Error(`the NDJSON export answered ${answer.status}`);
+    let held = '';
+    let parsed = 0;
+    let bytes = 0;
+    for await (const chunk of answer.body.pipeThrough(new TextDecoderStream())) {
+      bytes += chunk.length;
+      held += chunk;
+      let start = 0;
+      for (let end = held.indexOf('\n'); end !== -1; end = held.indexOf('\n', start)) {
+        JSON.parse(held.slice(start, end));
+        parsed++;
+        start = end + 1;
+      }
+      held = held.slice(start);
+    }
+    if (parsed !== games) throw new Error(`the NDJSON export held ${parsed} of ${games} games`);
+    rows.push({
+      name,
+      seconds: (performance.now() - started) / 1000,
+      detail: `${(bytes / 1e6).toFixed(0)} MB read and parsed, nothing written`,
+    });
+  };
   let apps = 0;
   const syncOnce = async (name: string, extra: string[]) => {
     // A token of an app of its own: the rate limit counts per app and user, and each run is a first
@@ -116,6 +146,7 @@ try {
     const summary = JSON.parse(stdout) as {
       pages: number;
       mirrorGames: number;
+      exportedGames: number;
       rateLimitWaits: number;
       detailRequests: number;
     };
@@ -125,7 +156,8 @@ try {
       name,
       seconds,
       detail:
-        `${summary.pages} pages, ${summary.detailRequests} detail requests, ${summary.rateLimitWaits} 429s, ` +
+        `${summary.exportedGames} games from the export, ${summary.pages} feed pages, ` +
+        `${summary.detailRequests} detail requests, ${summary.rateLimitWaits} 429s, ` +
         `server RSS ${before.toFixed(0)} -> ${rssMb(pid).toFixed(0)} MB`,
     });
     rmSync(out, { recursive: true, force: true });
@@ -135,6 +167,7 @@ try {
     await exportOnce(`PGN export ${i}`, 'identity');
     await syncOnce(`chessport sync ${i}`, []);
   }
+  await ndjsonOnce('NDJSON export only');
   // Across a network the sync asks for gzip: both compressed, once.
   await exportOnce('PGN export, gzip', 'gzip');
   await syncOnce('sync, gzip', ['--compression', 'on']);

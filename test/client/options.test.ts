@@ -141,6 +141,58 @@ describe('retry values', () => {
   });
 });
 
+describe('onRetry', () => {
+  /** A client whose every attempt is refused with 503 and Retry-After: 0, answered by `fetch` here. */
+  const refusing = (options: { onRetry?: (event: RetryEvent) => void; retry?: RetryOptions }) =>
+    new ChessportClient({
+      baseUrl: 'https://chess.example.org',
+      token: 'cp_x',
+      fetch: async () =>
+        new Response('{"error":"unavailable","error_description":"busy"}', {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        }),
+      ...options,
+      retry: { maxRetries: 2, backoffMs: 1, maxBackoffMs: 1, ...options.retry },
+    });
+
+  test('inside retry, as the documentation shows it, it is told of each wait (it was silently ignored)', async () => {
+    const events: RetryEvent[] = [];
+    await thrown(refusing({ retry: { onRetry: (event) => events.push(event) } }).me());
+    assert.deepEqual(
+      events.map(({ reason, attempt, url }) => ({ reason, attempt, url })),
+      [1, 2].map((attempt) => ({
+        reason: 'unavailable',
+        attempt,
+        url: 'https://chess.example.org/api/v1/me',
+      })),
+    );
+  });
+
+  test('at the top level it is told of each wait as before, and the same function in both places once', async () => {
+    for (const place of ['top', 'both'] as const) {
+      const events: RetryEvent[] = [];
+      const onRetry = (event: RetryEvent) => events.push(event);
+      await thrown(refusing(place === 'top' ? { onRetry } : { onRetry, retry: { onRetry } }).me());
+      assert.equal(events.length, 2, place);
+    }
+  });
+
+  test('two different functions, or one that is no function, are a TypeError at once', () => {
+    const options = [
+      [{ onRetry: () => undefined, retry: { onRetry: () => undefined } }, /^onRetry is given twice/],
+      [{ retry: { onRetry: 'log' as unknown as () => void } }, /^retry\.onRetry must be a function$/],
+      [{ onRetry: 1 as unknown as () => void }, /^onRetry must be a function$/],
+    ] as const;
+    for (const [given, message] of options)
+      assert.throws(
+        () => new ChessportClient({ baseUrl: 'https://chess.example.org', token: 'cp_x', ...given }),
+        (error) => error instanceof TypeError && message.test(error.message),
+        inspect(given),
+      );
+  });
+});
+
 describe('arguments', () => {
   test('a base URL that is not http: or https:, or carries a query or fragment, is a TypeError at once', () => {
     for (const [baseUrl, message] of [

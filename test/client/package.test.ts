@@ -165,8 +165,8 @@ describe('@chessport/client from its npm package', () => {
       assert.ok(files.includes(`dist/${name}.d.ts`), `dist/${name}.d.ts`);
     }
     assert.deepEqual(
-      files.filter((file) => !file.startsWith('dist/')),
-      ['README.md', 'package.json'],
+      files.filter((file) => !file.startsWith('dist/')).sort(),
+      ['LICENSE', 'README.md', 'package.json'],
       'no sources, tests or build files',
     );
     const manifest = JSON.parse(readFileSync(join(CLIENT_PACKAGE, 'package.json'), 'utf8')) as Record<
@@ -176,6 +176,32 @@ describe('@chessport/client from its npm package', () => {
     assert.equal(manifest.name, '@chessport/client');
     for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies'])
       assert.equal(manifest[field], undefined, `no ${field}`);
+  });
+
+  test('the tarball says where the project is and carries its license text', async () => {
+    assert.ok(tarball, 'packed');
+    const unpacked = join(dir, 'unpacked');
+    mkdirSync(unpacked, { recursive: true });
+    await run('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1']);
+    // The GPL asks for its text to go with every copy; npm ships a LICENSE file of the package folder.
+    assert.equal(
+      readFileSync(join(unpacked, 'LICENSE'), 'utf8'),
+      readFileSync(join(ROOT, 'LICENSE'), 'utf8'),
+      "the project's LICENSE",
+    );
+    const manifest = JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8')) as {
+      license: string;
+      homepage?: string;
+      repository?: { type: string; url: string; directory: string };
+      bugs?: { url: string };
+    };
+    assert.equal(manifest.license, 'GPL-3.0-or-later');
+    assert.match(manifest.homepage ?? '', /^https:\/\/\S+$/);
+    assert.deepEqual(Object.keys(manifest.repository ?? {}).sort(), ['directory', 'type', 'url']);
+    assert.equal(manifest.repository?.type, 'git');
+    assert.match(manifest.repository?.url ?? '', /^git\+https:\/\/\S+\.git$/);
+    assert.equal(manifest.repository?.directory, 'packages/client');
+    assert.match(manifest.bugs?.url ?? '', /^https:\/\/\S+$/);
   });
 
   test('npm install puts the client and nothing else into a fresh project', async () => {
@@ -189,7 +215,7 @@ describe('@chessport/client from its npm package', () => {
     assert.deepEqual(readdirSync(join(modules, '@chessport')), ['client']);
     assert.ok(
       filesUnder(join(modules, '@chessport/client')).every(
-        (file) => file === 'package.json' || file === 'README.md' || file.startsWith('dist'),
+        (file) => ['package.json', 'README.md', 'LICENSE'].includes(file) || file.startsWith('dist'),
       ),
     );
   });
@@ -294,6 +320,58 @@ describe('@chessport/client from its npm package', () => {
       expanded: true,
       failed: false,
     });
+  });
+  test('TypeScript with moduleResolution node (node10), which ignores exports, finds the types', async (t) => {
+    assert.ok(tarball, 'packed');
+    // TypeScript 7 no longer has node10, which older projects still use: TypeScript 5 checks it, installed
+    // into a project of its own (from npm's cache when it holds it).
+    const legacy = join(dir, 'legacy');
+    await installClient(legacy, tarball);
+    const typescript5 = await run(
+      'npm',
+      ['install', 'typescript@5.9.3', '--prefer-offline', '--no-audit', '--no-fund'],
+      { cwd: legacy },
+    ).then(
+      () => true,
+      () => false,
+    );
+    if (!typescript5) return t.skip("TypeScript 5 could not be installed (offline, and not in npm's cache)");
+    writeFileSync(
+      join(legacy, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'es2022',
+          module: 'commonjs',
+          moduleResolution: 'node',
+          lib: ['es2022', 'dom'],
+          types: [],
+          strict: true,
+          noEmit: true,
+        },
+        files: ['main.ts'],
+      }),
+    );
+    const tsc5 = join(legacy, 'node_modules/typescript/bin/tsc');
+    const check = async () =>
+      run(process.execPath, [tsc5, '-p', legacy], { cwd: legacy }).then(
+        () => '',
+        (error: { stdout?: string }) => error.stdout ?? 'tsc failed',
+      );
+    const uses = `
+import { ChessportClient, type GameDetail, type GameFilters } from '@chessport/client';
+const api = new ChessportClient({ baseUrl: 'https://chess.example.org', token: 'cp_x' });
+const filters: GameFilters = { player: 'Carlsen, Magnus', color: 'white', dateFrom: '2024-03-01' };
+export const list = api.games({ ...filters, limit: 10 });
+export const byIds: Promise<GameDetail[]> = api.gamesByIds(['00000000-0000-4000-8000-000000000000']);
+`;
+    writeFileSync(join(legacy, 'main.ts'), uses);
+    assert.equal(await check(), '', 'the declarations found and read');
+    // A type error of the consumer's is caught: the types are the package's, not an implicit any.
+    writeFileSync(join(legacy, 'main.ts'), `${uses}export const wrong: number = api.apiBase;\n`);
+    assert.match(
+      await check(),
+      /main\.ts\(\d+,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/,
+    );
   });
 });
 

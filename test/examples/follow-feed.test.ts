@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -116,4 +117,43 @@ describe('examples/follow-feed.mjs against chessport demo', () => {
     assert.equal(readFileSync(join(app, `out/games/${changed.id}.pgn`), 'utf8'), updated.pgn);
     assert.match(await example(), /\n0 saved, 0 deleted \(continued\)/);
   });
+
+  /** The example run against `url` with `key`: its exit code and what it printed. */
+  const failing = async (url: string, key: string) =>
+    run(process.execPath, ['follow-feed.mjs', 'failing'], {
+      cwd: app,
+      env: { ...process.env, CHESSPORT_URL: url, CHESSPORT_TOKEN: key },
+    }).then(
+      () => assert.fail('the example succeeded'),
+      (error: { code?: number; stdout?: string; stderr?: string }) => error,
+    );
+
+  test('an unreachable server is one line on stderr and exit code 1, not a stack trace', async () => {
+    const closed = await closedPort();
+    const failed = await failing(closed, token);
+    assert.equal(failed.code, 1);
+    assert.equal(failed.stdout, '');
+    assert.match(
+      failed.stderr ?? '',
+      new RegExp(
+        `^follow-feed: GET ${closed}/api/v1/me failed after 5 attempts: connect ECONNREFUSED [^\\n]*\\n$`,
+      ),
+    );
+  });
+
+  test('a token the server refuses is one line too, with the status and the error code', async () => {
+    const failed = await failing(base, 'cp_unknown');
+    assert.equal(failed.code, 1);
+    assert.equal(failed.stdout, '');
+    assert.match(failed.stderr ?? '', /^follow-feed: 401 invalid_token: [^\n]*\n$/);
+  });
 });
+
+/** The address of a port nothing listens on. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}

@@ -25,6 +25,8 @@ describe('chessport sync when the network fails', () => {
   let gatewayBase: string;
   /** Feed pages the gateway passes whole before it cuts every one; Infinity: it cuts nothing. */
   let wholePages = Number.POSITIVE_INFINITY;
+  /** Whether the gateway cuts the NDJSON export. */
+  let cutExport = false;
 
   before(async () => {
     env = tempEnv({ RATE_LIMIT_MAX: '1000000' });
@@ -36,7 +38,9 @@ describe('chessport sync when the network fails', () => {
     // Feed pages pass whole until wholePages of them have; every one after is cut.
     gateway = await cuttingGateway(
       server.base,
-      (req) => /^\/api\/v1\/changes\?/.test(req.url ?? '') && wholePages-- <= 0,
+      (req) =>
+        (/^\/api\/v1\/changes\?/.test(req.url ?? '') && wholePages-- <= 0) ||
+        (cutExport && (req.url ?? '').includes('format=ndjson')),
     );
     gatewayBase = gateway.base;
   });
@@ -72,19 +76,41 @@ describe('chessport sync when the network fails', () => {
   test('answers cut mid-way from the third page on: the run fails in one line and keeps two pages; the next run finishes', async () => {
     const out = join(env.dir, 'cut');
     const args = ['sync', '--base-url', gatewayBase, '--token', token, '--out', out, '--limit', '4'];
-    wholePages = 2;
-    const first = await cli(env, args);
+    // Through the feed from the start (--since a time before every game), not the export's take-over. Its
+    // first request for changes is the check of --since (one change), then two whole pages.
+    wholePages = 3;
+    const first = await cli(env, [...args, '--since', '2000-01-01T00:00:00Z']).finally(() => {
+      wholePages = Number.POSITIVE_INFINITY;
+    });
     assert.equal(first.code, 1, first.stderr);
     const [, cause] = ONE_LINE.exec(first.stderr) ?? [];
     assert.match(cause ?? '', /^the answer broke off \(.+\)$/, first.stderr);
     assert.ok(!`${first.stdout}${first.stderr}`.includes(token));
     assert.equal(mirroredCount(out), 8, 'the two pages written before the cuts are kept');
 
-    wholePages = Number.POSITIVE_INFINITY;
     const second = await cliJson<SyncSummary>(env, args);
     assert.equal(second.resumed, true);
     assert.equal(second.gamesUpserted, 4, 'only the rest');
     assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'after the cuts');
+  });
+
+  test('an export cut mid-way: one line, exit 1, no cursor kept; the next run takes the games over again', async () => {
+    const out = join(env.dir, 'cut-export');
+    const args = ['sync', '--base-url', gatewayBase, '--token', token, '--out', out, '--limit', '4'];
+    cutExport = true;
+    const first = await cli(env, args).finally(() => {
+      cutExport = false;
+    });
+    assert.equal(first.code, 1, first.stderr);
+    assert.match(
+      first.stderr,
+      /^chessport sync: GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/games\?format=ndjson failed after 1 attempt: the answer broke off \(.+\)\. The mirror keeps every page written so far; run again to continue\n$/,
+    );
+    assert.ok(!`${first.stdout}${first.stderr}`.includes(token));
+    const second = await cliJson<SyncSummary>(env, args);
+    assert.equal(second.resumed, false, 'no cursor: the take-over starts again');
+    assert.equal(second.exportedGames, 12);
+    assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'after the cut export');
   });
 });
 

@@ -50,15 +50,16 @@ describe('a mirror that follows the server through imports, updates, moves and d
     env?.cleanup();
   });
 
-  test('the first run backfills through the feed; the mirror equals the server game for game', async () => {
+  test('the first run takes the games over from the export; the mirror equals the server game for game', async () => {
     const summary = await cliJson<SyncSummary>(
       env,
       syncArgs(server, token, out, ['--limit', '7', '--pgn-files']),
     );
     assert.equal(summary.resumed, false);
     assert.equal(summary.gamesUpserted, 37);
+    assert.equal(summary.exportedGames, 37);
     assert.equal(summary.gamesDeleted, 0);
-    assert.equal(summary.pages, Math.ceil(37 / 7));
+    assert.equal(summary.pages, 1, 'one feed page from the export’s cursor, with no change');
     assert.equal(summary.mirrorGames, 37, "only alice's games: bob's never reach her mirror");
     assert.equal(summary.mirrorDatabases, 2);
     const server1 = await serverData(base, token);
@@ -256,11 +257,15 @@ describe('a sync killed with SIGKILL and run again', () => {
     env?.cleanup();
   });
 
-  /** Starts a sync and kills it once the mirror holds at least `games` games. */
-  async function killWhenMirrored(out: string, games: number): Promise<number> {
+  /**
+   * Starts a sync and kills it once the mirror holds at least `games` games. The first run goes through the
+   * feed (`--since` a time before every game) rather than the export, whose take-over starts again when
+   * interrupted (takeover.test.ts): this is the feed's resumption, a page at a time.
+   */
+  async function killWhenMirrored(out: string, games: number, extra: string[] = []): Promise<number> {
     const run = spawnSync(
       env,
-      syncArgs(server, token, out, ['--limit', '20', '--concurrency', '2', '--pgn-files']).slice(1),
+      syncArgs(server, token, out, ['--limit', '20', '--concurrency', '2', '--pgn-files', ...extra]).slice(1),
     );
     let finished = false;
     void run.exited.then(() => {
@@ -276,7 +281,7 @@ describe('a sync killed with SIGKILL and run again', () => {
   test('ends with the same mirror as the server, with writes in between', async (t) => {
     const out = join(env.dir, 'mirror');
     const counts: number[] = [];
-    counts.push(await killWhenMirrored(out, 150));
+    counts.push(await killWhenMirrored(out, 150, ['--since', '2000-01-01T00:00:00Z']));
     counts.push(await killWhenMirrored(out, 700));
     // While no sync runs: delete games already mirrored, update one, move one.
     const mirrored = [...mirrorData(out).games.keys()];
@@ -346,12 +351,16 @@ describe('a 429 storm', () => {
   test('slows the sync down but does not fail it', async () => {
     const out = join(env.dir, 'mirror');
     const started = performance.now();
-    const summary = await cliJson<SyncSummary>(env, syncArgs(limited, token, out, ['--limit', '1']));
+    // Through the feed (--since a time before every game; a take-over from the export is one request):
+    // /me, the check of --since, /databases, 12 pages of one game and /databases again at 4 per second.
+    const summary = await cliJson<SyncSummary>(
+      env,
+      syncArgs(limited, token, out, ['--limit', '1', '--since', '2000-01-01T00:00:00Z']),
+    );
     const seconds = (performance.now() - started) / 1000;
-    // /me, /databases, 12 pages of one game and /databases again at 4 per second.
     assert.ok(summary.rateLimitWaits > 0, 'the limit was hit');
     assert.ok(summary.rateLimitWaitMs >= 1000);
-    assert.ok(seconds >= 2.5, `15 requests at 4/s take time (took ${seconds.toFixed(1)} s)`);
+    assert.ok(seconds >= 2.5, `16 requests at 4/s take time (took ${seconds.toFixed(1)} s)`);
     assert.equal(summary.mirrorGames, 12);
     const mirror = mirrorData(out);
     assertSameData(mirror, await serverData(`${unlimited.base}/api/v1`, token), 'after the storm');
@@ -408,7 +417,8 @@ describe('a proxy or server that answers what chessport would not', () => {
     hidden = [...expected.games.keys()][5];
     const out = join(env.dir, 'mirror');
     const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, '--limit', '4'];
-    const first = await cli(env, args);
+    // Through the feed (--since a time before every game), whose items the proxy strips, not the export.
+    const first = await cli(env, [...args, '--since', '2000-01-01T00:00:00Z']);
     assert.equal(first.code, 1, `the run fails: ${first.stderr}`);
     assert.match(first.stderr, /404/);
     assert.equal(hidden, undefined, 'the proxy answered its 404');
@@ -442,6 +452,8 @@ describe('one request per feed page, each with its games', () => {
   let older = false;
   /** Games whose feed items the proxy sends without their game. */
   const stripped = new Set<string>();
+  /** Whether the proxy refuses the NDJSON export, as a server older than it does: the take-over is the feed's. */
+  let noExport = false;
   let proxy: RecordingProxy;
 
   before(async () => {
@@ -454,6 +466,15 @@ describe('one request per feed page, each with its games', () => {
     server = await startServer(env);
     proxy = await recordingProxy(server.base, async (req) => {
       const url = new URL(req.url ?? '/', 'http://proxy');
+      if ((older || noExport) && url.searchParams.get('format') === 'ndjson')
+        return {
+          status: 400,
+          type: 'application/json',
+          body: JSON.stringify({
+            error: 'invalid_request',
+            error_description: 'querystring/format must be equal to one of the allowed values',
+          }),
+        };
       if (url.pathname !== '/api/v1/changes') return undefined;
       if (older && url.searchParams.has('expand'))
         return {
@@ -479,10 +500,11 @@ describe('one request per feed page, each with its games', () => {
     proxy.headers.length = 0;
     const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, ...extra];
     const summary = await cliJson<SyncSummary>(env, args);
-    const kinds = { me: 0, databases: 0, pages: 0, details: 0, other: 0 };
+    const kinds = { me: 0, databases: 0, exports: 0, pages: 0, details: 0, other: 0 };
     for (const line of proxy.requests) {
       if (line === 'GET /api/v1/me') kinds.me++;
       else if (line === 'GET /api/v1/databases') kinds.databases++;
+      else if (line === 'GET /api/v1/games?format=ndjson') kinds.exports++;
       else if (line.startsWith('GET /api/v1/changes?')) kinds.pages++;
       else if (/^GET \/api\/v1\/games\/[^/?]+$/.test(line)) kinds.details++;
       else kinds.other++;
@@ -490,10 +512,21 @@ describe('one request per feed page, each with its games', () => {
     return { summary, kinds };
   }
 
-  test('a backfill of 1,300 games sends /me, /databases, 3 pages with expand=game and /databases: no game detail', async () => {
-    const out = join(env.dir, 'mirror');
+  test('a take-over of 1,300 games sends /me, /databases, one export, one feed page and /databases', async () => {
+    const out = join(env.dir, 'export');
     const { summary, kinds } = await syncThroughProxy(out);
-    assert.deepEqual(kinds, { me: 1, databases: 2, pages: 3, details: 0, other: 0 });
+    assert.deepEqual(kinds, { me: 1, databases: 2, exports: 1, pages: 1, details: 0, other: 0 });
+    assert.deepEqual([summary.exportedGames, summary.pages, summary.detailRequests], [1300, 1, 0]);
+    assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'after the take-over');
+  });
+
+  test('through the feed (a server without the export), 1,300 games are /me, /databases, 3 pages with expand=game and /databases: no game detail', async () => {
+    noExport = true;
+    const out = join(env.dir, 'mirror');
+    const { summary, kinds } = await syncThroughProxy(out).finally(() => {
+      noExport = false;
+    });
+    assert.deepEqual(kinds, { me: 1, databases: 2, exports: 1, pages: 3, details: 0, other: 0 });
     assert.ok(
       proxy.requests
         .filter((line) => line.includes('/changes?'))
@@ -527,13 +560,15 @@ describe('one request per feed page, each with its games', () => {
       await http<{ data: { id: string }[] }>(`${server.base}/api/v1`, '/games?limit=3', { token })
     ).json.data;
     for (const game of listed) stripped.add(game.id);
+    noExport = true;
     try {
       const { summary, kinds } = await syncThroughProxy(out);
-      assert.deepEqual(kinds, { me: 1, databases: 2, pages: 3, details: 3, other: 0 });
+      assert.deepEqual(kinds, { me: 1, databases: 2, exports: 1, pages: 3, details: 3, other: 0 });
       assert.equal(summary.detailRequests, 3);
       assertSameData(mirrorData(out), await serverData(`${server.base}/api/v1`, token), 'with 3 details');
     } finally {
       stripped.clear();
+      noExport = false;
     }
   });
 
@@ -543,7 +578,7 @@ describe('one request per feed page, each with its games', () => {
       const out = join(env.dir, 'older');
       const { summary, kinds } = await syncThroughProxy(out, ['--limit', '200', '--concurrency', '8']);
       // The first page is asked with expand=game once, refused, and asked again without it.
-      assert.deepEqual(kinds, { me: 1, databases: 2, pages: 1 + 7, details: 1300, other: 0 });
+      assert.deepEqual(kinds, { me: 1, databases: 2, exports: 1, pages: 1 + 7, details: 1300, other: 0 });
       assert.equal(summary.detailRequests, 1300);
       assertSameData(
         mirrorData(out),

@@ -2,13 +2,21 @@
 // and over the changes feed (nextCursor until hasMore is false).
 import { ChessportError } from './errors.ts';
 import { linkTarget } from './link.ts';
-import { type Answer, type CallOptions, Transport, type TransportOptions } from './transport.ts';
+import { NdjsonError, ndjsonObjects } from './ndjson.ts';
+import {
+  type Answer,
+  type CallOptions,
+  type Download,
+  Transport,
+  type TransportOptions,
+} from './transport.ts';
 import type {
   Change,
   ChangesPage,
   Database,
   ExpandedChange,
   GameDetail,
+  GameResult,
   GameSummary,
   ListPage,
   User,
@@ -26,6 +34,57 @@ export interface PageQuery {
   /** Games to skip; the default 0. The iterators follow the Link header from this page on. */
   offset?: number | undefined;
 }
+
+/**
+ * Which games of a list or an export: the API's filters, combinable (every one given must hold). Each is sent
+ * as the query parameter of its name; the server refuses a malformed value with 400 `invalid_request`.
+ */
+export interface GameFilters {
+  /** Games played on or after this day, `YYYY-MM-DD` (partial PGN dates: docs/api.md). */
+  dateFrom?: string | undefined;
+  /** Games played on or before this day, `YYYY-MM-DD`. */
+  dateTo?: string | undefined;
+  /** Games changed at or after this time: a Date, or an RFC 3339 date-time with a zone. */
+  updatedSince?: Date | string | undefined;
+  /** Games of this player, the name exactly as stored (`Carlsen, Magnus`). */
+  player?: string | undefined;
+  /** Games of the player with this FIDE id (digits). */
+  fideId?: string | undefined;
+  /** With `player` or `fideId`: only the games where they had this colour. */
+  color?: 'white' | 'black' | undefined;
+  result?: GameResult | undefined;
+  /** An ECO code (`B90`) or a prefix of one (`B9`, `B`). */
+  eco?: string | undefined;
+  /** The Event tag, exactly. */
+  event?: string | undefined;
+}
+
+/** A page of a game list, narrowed by filters. */
+export type GameQuery = PageQuery & GameFilters;
+
+/** What exportNdjson() exports: one database's games (its UUID or slug), or all the user's; filtered. */
+export interface ExportQuery extends GameFilters {
+  database?: string | undefined;
+}
+
+/**
+ * A whole export being read: `for await (const game of exported)` gives each game's detail as game(id)
+ * gives it, one at a time, in constant memory. Iterate it once, to its end or until you break out (which
+ * ends the download), or cancel() it.
+ */
+export interface GameExport extends AsyncIterable<GameDetail> {
+  /**
+   * The X-Changes-Cursor of the answer: the changes feed cursor that continues exactly after the snapshot the
+   * export was read from. Follow the feed from it once the export is applied; null from a server that sends
+   * none (one older than the snapshot exports).
+   */
+  readonly cursor: string | null;
+  /** Ends the download without reading the rest. */
+  cancel(): Promise<void>;
+}
+
+/** Ids per request of gamesByIds(): the most the server takes. */
+const IDS_PER_REQUEST = 200;
 
 /** Where the feed starts: at a cursor, at a time, or (neither) at the beginning. */
 export interface ChangesQuery {
@@ -55,11 +114,17 @@ export type ExpandedChangesQuery = ChangesQuery & { expand: 'game' };
 
 const JSON_TYPE = 'application/json';
 const PGN_TYPE = 'application/x-chess-pgn';
+const NDJSON_TYPE = 'application/x-ndjson';
 
-function query(params: Record<string, string | number | undefined>): string {
+/**
+ * The query string of the given parameters, those undefined left out; a Date as ISO 8601. Every name is
+ * sent as given, so that the server's 400 names a parameter it does not know (a misspelt filter).
+ */
+function query(params: object): string {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) {
-    if (value !== undefined) search.set(name, String(value));
+  for (const [name, value] of Object.entries(params) as [string, unknown][]) {
+    if (value === undefined) continue;
+    search.set(name, value instanceof Date ? isoTime(value, name) : String(value));
   }
   const text = search.toString();
   return text ? `?${text}` : '';
@@ -91,43 +156,46 @@ export class ChessportClient {
     return (await this.#json<{ data: Database[] }>(this.#http.url('/databases'), options)).data;
   }
 
-  /** GET /games (scope games.read): one page of the user's games across all databases, in import order. */
-  async games(page: PageQuery = {}, options?: CallOptions): Promise<ListPage<GameSummary>> {
+  /**
+   * GET /games (scope games.read): one page of the user's games across all databases, in import order,
+   * narrowed by the filters: `games({ player: 'Carlsen, Magnus', dateFrom: '2024-03-01', limit: 200 })`.
+   */
+  async games(page: GameQuery = {}, options?: CallOptions): Promise<ListPage<GameSummary>> {
     return this.#page(this.#http.url(`/games${query({ ...page })}`), options);
   }
 
   /** GET /databases/{id}/games: one page of one database's games; `database` is its UUID or slug. */
   async databaseGames(
     database: string,
-    page: PageQuery = {},
+    page: GameQuery = {},
     options?: CallOptions,
   ): Promise<ListPage<GameSummary>> {
     return this.#page(this.#http.url(`/databases/${segment(database)}/games${query({ ...page })}`), options);
   }
 
-  /** Every page of /games from `page.offset` on, following the Link header's rel="next". */
-  gamePages(page: PageQuery = {}, options?: CallOptions): AsyncGenerator<GameSummary[]> {
+  /** Every page of /games from `page.offset` on, following the Link header's rel="next"; filtered. */
+  gamePages(page: GameQuery = {}, options?: CallOptions): AsyncGenerator<GameSummary[]> {
     return this.#pages(this.#http.url(`/games${query({ ...page })}`), options);
   }
 
   /** Every page of one database's games, following the Link header's rel="next". */
   databaseGamePages(
     database: string,
-    page: PageQuery = {},
+    page: GameQuery = {},
     options?: CallOptions,
   ): AsyncGenerator<GameSummary[]> {
     return this.#pages(this.#http.url(`/databases/${segment(database)}/games${query({ ...page })}`), options);
   }
 
   /** Every game of the user, page by page behind the scenes. */
-  async *allGames(page: PageQuery = {}, options?: CallOptions): AsyncGenerator<GameSummary> {
+  async *allGames(page: GameQuery = {}, options?: CallOptions): AsyncGenerator<GameSummary> {
     for await (const games of this.gamePages(page, options)) yield* games;
   }
 
   /** Every game of one database, page by page behind the scenes. */
   async *allDatabaseGames(
     database: string,
-    page: PageQuery = {},
+    page: GameQuery = {},
     options?: CallOptions,
   ): AsyncGenerator<GameSummary> {
     for await (const games of this.databaseGamePages(database, page, options)) yield* games;
@@ -136,6 +204,56 @@ export class ChessportClient {
   /** GET /games/{id}: the full game, its PGN included. */
   async game(id: string, options?: CallOptions): Promise<GameDetail> {
     return (await this.#json<{ data: GameDetail }>(this.#http.url(`/games/${segment(id)}`), options)).data;
+  }
+
+  /**
+   * GET /games?ids=: the details of these games, in the order given, 200 to a request. Games that are not
+   * the user's, or do not exist (deleted), are left out, alike; a repeated id is given once, where it first
+   * appears (as the server does within one request). No request for no ids.
+   */
+  async gamesByIds(ids: readonly string[], options?: CallOptions): Promise<GameDetail[]> {
+    if (!Array.isArray(ids)) throw new TypeError('gamesByIds takes an array of game ids');
+    for (const id of ids)
+      if (typeof id !== 'string' || id === '' || id.includes(','))
+        throw new TypeError(`gamesByIds: ${JSON.stringify(id)} is no game id`);
+    const unique = [...new Set(ids)];
+    const games: GameDetail[] = [];
+    for (let at = 0; at < unique.length; at += IDS_PER_REQUEST) {
+      const chunk = unique.slice(at, at + IDS_PER_REQUEST).join(',');
+      const { data } = await this.#json<{ data: GameDetail[] }>(
+        this.#http.url(`/games${query({ ids: chunk })}`),
+        options,
+      );
+      if (!Array.isArray(data))
+        throw new ChessportError({
+          status: 200,
+          error: 'unexpected_response',
+          error_description: 'games by id without a data array',
+        });
+      games.push(...data);
+    }
+    return games;
+  }
+
+  /**
+   * The NDJSON export (`format=ndjson`): every game of one database (`database`: its UUID or slug), or of
+   * the user, narrowed by the filters, each with its detail, streamed from one snapshot of the server's store.
+   * Resolves once the answer's headers are in, with `cursor`, the feed cursor after that snapshot; then
+   * iterate it. A failure mid-download (the token revoked, the connection lost, an answer that ends inside a
+   * line) ends the iteration with a ChessportNetworkError (`truncated`); it is not retried, since part of the
+   * games have been handed out: start the export again.
+   */
+  async exportNdjson(exported: ExportQuery = {}, options?: CallOptions): Promise<GameExport> {
+    const { database, ...filters } = exported;
+    const path = database === undefined ? '/games' : `/databases/${segment(database)}/games`;
+    const url = this.#http.url(`${path}${query({ ...filters, format: 'ndjson' })}`);
+    const download = await this.#http.download(url, NDJSON_TYPE, options);
+    const type = download.response.headers.get('content-type') ?? '';
+    if (!/^application\/x-ndjson\b/i.test(type)) {
+      await download.body.cancel().catch(() => undefined);
+      throw unexpected(download.response, `not NDJSON (${type || 'no content type'})`);
+    }
+    return gameExport(download);
   }
 
   /** GET /games/{id}?format=pgn: the game's PGN text. */
@@ -244,9 +362,50 @@ export class ChessportClient {
 }
 
 /** A bad argument is a TypeError at once; toISOString() threw a RangeError for an invalid Date. */
-function isoTime(date: Date): string {
-  if (Number.isNaN(date.getTime())) throw new TypeError('since is an invalid Date');
+function isoTime(date: Date, name = 'since'): string {
+  if (Number.isNaN(date.getTime())) throw new TypeError(`${name} is an invalid Date`);
   return date.toISOString();
+}
+
+/** The export's games, read line by line from its body as the caller iterates. */
+function gameExport({ response, body, broken }: Download): GameExport {
+  const text = body.pipeThrough(new TextDecoderStream());
+  let started = false;
+  return {
+    cursor: response.headers.get('x-changes-cursor'),
+    cancel: () => text.cancel(),
+    async *[Symbol.asyncIterator]() {
+      if (started) throw new TypeError('an export is iterated once');
+      started = true;
+      try {
+        for await (const game of ndjsonObjects(chunks(text))) yield game as GameDetail;
+      } catch (error) {
+        if (!(error instanceof NdjsonError)) throw error;
+        if (error.truncated) throw broken(error);
+        throw unexpected(response, error.message);
+      }
+    },
+  };
+}
+
+/** A stream's chunks as an async iterable (ReadableStream is not one in every runtime's types). */
+async function* chunks<T>(stream: ReadableStream<T>): AsyncGenerator<T> {
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    // Left early (the caller broke out, or a line was faulty): the download ends.
+    if (!done) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
 }
 
 function unexpected(response: Response, what: string): ChessportError {

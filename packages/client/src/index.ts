@@ -6,6 +6,10 @@ export {
   ChessportClient,
   type ClientOptions,
   type ExpandedChangesQuery,
+  type ExportQuery,
+  type GameExport,
+  type GameFilters,
+  type GameQuery,
   type PageQuery,
 } from './client.ts';
 export {

@@ -32,8 +32,13 @@ export interface RetryPolicy {
   timeoutMs: number;
 }
 
-/** RetryPolicy values to change; one left out or undefined keeps its default. */
-export type RetryOptions = { [Name in keyof RetryPolicy]?: RetryPolicy[Name] | undefined };
+/**
+ * RetryPolicy values to change; one left out or undefined keeps its default. `onRetry` is told before every
+ * wait (the constructor's top-level `onRetry` does the same; give it in one place).
+ */
+export type RetryOptions = { [Name in keyof RetryPolicy]?: RetryPolicy[Name] | undefined } & {
+  onRetry?: ((event: RetryEvent) => void) | undefined;
+};
 
 /** RetryPolicy's documentation gives each default. */
 const DEFAULT_RETRY: RetryPolicy = {
@@ -69,9 +74,15 @@ export interface TransportOptions {
    * OAuth access token).
    */
   token: string | TokenSource;
-  /** Changes to the RetryPolicy's defaults: `{ maxRetries: 2, timeoutMs: 10_000 }`. */
+  /**
+   * Changes to the RetryPolicy's defaults, and who is told of each wait:
+   * `{ maxRetries: 2, timeoutMs: 10_000, onRetry: (event) => log(event) }`.
+   */
   retry?: RetryOptions | undefined;
-  /** Told before every wait: for logs, progress and counting rate-limit pauses. */
+  /**
+   * Told before every wait: for logs, progress and counting rate-limit pauses. The same as `retry.onRetry`;
+   * giving two different functions is a TypeError.
+   */
   onRetry?: ((event: RetryEvent) => void) | undefined;
   /** A replacement for global fetch (a proxy agent, instrumentation, tests). */
   fetch?: typeof fetch | undefined;
@@ -99,6 +110,14 @@ export interface CallOptions {
 
 /** @internal What a fetch Response's body streams. */
 type Bytes = Uint8Array<ArrayBuffer>;
+
+/** @internal A successful answer whose body is streamed. */
+export interface Download {
+  response: Response;
+  body: ReadableStream<Bytes>;
+  /** The error for a body found faulty while it is read: a ChessportNetworkError, truncated. */
+  broken: (cause: unknown) => ChessportNetworkError;
+}
 
 /** @internal A successful answer and its body, read whole. */
 export interface Answer {
@@ -131,6 +150,22 @@ function retryPolicy(given: RetryOptions = {}): RetryPolicy {
     policy[name] = value;
   }
   return policy;
+}
+
+/**
+ * The one onRetry of the options: at the top level or inside `retry`, where the documentation shows it (it
+ * was read at the top level only, and inside `retry` silently ignored). Anything but a function, or two
+ * different functions, is a TypeError.
+ */
+function retryListener(top: unknown, inRetry: unknown): ((event: RetryEvent) => void) | undefined {
+  for (const [name, value] of [
+    ['onRetry', top],
+    ['retry.onRetry', inRetry],
+  ] as const)
+    if (value !== undefined && typeof value !== 'function') throw new TypeError(`${name} must be a function`);
+  if (top !== undefined && inRetry !== undefined && top !== inRetry)
+    throw new TypeError('onRetry is given twice, at the top level and in retry: give it once');
+  return (inRetry ?? top) as ((event: RetryEvent) => void) | undefined;
 }
 
 /**
@@ -206,7 +241,7 @@ export class Transport {
       this.#tokens = { accessToken: () => token };
     }
     this.#retry = retryPolicy(options.retry);
-    this.#onRetry = options.onRetry;
+    this.#onRetry = retryListener(options.onRetry, options.retry?.onRetry);
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.#userAgent = userAgentHeader(options.userAgent);
     this.#compression = options.compression ?? true;
@@ -261,17 +296,26 @@ export class Transport {
    * has been handed out.
    */
   async stream(url: string, accept: string, options: CallOptions = {}): Promise<ReadableStream<Bytes>> {
+    return (await this.download(url, accept, options)).body;
+  }
+
+  /**
+   * As stream(), with the answer's headers and status, and a `broken` that makes the error a read ends in
+   * when the body itself is faulty (it ended inside a line): a ChessportNetworkError (truncated) like a body
+   * that broke off.
+   */
+  async download(url: string, accept: string, options: CallOptions = {}): Promise<Download> {
     const { signal } = options;
     let attempts = 0;
     const response = await this.#get(url, accept, signal, async (answer, n) => {
       attempts = n;
       return answer;
     });
-    const body = response.body;
-    if (!body) return new ReadableStream({ start: (controller) => controller.close() });
-    return typedFailures(body, (error) =>
-      signal?.aborted ? signal.reason : this.#failure(url, attempts, error, true),
-    );
+    const broken = (cause: unknown) => this.#failure(url, attempts, cause, true);
+    const body = response.body
+      ? typedFailures(response.body, (error) => (signal?.aborted ? signal.reason : broken(error)))
+      : new ReadableStream<Bytes>({ start: (controller) => controller.close() });
+    return { response, body, broken };
   }
 
   async #get<T>(

@@ -34,9 +34,11 @@ const SCHEMA = `
     metadata text not null,
     updated_at text not null
   );
-  create index if not exists games_by_database on games (database_id);
   create table if not exists state (key text primary key, value text not null);
 `;
+
+/** Dropped while a take-over writes its games, and built again at its end (Mirror.finishTakeOver). */
+const INDEX_BY_DATABASE = 'create index if not exists games_by_database on games (database_id)';
 
 /** Whose mirror it is, recorded in its state: owner.ts checks a run against it before anything is written. */
 export interface Owner {
@@ -49,7 +51,8 @@ export interface Owner {
 export interface PageWrite {
   upserts: GameDetail[];
   deletes: string[];
-  cursor: string;
+  /** The feed cursor after the page, stored with it; none for a batch of a take-over's export. */
+  cursor: string | undefined;
 }
 
 /** A game as the mirror holds it: the API's game detail. */
@@ -78,10 +81,32 @@ interface GameRow {
   updated_at: string;
 }
 
+/** A game's values in the order of the games table's columns, players and tags as JSON. */
+function gameValues(game: GameDetail): unknown[] {
+  return [
+    game.id,
+    game.databaseId,
+    game.slug,
+    game.event,
+    game.date,
+    game.result,
+    game.eco,
+    JSON.stringify(game.white),
+    JSON.stringify(game.black),
+    game.fen,
+    game.moves,
+    game.pgn,
+    JSON.stringify(game.metadata),
+    game.updatedAt,
+  ];
+}
+
 export class Mirror {
   readonly file: string;
   readonly #db: Sqlite.Database;
-  #prepared: { upsertGame: Sqlite.Statement; deleteGame: Sqlite.Statement } | undefined;
+  #prepared:
+    | { upsertGame: Sqlite.Statement; insertGame: Sqlite.Statement; deleteGame: Sqlite.Statement }
+    | undefined;
 
   constructor(file: string) {
     this.file = file;
@@ -103,6 +128,7 @@ export class Mirror {
       throw new Error(`${file} was written by a newer chessport sync (schema ${version})`);
     }
     this.#db.exec(SCHEMA);
+    this.#db.exec(INDEX_BY_DATABASE);
     this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }
 
@@ -154,26 +180,45 @@ export class Mirror {
   applyPage(page: PageWrite): void {
     const { upsertGame, deleteGame } = this.#statements();
     this.#db.transaction(() => {
-      for (const game of page.upserts) {
-        upsertGame.run(
-          game.id,
-          game.databaseId,
-          game.slug,
-          game.event,
-          game.date,
-          game.result,
-          game.eco,
-          JSON.stringify(game.white),
-          JSON.stringify(game.black),
-          game.fen,
-          game.moves,
-          game.pgn,
-          JSON.stringify(game.metadata),
-          game.updatedAt,
-        );
-      }
+      for (const game of page.upserts) upsertGame.run(...gameValues(game));
       for (const id of page.deletes) deleteGame.run(id);
-      this.setState('cursor', page.cursor);
+      if (page.cursor !== undefined) this.setState('cursor', page.cursor);
+    })();
+  }
+
+  /**
+   * A take-over from an export begins: the mirror, which has no cursor, holds no game to keep (what an
+   * interrupted take-over wrote may have been deleted on the server since), so its games go. Until
+   * finishTakeOver(), commits need not reach the disk (synchronous = NORMAL: a crash may lose the last of
+   * them, and a mirror without a cursor starts its take-over again anyway).
+   */
+  beginTakeOver(): void {
+    if (this.getState('cursor') !== undefined) throw new Error('the mirror has a cursor: it is taken over');
+    // The index by database is built once at the end, from the sorted rows, instead of row by row.
+    this.#db.exec('drop index if exists games_by_database; delete from games');
+    this.#db.pragma('synchronous = NORMAL');
+  }
+
+  /**
+   * Games of a take-over's export, in one transaction: plain inserts into a table that holds none of them
+   * (the export has each game once; a game already there is replaced).
+   */
+  insertExported(games: GameDetail[]): void {
+    const insert = this.#statements().insertGame;
+    this.#db.transaction(() => {
+      for (const game of games) insert.run(...gameValues(game));
+    })();
+  }
+
+  /**
+   * The take-over's last transaction: the index by database, and the cursor, the feed position after the
+   * export's snapshot. Committed with synchronous = FULL, which makes every batch before it durable with it.
+   */
+  finishTakeOver(cursor: string): void {
+    this.#db.pragma('synchronous = FULL');
+    this.#db.transaction(() => {
+      this.#db.exec(INDEX_BY_DATABASE);
+      this.setState('cursor', cursor);
     })();
   }
 
@@ -188,6 +233,11 @@ export class Mirror {
            event = excluded.event, date = excluded.date, result = excluded.result, eco = excluded.eco,
            white = excluded.white, black = excluded.black, fen = excluded.fen, moves = excluded.moves,
            pgn = excluded.pgn, metadata = excluded.metadata, updated_at = excluded.updated_at`,
+      ),
+      insertGame: this.#db.prepare(
+        `insert or replace into games (id, database_id, slug, event, date, result, eco, white, black, fen, moves,
+           pgn, metadata, updated_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       deleteGame: this.#db.prepare('delete from games where id = ?'),
     };

@@ -18,7 +18,7 @@ export interface SyncOptions {
   login?: LoginOptions | undefined;
   /** Folder of the mirror; created when missing. */
   out: string;
-  /** Feed page size, 1 to 500 (default 500). */
+  /** Feed page size, 1 to 500 (default 500); also the games of a take-over's export written per transaction. */
   pageSize?: number;
   /** Game details fetched at the same time, for items that come without their game (default 4). */
   concurrency?: number;
@@ -86,6 +86,11 @@ export interface SyncSummary extends SyncProgress {
   retries: number;
   /** Games read from their detail endpoint because their feed item came without them (an older server). */
   detailRequests: number;
+  /**
+   * Games of a first run's take-over, read from the NDJSON export of /games (counted in gamesUpserted too);
+   * 0 when the run followed the feed only (a later run, `since`, or a server without the export).
+   */
+  exportedGames: number;
   pgnFiles: string[];
   elapsedMs: number;
 }

@@ -1,5 +1,7 @@
 // One run of the sync, the reference consumer of the changes feed (spec "What the service does"), in steps
 // that share the run's state: `open` checks the token and whose mirror it is, then claims the mirror;
+// `takeOver` (a first run) reads every game from the NDJSON export of /games, one snapshot of the server's
+// store, and stores the feed cursor after that snapshot (X-Changes-Cursor) once the last game is in;
 // `catchUp` follows the feed from the saved cursor to its end, each changed game's detail in its item
 // (expand=game: one request per page), deleting tombstoned games and storing each page's cursor in the same
 // transaction as its data; `settle` makes the mirror current (the databases read again, the PGN files);
@@ -13,6 +15,7 @@ import {
   ChessportClient,
   ChessportError,
   type GameDetail,
+  type GameExport,
   type RetryOptions,
 } from '@chessport/client';
 import { mapConcurrent } from './concurrent.ts';
@@ -44,6 +47,11 @@ export type ItemOfPage = Change & { game?: GameDetail | null };
 
 /** The default feed page size, the most the server gives. */
 const PAGE_SIZE = 500;
+/**
+ * Games of a take-over's export written per transaction, by default (`pageSize` when it is given): its
+ * commits need not reach the disk (Mirror.beginTakeOver), so fewer and larger ones cost less.
+ */
+const TAKE_OVER_BATCH = 2000;
 /** Game details read at the same time, by default. */
 const CONCURRENCY = 4;
 
@@ -60,6 +68,7 @@ export class SyncRun {
   readonly #retries = new RetryTally();
   readonly #progress: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
   #detailRequests = 0;
+  #exportedGames = 0;
   /** Until the server refuses it (an older one): then every game of the run comes from its detail endpoint. */
   #expand: 'game' | undefined = 'game';
   /** The cursor the mirror had saved when the run opened it: the run continues from there. */
@@ -85,7 +94,9 @@ export class SyncRun {
   async run(): Promise<RunSummary> {
     const start = await this.open();
     try {
-      const cursor = await this.catchUp(start);
+      const fresh = start.cursor === undefined && start.since === undefined;
+      const exported = fresh ? await this.takeOver() : undefined;
+      const cursor = await this.catchUp(exported === undefined ? start : { cursor: exported });
       await this.settle();
       if (this.#options.watch) await this.watch(cursor);
     } catch (error) {
@@ -141,6 +152,45 @@ export class SyncRun {
     else mirror.claim(owner);
     mirror.putDatabases(databases, false);
     return this.#saved !== undefined ? { cursor: this.#saved } : { since };
+  }
+
+  /**
+   * A first run's take-over: every game of the user from the NDJSON export of /games, written 2,000 (or
+   * `pageSize`) to a transaction as it streams in, then the export's X-Changes-Cursor stored, which is where the feed
+   * continues: exactly after the export's snapshot. One export of /games rather than one per database: one
+   * snapshot and one cursor, where several exports would each have their own, and one heavy request. An
+   * interrupted take-over leaves the mirror without a cursor, and the next run starts it again (the export
+   * cannot be continued part-way): the games it wrote go first, since some may have been deleted since.
+   * Returns the cursor; undefined, having written nothing, from a server without the export (it refuses
+   * format=ndjson or sends no cursor), whose games then come through the feed from its beginning.
+   */
+  async takeOver(): Promise<string | undefined> {
+    const { signal } = this.#options;
+    let exported: GameExport;
+    try {
+      exported = await this.#call(() => this.api.exportNdjson({}, { signal }));
+    } catch (error) {
+      if (noExport(error)) return undefined;
+      throw error;
+    }
+    const { cursor } = exported;
+    if (cursor === null) {
+      await exported.cancel();
+      return undefined;
+    }
+    this.#mirror.beginTakeOver();
+    const batchSize = this.#options.pageSize ?? TAKE_OVER_BATCH;
+    let batch: GameDetail[] = [];
+    for await (const game of exported) {
+      batch.push(game);
+      if (batch.length >= batchSize) {
+        await this.#applyExported(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await this.#applyExported(batch);
+    this.#mirror.finishTakeOver(cursor);
+    return cursor;
   }
 
   /**
@@ -232,7 +282,6 @@ export class SyncRun {
    * writes the games, the deletions and the page's cursor in one transaction, and counts them.
    */
   async apply(page: ChangesPage<ItemOfPage>): Promise<void> {
-    const { signal } = this.#options;
     const details = await this.#details(page.data);
     // In page order: the mirror keeps the order in which it first received the games (the PGN files' order).
     const upserts: GameDetail[] = [];
@@ -242,11 +291,7 @@ export class SyncRun {
       if (game) upserts.push(game);
       else deletes.push(change.id);
     }
-    // A game moved into a database created after the list was read: read the list again first.
-    const known = this.#mirror.databaseIds();
-    if (upserts.some((game) => !known.has(game.databaseId))) {
-      this.#mirror.putDatabases(await this.#call(() => this.api.databases({ signal })), false);
-    }
+    await this.#knowDatabases(upserts);
     this.#mirror.applyPage({ upserts, deletes, cursor: page.nextCursor });
     this.#progress.pages++;
     this.#progress.changes += page.data.length;
@@ -254,6 +299,25 @@ export class SyncRun {
     this.#progress.gamesDeleted += deletes.length;
     this.#unsettled = true;
     this.#options.onPage?.({ ...this.#progress });
+  }
+
+  /** A batch of the take-over's export: its games, without a cursor (the take-over stores it at its end). */
+  async #applyExported(games: GameDetail[]): Promise<void> {
+    await this.#knowDatabases(games);
+    this.#mirror.insertExported(games);
+    this.#progress.gamesUpserted += games.length;
+    this.#exportedGames += games.length;
+    this.#unsettled = true;
+    this.#options.onPage?.({ ...this.#progress });
+  }
+
+  /** A game in a database created after the list was read (or moved into one): the list read again first. */
+  async #knowDatabases(games: GameDetail[]): Promise<void> {
+    const { signal } = this.#options;
+    const known = this.#mirror.databaseIds();
+    if (games.some((game) => !known.has(game.databaseId))) {
+      this.#mirror.putDatabases(await this.#call(() => this.api.databases({ signal })), false);
+    }
   }
 
   /** The run's figures so far, and what the mirror holds. */
@@ -267,6 +331,7 @@ export class SyncRun {
       mirrorDatabases: counts.databases,
       ...this.#retries.figures(),
       detailRequests: this.#detailRequests,
+      exportedGames: this.#exportedGames,
       pgnFiles: this.#pgnFiles,
     };
   }
@@ -348,8 +413,21 @@ export class SyncRun {
   }
 }
 
+/**
+ * A server without the NDJSON export: an older chessport refuses format=ndjson with 400 (its strict format
+ * takes pgn only); anything that answers other than NDJSON is taken for one too.
+ */
+function noExport(error: unknown): boolean {
+  return (
+    refused(error, 'format') ||
+    (error instanceof ChessportError &&
+      error.error === 'unexpected_response' &&
+      /not NDJSON/.test(error.message))
+  );
+}
+
 /** The server's 400 to a parameter (expand, wait): an older chessport, whose strict parameters do not know it. */
-function refused(error: unknown, parameter: 'expand' | 'wait'): boolean {
+function refused(error: unknown, parameter: 'expand' | 'wait' | 'format'): boolean {
   return (
     error instanceof ChessportError &&
     error.status === 400 &&

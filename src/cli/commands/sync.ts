@@ -212,6 +212,10 @@ export function syncCommand(program: Command): void {
               `${summary.gamesDeleted} deleted in ${seconds}s (${summary.resumed ? 'continued' : 'first run'})`,
             `mirror: ${counted(summary.mirrorGames, 'game')} in ${counted(summary.mirrorDatabases, 'database')}, ${summary.mirror}`,
           ];
+          if (summary.exportedGames > 0)
+            lines.push(
+              `took ${counted(summary.exportedGames, 'game')} over from one export, then followed the feed from its cursor`,
+            );
           if (summary.rateLimitWaits > 0) {
             const waited = (summary.rateLimitWaitMs / 1000).toFixed(1);
             lines.push(
