@@ -3,7 +3,6 @@
 // users, apps, tokens, databases and games written through the store's resource objects and the import, as the
 // CLI's commands write them. No child process starts: the suites whose subject is the process (signals, exit
 // codes, the CLI's text, two instances, crashes, the log on stdout) keep harness.ts's startServer() and cli().
-import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { openCliStore } from '../../src/cli/context.ts';
 import { apiOptions } from '../../src/cli/server.ts';
@@ -11,7 +10,7 @@ import { loadServerSettings, loadSettings, loadStoreSettings } from '../../src/c
 import { importFile } from '../../src/import/index.ts';
 import { buildApp } from '../../src/server/app.ts';
 import type { Database, Store } from '../../src/store/index.ts';
-import { type Env, tempEnv } from './harness.ts';
+import type { Env } from './harness.ts';
 
 export interface InProcessServer {
   /** http://127.0.0.1:<port>, as harness.ts's Server.base. */
@@ -69,36 +68,6 @@ export async function serveInProcess(env: Env, extraEnv: NodeJS.ProcessEnv = {})
       await store.close();
     },
   };
-}
-
-export interface ServerFixture extends InProcessServer {
-  env: Env;
-}
-
-/**
- * One in-process server for the file (or the describe block) that calls it: a temp store and the server are
- * made before its tests and removed after them. Read the result inside tests and hooks only, not at the top
- * level: it is filled in by the `before` hook.
- */
-export function useServer(
-  options: { env?: NodeJS.ProcessEnv; serverEnv?: NodeJS.ProcessEnv } = {},
-): ServerFixture {
-  const fixture = {} as ServerFixture;
-  before(async () => {
-    const env = tempEnv(options.env);
-    try {
-      Object.assign(fixture, await serveInProcess(env, options.serverEnv), { env });
-    } catch (error) {
-      env.cleanup();
-      throw error;
-    }
-  });
-  after(async () => {
-    if (!fixture.env) return;
-    await fixture.stop?.();
-    fixture.env.cleanup();
-  });
-  return fixture;
 }
 
 /**
