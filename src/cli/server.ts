@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import packageJson from '../../package.json' with { type: 'json' };
 import { connectRedis, redisAddress, redisReady } from '../platform/redis.ts';
-import { buildApp } from '../server/app.ts';
+import { type ApiOptions, buildApp } from '../server/app.ts';
 import { answersClosed } from '../server/plugins/logging.ts';
 import { ANY_OWNER, openStore, type ReplicaEvent, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
@@ -39,34 +39,8 @@ export async function runServer(
     warn: (details: object, message: string) => app.log.warn(details, message),
   };
   const redis = settings.redisUrl ? connectRedis(settings.redisUrl, redisLog) : null;
-  const oauthOn = server.publicUrl !== null || isLoopbackHost(settings.host);
-  const app = buildApp({
-    store,
-    secret,
-    logLevel: settings.logLevel,
-    trustProxy: server.trustProxy,
-    pageCacheBytes: server.pageCacheBytes,
-    requestTimeoutMs: server.requestTimeoutMs,
-    idleTimeoutMs: server.idleTimeoutMs,
-    outageLogIntervalMs: server.outageLogIntervalMs,
-    rateLimit: {
-      max: settings.rateLimitMax,
-      windowMs: settings.rateLimitWindowMs,
-      redis,
-      redisPrefix: server.redisPrefix,
-    },
-    // Without PUBLIC_URL the OAuth issuer is the listening address, plain http: on a loopback host only.
-    // Elsewhere the API serves CLI tokens as ever, and OAuth stays off until PUBLIC_URL names the https
-    // address clients reach (docs/oauth.md).
-    ...(oauthOn && { oauth: { publicUrl: server.publicUrl, settings: server.oauth } }),
-    heavy: { limits: server.heavyLimits, leaseTtlMs: server.heavyLeaseTtlMs },
-    shedding: { maxEventLoopDelayMs: server.shedEventLoopDelayMs, maxHeapPercent: server.shedHeapPercent },
-    streams: {
-      maxDurationMs: server.streamMaxDurationMs,
-      minBytesPerSecond: server.streamMinBytesPerSecond,
-      rateWindowMs: server.streamRateWindowMs,
-    },
-  });
+  const oauthOn = oauthServed(settings, server);
+  const app = buildApp(apiOptions(store, settings, server, secret, redis));
   app.log.info(openingDetails(store, settings), openingMessage(store));
   logChangeListener(app.log, store);
   // The API's reads from replicas (docs/operations.md, "Replicas"), logged as each is skipped or taken back.
@@ -149,6 +123,49 @@ export async function runServer(
   // A signal during the start of the worker found it not yet there to stop: stopped here.
   if (closing) await webhooks.worker.stop();
   return address;
+}
+
+/**
+ * Whether the OAuth server is on: without PUBLIC_URL the issuer is the listening address, plain http, so on a
+ * loopback host only. Elsewhere the API serves CLI tokens as ever, and OAuth stays off until PUBLIC_URL names
+ * the https address clients reach (docs/oauth.md).
+ */
+function oauthServed(settings: Settings, server: ServerSettings): boolean {
+  return server.publicUrl !== null || isLoopbackHost(settings.host);
+}
+
+/** The application the settings describe: what `chessport serve` builds, and a test that serves in-process. */
+export function apiOptions(
+  store: Store,
+  settings: Settings,
+  server: ServerSettings,
+  secret: string,
+  redis: ReturnType<typeof connectRedis> | null,
+): ApiOptions {
+  return {
+    store,
+    secret,
+    logLevel: settings.logLevel,
+    trustProxy: server.trustProxy,
+    pageCacheBytes: server.pageCacheBytes,
+    requestTimeoutMs: server.requestTimeoutMs,
+    idleTimeoutMs: server.idleTimeoutMs,
+    outageLogIntervalMs: server.outageLogIntervalMs,
+    rateLimit: {
+      max: settings.rateLimitMax,
+      windowMs: settings.rateLimitWindowMs,
+      redis,
+      redisPrefix: server.redisPrefix,
+    },
+    ...(oauthServed(settings, server) && { oauth: { publicUrl: server.publicUrl, settings: server.oauth } }),
+    heavy: { limits: server.heavyLimits, leaseTtlMs: server.heavyLeaseTtlMs },
+    shedding: { maxEventLoopDelayMs: server.shedEventLoopDelayMs, maxHeapPercent: server.shedHeapPercent },
+    streams: {
+      maxDurationMs: server.streamMaxDurationMs,
+      minBytesPerSecond: server.streamMinBytesPerSecond,
+      rateWindowMs: server.streamRateWindowMs,
+    },
+  };
 }
 
 /** PostgreSQL: the connections the webhook worker holds, beside the server's PG_POOL_MAX. */

@@ -37,7 +37,7 @@ import { healthRoutes } from './plugins/health.ts';
 import { requireHost } from './plugins/host.ts';
 import { strictTransportSecurity } from './plugins/hsts.ts';
 import { loadShedding, type SheddingSettings } from './plugins/load-shedding.ts';
-import { accessLog, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
+import { accessLog, type LogStream, loggerOptions, OneLinePerRequest } from './plugins/logging.ts';
 import { metrics } from './plugins/metrics.ts';
 import { echoRequestId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.ts';
 import { streamChunks } from './plugins/stream-chunks.ts';
@@ -55,6 +55,8 @@ export interface ApiOptions {
   /** Server secret: keys the pairwise user ids and signs feed cursors. */
   secret: string;
   logLevel?: string;
+  /** Where the log lines go (default: stdout); a test that serves in-process keeps them apart. */
+  logStream?: LogStream;
   /** Fastify's trustProxy: which proxies' X-Forwarded-For names the client (default: none). */
   trustProxy?: boolean | string;
   /** Default: 600 requests per 60 s, counted in this process (docs/design.md 25). */
@@ -91,7 +93,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     requestTimeout,
     connectionTimeout: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     http: timeoutOptions(requestTimeout),
-    logger: options.logLevel === 'silent' ? false : loggerOptions(options.logLevel ?? 'info'),
+    logger:
+      options.logLevel === 'silent' ? false : loggerOptions(options.logLevel ?? 'info', options.logStream),
     logController: new OneLinePerRequest(),
     // The caller's X-Request-Id when sane, else a UUID; requestId() validates it, so Fastify must not
     // take the header as it is.

@@ -10,16 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { type FeedPage, importNumbered } from '../helpers/changes-fixtures.ts';
-import {
-  cliJson,
-  type Env,
-  http,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { type FeedPage, importNumbered, seedNumbered } from '../helpers/changes-fixtures.ts';
+import { cliJson, type Env, http, issueToken, startServer, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, seed, serveInProcess } from '../helpers/in-process.ts';
 
 const run = promisify(execFile);
 const SECRET = 'cursor-test-secret-0123456789abcdef';
@@ -28,29 +21,31 @@ const CURSOR_INVALID =
   'cursor is not valid: pass the nextCursor of an earlier page, unchanged, with the same token';
 
 let env: Env;
-let server: Server;
 let base: string;
 const tokens = { carol: '', carolOtherApp: '', dave: '' };
 
+let app: InProcessServer;
+
 before(async () => {
   env = tempEnv({ CHESSPORT_SECRET: SECRET });
-  for (const user of ['carol', 'dave']) await cliJson(env, ['users', 'add', user]);
-  for (const app of ['app-one', 'app-two']) await cliJson(env, ['apps', 'add', app]);
-  const load = (user: string, prefix: string, n: number) => importNumbered(env, user, prefix, n);
+  app = await serveInProcess(env);
+  const s = seed(app.store);
+  for (const user of ['carol', 'dave']) await s.addUser(user);
+  for (const name of ['app-one', 'app-two']) await s.addApp(name);
+  const load = (user: string, prefix: string, n: number) => seedNumbered(app.store, env.dir, user, prefix, n);
   // Dave's twelve changes come first, so Carol's first change has a two-digit place in the sequence while
   // Dave's has a one-digit one; then both write more, interleaved.
   await load('dave', 'DaveA', 12);
   await load('carol', 'CarolA', 3);
   await load('dave', 'DaveB', 3);
   await load('carol', 'CarolB', 2);
-  tokens.carol = await issueToken(env, 'carol', 'app-one', ALL);
-  tokens.carolOtherApp = await issueToken(env, 'carol', 'app-two', ALL);
-  tokens.dave = await issueToken(env, 'dave', 'app-one', ALL);
-  server = await startServer(env);
-  base = `${server.base}/api/v1`;
+  tokens.carol = await s.issueToken('carol', 'app-one', ALL);
+  tokens.carolOtherApp = await s.issueToken('carol', 'app-two', ALL);
+  tokens.dave = await s.issueToken('dave', 'app-one', ALL);
+  base = `${app.base}/api/v1`;
 });
 after(async () => {
-  await server?.stop();
+  await app?.stop();
   env?.cleanup();
 });
 

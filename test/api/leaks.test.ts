@@ -3,37 +3,32 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { importNumbered } from '../helpers/changes-fixtures.ts';
-import {
-  cliJson,
-  type Env,
-  http,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { seedNumbered } from '../helpers/changes-fixtures.ts';
+import { cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, seed, serveInProcess } from '../helpers/in-process.ts';
 
 const ALL = 'user.read,databases.read,games.read';
 
 let env: Env;
-let server: Server;
+let server: InProcessServer;
 let base: string;
 const tokens = { carol: '', dave: '' };
 
 before(async () => {
   env = tempEnv();
-  for (const user of ['carol', 'dave']) await cliJson(env, ['users', 'add', user]);
-  await cliJson(env, ['apps', 'add', 'app-one']);
-  const load = (user: string, prefix: string, n: number) => importNumbered(env, user, prefix, n);
+  server = await serveInProcess(env);
+  const s = seed(server.store);
+  for (const user of ['carol', 'dave']) await s.addUser(user);
+  await s.addApp('app-one');
+  const load = (user: string, prefix: string, n: number) =>
+    seedNumbered(server.store, env.dir, user, prefix, n);
   // Every write of every user takes the next value of one change sequence: Dave's writes come between
   // Carol's.
   await load('carol', 'CarolA', 2);
   await load('dave', 'DaveA', 7);
   await load('carol', 'CarolB', 3);
-  tokens.carol = await issueToken(env, 'carol', 'app-one', ALL);
-  tokens.dave = await issueToken(env, 'dave', 'app-one', ALL);
-  server = await startServer(env);
+  tokens.carol = await s.issueToken('carol', 'app-one', ALL);
+  tokens.dave = await s.issueToken('dave', 'app-one', ALL);
   base = `${server.base}/api/v1`;
 });
 after(async () => {

@@ -14,17 +14,8 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import packageJson from '../../package.json' with { type: 'json' };
-import {
-  cliJson,
-  type Env,
-  FIXTURES,
-  importPgn,
-  issueToken,
-  ROOT,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { type Env, FIXTURES, ROOT, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, seed, serveInProcess } from '../helpers/in-process.ts';
 import {
   checkAgainstOpenApi,
   documentedFor,
@@ -78,13 +69,13 @@ interface Document {
 }
 
 let env: Env;
-let server: Server;
+let server: InProcessServer;
 let document: Document;
 
 before(async () => {
   // A tiny rate limit: fetching the document must not count against it.
   env = tempEnv({ RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW: '60s' });
-  server = await startServer(env);
+  server = await serveInProcess(env);
   const response = await fetch(`${server.base}${OPENAPI_PATH}`);
   assert.equal(response.status, 200);
   document = (await response.json()) as Document;
@@ -518,17 +509,18 @@ describe('black box: every answer a client can provoke, against the document', (
     '500': 'a fault in the server; no request makes one',
     '503': 'the store cut off: production-faults.test.ts, whose answers the validator checks',
   };
-  let roomy: Server;
+  let roomy: InProcessServer;
   /** Operation -> documented status -> the documented headers seen on its answers (lower case). */
   const seen = new Map<string, Map<string, Set<string>>>();
   let tokens: { all: string; userOnly: string; gamesOnly: string; spender: string };
   let paths: Record<string, string>;
 
   before(async () => {
-    await cliJson(env, ['users', 'add', 'alice']);
-    for (const app of ['app-one', 'app-spender']) await cliJson(env, ['apps', 'add', app]);
-    const database = await importPgn(env, join(FIXTURES, 'api/alice.pgn'), 'alice', 'Main');
-    const issue = (app: string, scopes: string) => issueToken(env, 'alice', app, scopes);
+    const s = seed(server.store);
+    await s.addUser('alice');
+    for (const app of ['app-one', 'app-spender']) await s.addApp(app);
+    const database = await s.importPgn(join(FIXTURES, 'api/alice.pgn'), 'alice', 'Main');
+    const issue = (app: string, scopes: string) => s.issueToken('alice', app, scopes);
     tokens = {
       all: await issue('app-one', 'user.read,databases.read,games.read'),
       userOnly: await issue('app-one', 'user.read'),
@@ -536,7 +528,7 @@ describe('black box: every answer a client can provoke, against the document', (
       spender: await issue('app-spender', 'user.read,databases.read,games.read'),
     };
     // The file's server allows 2 requests a minute (for 429s); this one all the others.
-    roomy = await startServer(env, { RATE_LIMIT_MAX: '100000' });
+    roomy = await serveInProcess(env, { RATE_LIMIT_MAX: '100000' });
     const games = await send(roomy.base, '/api/v1/games?limit=1', 'GET', bearer(tokens.all));
     const [game] = (JSON.parse(games.body.toString()) as { data: { id: string }[] }).data;
     paths = {

@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Store } from '../../src/store/index.ts';
 import { cli, cliJson, type Env } from './harness.ts';
+import { seed } from './in-process.ts';
 
 /** The feed's answer shapes, as the tests read them. */
 export interface Player {
@@ -66,6 +68,19 @@ export function writePgn(dir: string, name: string, games: FixtureGame[]): strin
 export async function importNumbered(env: Env, user: string, prefix: string, n: number, database = 'Games') {
   const file = writePgn(env.dir, `${prefix}.pgn`, numberedGames(prefix, n));
   await cliJson(env, ['import', file, '--user', user, '--database', database]);
+}
+
+/** importNumbered in the test's process: the games written through `store` (in-process.ts's seed). */
+export async function seedNumbered(
+  store: Store,
+  dir: string,
+  user: string,
+  prefix: string,
+  n: number,
+  database = 'Games',
+) {
+  const file = writePgn(dir, `${prefix}.pgn`, numberedGames(prefix, n));
+  return seed(store).importPgn(file, user, database);
 }
 
 /** n games whose players are named after a prefix and a number. */

@@ -1,13 +1,15 @@
-// The world most HTTP suites test against: two users with games, apps and tokens, all made by the CLI.
+// The world most HTTP suites test against: two users with games, apps and tokens, written through the store
+// as the CLI's commands write them, and the server, both in the test's process (in-process.ts).
 import { join } from 'node:path';
-import { cliJson, type Env, FIXTURES, issueToken, type Server, startServer, tempEnv } from './harness.ts';
+import { type Env, FIXTURES, tempEnv } from './harness.ts';
+import { type InProcessServer, seed, serveInProcess } from './in-process.ts';
 
 export const ALICE_PGN = join(FIXTURES, 'api/alice.pgn');
 export const CLASSICS_PGN = join(FIXTURES, '../../src/cli/demo/classics.pgn');
 
 export interface World {
   env: Env;
-  server: Server;
+  server: InProcessServer;
   base: string;
   tokens: {
     alice: string;
@@ -28,67 +30,45 @@ const ALL = 'user.read,databases.read,games.read';
 
 export async function makeWorld(): Promise<World> {
   const env = tempEnv();
-  const alice = await cliJson<{ id: string }>(env, [
-    'users',
-    'add',
-    'alice',
-    '--name',
-    'Alice Example',
-    '--email',
-    'alice@example.org',
-    '--image',
-    'https://example.org/alice.png',
-  ]);
-  await cliJson(env, ['users', 'add', 'bob']);
-  await cliJson(env, ['apps', 'add', 'app-one']);
-  await cliJson(env, ['apps', 'add', 'app-two']);
-  const issue = (user: string, app: string, scopes = ALL, extra: string[] = []) =>
-    issueToken(env, user, app, scopes, extra);
-  const main = await cliJson<{ id: string; slug: string }>(env, [
-    'databases',
-    'add',
-    'Main Games',
-    '--user',
-    'alice',
-  ]);
-  await cliJson(env, ['import', ALICE_PGN, '--user', 'alice', '--database', main.slug]);
-  const classics = (
-    await cliJson<{ database: { id: string; slug: string } }>(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'alice',
-      '--database',
-      'Classics',
-    ])
-  ).database;
-  const bobDb = (
-    await cliJson<{ database: { id: string; slug: string } }>(env, [
-      'import',
-      CLASSICS_PGN,
-      '--user',
-      'bob',
-      '--database',
-      'Main Games',
-    ])
-  ).database;
+  // The server first: it opens (and creates) the store, which the seeding below writes through.
+  let server: InProcessServer;
+  try {
+    server = await serveInProcess(env);
+  } catch (error) {
+    env.cleanup();
+    throw error;
+  }
+  const s = seed(server.store);
+  const alice = await s.addUser('alice', {
+    name: 'Alice Example',
+    email: 'alice@example.org',
+    image: 'https://example.org/alice.png',
+  });
+  await s.addUser('bob');
+  await s.addApp('app-one');
+  await s.addApp('app-two');
+  const issue = (user: string, app: string, scopes = ALL, expiresInMs?: number) =>
+    s.issueToken(user, app, scopes, expiresInMs);
+  const mainDb = await s.addDatabase('alice', 'Main Games');
+  const main = { id: mainDb.id, slug: mainDb.slug };
+  await s.importPgn(ALICE_PGN, 'alice', main.slug);
+  const classics = await s.importPgn(CLASSICS_PGN, 'alice', 'Classics');
+  const bobDb = await s.importPgn(CLASSICS_PGN, 'bob', 'Main Games');
   const tokens = {
     alice: await issue('alice', 'app-one'),
     alice2: await issue('alice', 'app-one'),
     aliceOtherApp: await issue('alice', 'app-two'),
     aliceMeOnly: await issue('alice', 'app-one', 'user.read'),
     aliceRevoked: await issue('alice', 'app-one'),
-    aliceExpired: await issue('alice', 'app-one', ALL, ['--expires-in', '1s']),
+    // Expired a second ago.
+    aliceExpired: await issue('alice', 'app-one', ALL, -1000),
     bob: await issue('bob', 'app-one'),
   };
-  await cliJson(env, ['tokens', 'revoke', tokens.aliceRevoked]);
-  const server = await startServer(env);
+  await s.revokeToken(tokens.aliceRevoked);
   const bobGames = await fetch(`${server.base}/api/v1/games`, {
     headers: { authorization: `Bearer ${tokens.bob}` },
   });
   const bobIds = ((await bobGames.json()) as { data: { id: string }[] }).data.map((g) => g.id);
-  // The expired token was issued with a one-second lifetime; make sure it has passed.
-  await new Promise((r) => setTimeout(r, 1100));
   return {
     env,
     server,

@@ -47,12 +47,17 @@ interface LoggedRequest {
   ip?: string;
 }
 
+/** Where the log lines go: one JSON line per write. */
+export interface LogStream {
+  write(line: string): void;
+}
+
 /**
- * Where the log lines go: stdout, one synchronous write per line, like pino's default destination. But a
+ * The default log stream: stdout, one synchronous write per line, like pino's default destination. But a
  * broken pipe (whoever read stdout has gone) drops the line: the default (sonic-boom) retries such a write
  * forever from its exit hook, so a server whose log reader had gone could never stop on SIGTERM.
  */
-export const stdoutLines = {
+export const stdoutLines: LogStream = {
   write(line: string): void {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -70,10 +75,10 @@ export const stdoutLines = {
 };
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
-export function loggerOptions(level: string) {
+export function loggerOptions(level: string, stream: LogStream = stdoutLines) {
   return {
     level,
-    stream: stdoutLines,
+    stream,
     redact: {
       paths: [
         'req.headers.authorization',
