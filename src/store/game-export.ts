@@ -54,20 +54,26 @@ export class GameExport {
     this.seq = seq;
   }
 
-  /** Opens the snapshot and reads its feed position first: that statement fixes the snapshot. */
-  static async open(ctx: StoreContext, scope: ExportScope): Promise<GameExport> {
-    const snapshot = await ctx.adapter.openSnapshot(ctx.db);
-    try {
-      const row = await snapshot.db
-        .selectFrom('games')
-        .select((eb) => eb.fn.max('seq').as('seq'))
-        .where('owner_id', '=', scope.ownerId)
-        .executeTakeFirst();
-      return new GameExport(snapshot, scope, Number(row?.seq ?? 0));
-    } catch (error) {
-      await snapshot.end();
-      throw error;
-    }
+  /**
+   * Opens the snapshot, on a replica where the API reads one (read-routing.ts; the primary when none answers),
+   * and reads its feed position first: that statement fixes the snapshot. A replica's snapshot is as old as
+   * its replay, and its position says so: the feed after it, read on any node, gives what the export lacks.
+   */
+  static open(ctx: StoreContext, scope: ExportScope): Promise<GameExport> {
+    return ctx.reads.read(async (target) => {
+      const snapshot = await (target.openSnapshot?.() ?? ctx.adapter.openSnapshot(ctx.db));
+      try {
+        const row = await snapshot.db
+          .selectFrom('games')
+          .select((eb) => eb.fn.max('seq').as('seq'))
+          .where('owner_id', '=', scope.ownerId)
+          .executeTakeFirst();
+        return new GameExport(snapshot, scope, Number(row?.seq ?? 0));
+      } catch (error) {
+        await snapshot.end();
+        throw error;
+      }
+    });
   }
 
   /** Releases the snapshot; safe to call more than once, and called when a walk ends. */

@@ -13,6 +13,11 @@ export interface ReadTarget {
   readonly kind: 'primary' | 'replica';
   readonly db: Kysely<DB>;
   readonly run: RunQuery;
+  /**
+   * A snapshot of this node on a connection of its own (an export's: game-export.ts); the primary's is the
+   * adapter's (DialectAdapter.openSnapshot).
+   */
+  readonly openSnapshot?: () => Promise<{ db: Kysely<DB>; end(): Promise<void> }>;
 }
 
 /** One replica as the health check last found it. */

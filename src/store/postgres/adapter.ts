@@ -14,6 +14,7 @@ import { insertPostgresBatch } from './game-insert.ts';
 import { migrateUnderLock } from './migration-lock.ts';
 import { type OpenPool, openPostgresReplicas } from './replicas.ts';
 import type { Sessions } from './sessions.ts';
+import { openPostgresSnapshot } from './snapshot.ts';
 import type { PoolSockets } from './sockets.ts';
 
 export class PostgresAdapter implements DialectAdapter {
@@ -102,27 +103,7 @@ export class PostgresAdapter implements DialectAdapter {
     return openPostgresReplicas(primary, settings, this.openPool);
   }
 
-  async openSnapshot(): Promise<StoreSnapshot> {
-    const own = this.ownConnection();
-    try {
-      // The snapshot is taken at the transaction's first statement.
-      const trx = await own
-        .startTransaction()
-        .setIsolationLevel('repeatable read')
-        .setAccessMode('read only')
-        .execute();
-      let ended: Promise<void> | undefined;
-      const end = async () => {
-        await trx
-          .commit()
-          .execute()
-          .catch(() => undefined);
-        await own.destroy();
-      };
-      return { db: trx, end: () => (ended ??= end()) };
-    } catch (error) {
-      await own.destroy();
-      throw error;
-    }
+  openSnapshot(): Promise<StoreSnapshot> {
+    return openPostgresSnapshot(this.ownConnection);
   }
 }

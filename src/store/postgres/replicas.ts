@@ -12,12 +12,17 @@ import { sql } from 'kysely';
 import { kyselyRunner } from '../prepared.ts';
 import type { ReadTarget, ReplicaSettings, ReplicaState, Replicas } from '../read-routing.ts';
 import type { DB } from '../schema.ts';
+import { openPostgresSnapshot } from './snapshot.ts';
 
 /** Opens a pool of connections to `url` whose silent connections can be dropped (open.ts). */
 export type OpenPool = (
   url: string,
   poolMax: number,
-) => Promise<{ db: Kysely<DB>; sockets: { limitSilence(ms: number): void } }>;
+) => Promise<{
+  db: Kysely<DB>;
+  sockets: { limitSilence(ms: number): void };
+  ownConnection: () => Kysely<DB>;
+}>;
 
 /** How often each replica (and the primary's WAL position) is checked. */
 export const CHECK_INTERVAL_MS = 1000;
@@ -51,9 +56,15 @@ export async function openPostgresReplicas(
 ): Promise<Replicas> {
   const watched: Watched[] = [];
   for (const url of settings.urls) {
-    const { db, sockets } = await openPool(url, settings.poolMax);
+    const { db, sockets, ownConnection } = await openPool(url, settings.poolMax);
     sockets.limitSilence(settings.answerTimeoutMs);
-    const target: ReadTarget = { name: replicaName(url), kind: 'replica', db, run: kyselyRunner(db) };
+    const target: ReadTarget = {
+      name: replicaName(url),
+      kind: 'replica',
+      db,
+      run: kyselyRunner(db),
+      openSnapshot: () => openPostgresSnapshot(ownConnection),
+    };
     watched.push({ target, healthy: false, lagSeconds: null, reason: undefined });
   }
   // Each process starts at a replica of its own choosing: instances spread over the replicas, and one
