@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { SCOPES } from '../../domain/scopes.ts';
@@ -63,6 +64,17 @@ async function issueDemoToken(store: Store, { user, app }: { user: User; app: Ap
   return token;
 }
 
+/**
+ * A new password for the demo user, set by each run and printed once, so that the pages (the account, the
+ * developer console, personal tokens, OAuth consent) can be signed in to.
+ */
+async function setDemoPassword(store: Store, user: User): Promise<string> {
+  const { hashPassword } = await import('../../oauth/passwords.ts');
+  const password = randomBytes(12).toString('base64url');
+  await store.accounts.setPasswordHash(user.id, await hashPassword(password));
+  return password;
+}
+
 export function demoCommand(program: Command): void {
   program
     .command('demo')
@@ -97,7 +109,9 @@ export function demoCommand(program: Command): void {
       }
       // Issued once the server listens: a demo that cannot (its port taken) left a live 30-day token behind.
       const token = await issueDemoToken(store, seeded);
-      const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}/api/v1`;
+      const password = await setDemoPassword(store, seeded.user);
+      const origin = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
+      const base = `${origin}/api/v1`;
       const auth = `-H "Authorization: Bearer ${token}"`;
       const urls = [
         `${base}/me`,
@@ -106,9 +120,12 @@ export function demoCommand(program: Command): void {
         `${base}/games/${gameId}`,
         `${base}/games/${gameId}?format=pgn`,
         `${base}/databases/${database.slug}/games?format=pgn`,
+        `${base}/games?result=1-0&limit=2`,
+        `${base}/games?format=ndjson`,
       ];
+      const pages = [`${origin}/account`, `${origin}/account/tokens`, `${origin}/developers`];
       const storeName = maskUrl(settings.databaseUrl);
-      emit(Boolean(opts.json), { store: storeName, token, urls }, () =>
+      emit(Boolean(opts.json), { store: storeName, token, urls, login: 'demo', password, pages }, () =>
         [
           `chessport demo: store ${storeName}, user "demo", database "${database.slug}"`,
           '',
@@ -117,7 +134,12 @@ export function demoCommand(program: Command): void {
           'try:',
           ...urls.map((url) => `  curl -s ${auth} '${url}'`),
           '',
-          `API reference: ${base.replace(/\/api\/v1$/, '')}/docs (the OpenAPI document: ${base}/openapi.json)`,
+          `sign in as "demo" with the password ${password} (set anew by each demo run) on the pages:`,
+          `  ${pages[0]} (the account and its connected apps)`,
+          `  ${pages[1]} (personal access tokens)`,
+          `  ${pages[2]} (the developer console: register an app, its webhooks)`,
+          '',
+          `API reference: ${origin}/docs (the OpenAPI document: ${base}/openapi.json)`,
           '',
         ].join('\n'),
       );
