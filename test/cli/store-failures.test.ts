@@ -106,7 +106,7 @@ describe('a full disk (a small tmpfs)', () => {
   }, async (t) => {
     const mount = mkdtempSync(join(tmpdir(), 'chessport-full-'));
     try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mount], { stdio: 'pipe' });
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', mount], { stdio: 'pipe' });
     } catch (error) {
       rmSync(mount, { recursive: true, force: true });
       t.skip(`cannot mount a tmpfs here: ${(error as Error).message.split('\n')[0]}`);
