@@ -367,7 +367,7 @@ function isoTime(date: Date, name = 'since'): string {
   return date.toISOString();
 }
 
-/** The export's games, read line by line from its body as the caller iterates. */
+/** The games of an export, read line by line from its body as the caller iterates. */
 function gameExport({ response, body, broken }: Download): GameExport {
   const text = body.pipeThrough(new TextDecoderStream());
   let started = false;
