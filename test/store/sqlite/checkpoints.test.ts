@@ -71,9 +71,9 @@ test('the -wal file stays within the limit however fast the writer goes', async 
   }
   await bulk.end();
   // Once past the limit the writer's next transaction waits for a checkpoint of all it wrote, and the WAL
-  // then starts over: it overshoots by at most the batch that crossed the limit (about 0.6 MB with its
-  // index pages).
-  assert.ok(largest <= limit + (1 << 20), `the WAL reached ${largest} bytes`);
+  // then starts over: it overshoots by at most the batch that crossed the limit (about 1.5 MB with the pages
+  // of the games' indexes, the list filters' among them).
+  assert.ok(largest <= limit + (2 << 20), `the WAL reached ${largest} bytes`);
   assert.equal(await countOnAnotherConnection(database), 4000);
 });
 
