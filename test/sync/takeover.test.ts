@@ -181,7 +181,7 @@ describe('a first sync takes the games over from one NDJSON export, then follows
   test('a take-over killed mid-export starts again on the next run and ends equal to the server', async (t) => {
     const out = join(env.dir, 'killed');
     const counts: number[] = [];
-    for (const games of [100, 600]) {
+    for (const games of [100, 250]) {
       const run = spawnSync(env, [
         '--base-url',
         server.base,
