@@ -166,18 +166,23 @@ export class GameReads {
    * One of the owner's live games by UUID. With `minSeq` (the position of a feed page that showed it), the
    * answer reflects at least the owner's changes up to that seq: a replica that has not replayed them
    * (its owner's highest seq is below) is passed over for the primary (docs/architecture.md, "Reads from
-   * replicas"), so a game the page showed is never missing, nor older than the page showed it.
+   * replicas"), so a game the page showed is never missing, nor older than the page showed it. There the
+   * head is read before the game: replay only moves forward, so the game's read then sees at least every
+   * change up to that head; read after it, a head that replay had just raised would vouch for a game read
+   * before it arrived.
    */
   async get(ownerId: string, id: string, minSeq?: number): Promise<GameDetail | undefined> {
     if (!storable(id)) return undefined;
-    const [row] = await this.ctx.reads.read(
-      ({ run }) => this.compiled.game.on(run)(ownerId, id),
+    const { row } = await this.ctx.reads.read(
+      async ({ kind, run }) => {
+        const head = minSeq !== undefined && kind === 'replica' ? await this.versionOn(run, ownerId) : 0;
+        const [found] = await this.compiled.game.on(run)(ownerId, id);
+        return { row: found, head };
+      },
       minSeq === undefined
         ? undefined
-        : async ([found], { run }) =>
-            (found && Number(found.seq) >= minSeq) || (await this.versionOn(run, ownerId)) >= minSeq
-              ? 'fresh'
-              : 'behind',
+        : ({ row: found, head }) =>
+            (found && Number(found.seq) >= minSeq) || head >= minSeq ? 'fresh' : 'behind',
     );
     return row && toDetail(row);
   }

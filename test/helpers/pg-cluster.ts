@@ -35,7 +35,7 @@ export interface PgNode {
   start(): void;
   /** Stops it: `fast` ends sessions and shuts down cleanly; `immediate` is a crash (recovery on start). */
   stop(mode?: 'fast' | 'immediate'): void;
-  /** A replica's pg_last_wal_replay_lsn(), or the primary's pg_current_wal_lsn(), as text. */
+  /** A replica's pg_last_wal_replay_lsn(), or the primary's pg_current_wal_insert_lsn(), as text. */
   lsn(): Promise<string>;
 }
 
@@ -221,7 +221,9 @@ class Node implements PgNode {
   async lsn(): Promise<string> {
     const query = this.inRecovery()
       ? 'select pg_last_wal_replay_lsn()::text as lsn'
-      : 'select pg_current_wal_lsn()::text as lsn';
+      : // Every record inserted, also those not yet written: with synchronous_commit off a commit returns
+        // before its record is written, and pg_current_wal_lsn() (the write position) may stop short of it.
+        'select pg_current_wal_insert_lsn()::text as lsn';
     const [row] = await queryPostgres<{ lsn: string }>(this.url(), query);
     if (!row) throw new Error(`${this.name} has no WAL position`);
     return row.lsn;
