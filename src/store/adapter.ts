@@ -1,7 +1,7 @@
 // What differs between SQLite and PostgreSQL, behind one interface with an implementation per dialect
 // (sqlite/adapter.ts, postgres/adapter.ts), chosen when the store opens (connect.ts). The resource modules
 // ask the adapter where the dialects differ and never ask which dialect it is.
-import type { Kysely, QueryExecutorProvider, RawBuilder, UpdateObject } from 'kysely';
+import type { Compilable, Kysely, QueryExecutorProvider, RawBuilder, UpdateObject } from 'kysely';
 import type { MigrationProvider, MigrationResultSet } from 'kysely/migration';
 import type { Changes } from './change-allocation.ts';
 import type { ChangeSignals } from './change-signals.ts';
@@ -47,6 +47,14 @@ export interface DialectAdapter extends DialectSettings {
    * refusal of text holding U+0000, which SQLite stores, becomes a StoreError; anything else stays as it is.
    */
   writeFailure(error: unknown): unknown;
+  /**
+   * Runs one write statement that may be skipped (a token's last use): at once, or not at all when another
+   * writer holds the lock it needs; true when it ran. SQLite: busy_timeout 0 for that statement, run on the
+   * connection synchronously (nothing else can run on it meanwhile), and skipped inside another's
+   * transaction on it; a request never stalls the server waiting for an import's batch. PostgreSQL: run as
+   * any statement (it waits only for the row's lock, at most lock_timeout).
+   */
+  writeIfFree(db: Kysely<DB>, query: Compilable): Promise<boolean>;
   /**
    * The change sequence values and change time of one write transaction on the owner's data, begun as its
    * first statement (StoreContext.write explains the order they keep). SQLite: the transaction holds the

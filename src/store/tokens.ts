@@ -133,18 +133,23 @@ export class Tokens {
 
   /**
    * Notes that the token authenticated a request now. To the minute: a token whose last use is less than a
-   * minute old is not written again, so a busy token costs a write a minute, not one a request.
+   * minute old is not written again, so a busy token costs a write a minute, not one a request. Never waits
+   * for another writer (DialectAdapter.writeIfFree): while an import holds a SQLite store's write lock the
+   * note is skipped, and a later request takes it. Returns whether it was written.
    */
-  async touch(token: TokenInfo, now = Date.now()): Promise<void> {
-    if (token.lastUsedAt !== null && now - token.lastUsedAt < LAST_USE_PRECISION_MS) return;
-    await this.ctx.db
-      .updateTable('tokens')
-      .set({ last_used_at: now })
-      .where('id', '=', token.id)
-      .where((eb) =>
-        eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USE_PRECISION_MS)]),
-      )
-      .execute();
+  async touch(token: TokenInfo, now = Date.now()): Promise<boolean> {
+    if (token.lastUsedAt !== null && now - token.lastUsedAt < LAST_USE_PRECISION_MS) return false;
+    const { db, adapter } = this.ctx;
+    return adapter.writeIfFree(
+      db,
+      db
+        .updateTable('tokens')
+        .set({ last_used_at: now })
+        .where('id', '=', token.id)
+        .where((eb) =>
+          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USE_PRECISION_MS)]),
+        ),
+    );
   }
 
   /** Revokes the token with this value, if there is one (the OAuth server's revocation endpoint). */

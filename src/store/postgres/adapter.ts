@@ -1,7 +1,7 @@
 // The PostgreSQL side of the store's differences (adapter.ts): a pool of connections whose write transactions
 // run at once, ordered per owner by the lock on the owner's feed head (changes.ts), and can be dropped when
 // they go silent.
-import { type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
+import { type Compilable, type Kysely, type RawBuilder, sql, type UpdateObject } from 'kysely';
 import type { MigrationProvider, MigrationResultSet } from 'kysely/migration';
 import type { DialectAdapter, StoreSnapshot } from '../adapter.ts';
 import { StoreError } from '../errors.ts';
@@ -31,6 +31,11 @@ export class PostgresAdapter implements DialectAdapter {
     this.sockets = sockets;
     this.openPool = openPool;
     this.ownConnection = ownConnection;
+  }
+
+  async writeIfFree(db: Kysely<DB>, query: Compilable): Promise<boolean> {
+    await db.executeQuery(query.compile());
+    return true;
   }
 
   async limitLockWaits(): Promise<void> {}

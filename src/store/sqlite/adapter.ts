@@ -2,10 +2,11 @@
 // transactions take the store's one write lock as they begin, and whose import path, game-key log and
 // checkpoints work on the connection directly.
 import SQLite, { type Database as SqliteHandle } from 'better-sqlite3';
-import { Kysely, type RawBuilder, SqliteDialect, sql, type UpdateObject } from 'kysely';
+import { type Compilable, Kysely, type RawBuilder, SqliteDialect, sql, type UpdateObject } from 'kysely';
 import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import type { DialectAdapter, StoreSnapshot } from '../adapter.ts';
 import { StoreError } from '../errors.ts';
+import { storeFault } from '../faults.ts';
 import type { GameBatch } from '../game-insert.ts';
 import type { Replicas } from '../read-routing.ts';
 import type { DB } from '../schema.ts';
@@ -55,6 +56,23 @@ export class SqliteAdapter implements DialectAdapter {
 
   writeFailure(error: unknown): unknown {
     return error;
+  }
+
+  async writeIfFree(_db: Kysely<DB>, query: Compilable): Promise<boolean> {
+    const { handle } = this;
+    if (handle.inTransaction) return false;
+    const { sql: text, parameters } = query.compile();
+    const wait = Number(handle.pragma('busy_timeout', { simple: true }));
+    handle.pragma('busy_timeout = 0');
+    try {
+      handle.prepare(text).run(...parameters);
+      return true;
+    } catch (error) {
+      if (storeFault(error) === 'locked') return false;
+      throw error;
+    } finally {
+      handle.pragma(`busy_timeout = ${wait}`);
+    }
   }
 
   readonly beginChanges = beginSqliteChanges;
