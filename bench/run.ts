@@ -12,6 +12,7 @@ const parts = [
   'http.ts',
   'takeover.ts',
   'abuse.ts',
+  'existence.ts',
   'scale.ts',
   'replicas.ts',
   'filters.ts',
