@@ -123,9 +123,26 @@ export class GameReads {
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
-  /** How many of the owner's live games (of one database, or of all) match the filter: counted. */
-  async countFiltered(scope: ExportScope & { filter: GameFilter }): Promise<number> {
-    const row = await this.filtered(scope)
+  /**
+   * How many of the owner's live games (of one database, or of all) match the filter: counted, on the
+   * filter's index. With `upTo`, the count stops after `upTo + 1` matches (a LIMIT under the count), so that
+   * a broad filter reads a bounded number of index entries: an answer above `upTo` says only that more
+   * than `upTo` match.
+   */
+  async countFiltered(scope: ExportScope & { filter: GameFilter }, upTo?: number): Promise<number> {
+    if (upTo === undefined) {
+      const row = await this.filtered(scope)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirst();
+      return Number(row?.total ?? 0);
+    }
+    const row = await this.ctx.db
+      .selectFrom(
+        this.filtered(scope)
+          .select('pk')
+          .limit(upTo + 1)
+          .as('matches'),
+      )
       .select((eb) => eb.fn.countAll<number>().as('total'))
       .executeTakeFirst();
     return Number(row?.total ?? 0);
