@@ -15,6 +15,7 @@ const parts = [
   'scale.ts',
   'replicas.ts',
   'filters.ts',
+  'filter-indexes.ts',
   'webhooks.ts',
   'failover.ts',
 ];
