@@ -3,7 +3,7 @@
 // the filter the test applies itself to the user's whole list; strict values; ids= gives the user's games in
 // the order given, and another user's ids exactly as unknown ones, in every encoding. The server counts at
 // most CAP matches (FILTER_TOTAL_MAX), so that broad filters over the slice say X-Total-Count-Exceeds
-// instead of a total, as filters of more than 10,000 games do by default.
+// instead of a total, as filters of more than 1,000 games do by default.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';

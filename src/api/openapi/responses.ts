@@ -67,14 +67,14 @@ export const HEADERS = {
   'X-Total-Count': header(
     'integer',
     'Number of items in the whole list (every page), counted when the answer was made; on JSON answers. A ' +
-      'filtered game list with more matches than the server counts (FILTER_TOTAL_MAX, default 10000) has ' +
+      'filtered game list with more matches than the server counts (FILTER_TOTAL_MAX, default 1000) has ' +
       'X-Total-Count-Exceeds instead.',
     { minimum: 0 },
   ),
   'X-Total-Count-Exceeds': header(
     'integer',
     'In place of X-Total-Count on a filtered game list (JSON pages) with more matches than the server counts: ' +
-      'the list holds more than this many games (FILTER_TOTAL_MAX, default 10000), and the Link header has ' +
+      'the list holds more than this many games (FILTER_TOTAL_MAX, default 1000), and the Link header has ' +
       'no rel="last". The same on every page of that list; follow rel="next" to the end.',
     { minimum: 1 },
   ),

@@ -12,8 +12,11 @@ import { gameSummaryJson } from '../serialize.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** FILTER_TOTAL_MAX's default: as GitLab, which says no total for a list of more than 10,000 items. */
-export const DEFAULT_FILTER_TOTAL_MAX = 10_000;
+/**
+ * FILTER_TOTAL_MAX's default: as GitHub's search, which gives at most 1,000 results. A bound of 10,000 (GitLab's
+ * for its totals) reads too many rows per page on a large account (docs/performance.md, "Filters").
+ */
+export const DEFAULT_FILTER_TOTAL_MAX = 1_000;
 
 /**
  * What a page's rows say of the list's length: when the page is its end and holds a game (or is the first
