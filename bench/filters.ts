@@ -125,12 +125,21 @@ async function bench(dialect: Dialect): Promise<void> {
             const run = await timed(`${base}?limit=50&offset=${offset}${query ? `&${query}` : ''}`, headers);
             times.push(run.ms);
             if (i === 0) matches = run.total;
+            // A case slower than a second a request gets ten (one per page), not hours of them.
+            if (
+              times.length === 10 &&
+              percentile(
+                [...times].sort((a, b) => a - b),
+                50,
+              ) > 1000
+            )
+              break;
           }
           times.sort((a, b) => a - b);
           const p50 = percentile(times, 50);
           if (Number.isNaN(reference[i])) reference[i] = p50;
           cells.push(
-            `${p50.toFixed(1)} | ${percentile(times, 99).toFixed(1)} | ${(p50 / (reference[i] as number)).toFixed(2)}`,
+            `${p50.toFixed(1)} | ${percentile(times, 99).toFixed(1)}${times.length < REQUESTS ? ` (${times.length} requests)` : ''} | ${(p50 / (reference[i] as number)).toFixed(2)}`,
           );
         }
         console.log(`| ${name} | ${matches} | ${cells.join(' | ')} |`);
