@@ -1,11 +1,13 @@
 // The reads of games (lists, one game, totals, a version stamp, a database's PGN export), most of them behind
 // every API request and compiled once (prepared.ts). `store.games` is a Games (game-writes.ts), which adds
 // the writes to these.
+import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Executor, StoreContext } from './context.ts';
 import { type ExportOptions, type ExportScope, GameExport } from './game-export.ts';
 import { type GameFilter, whereGameFilter } from './game-filter.ts';
 import { prepared, type RunQuery } from './prepared.ts';
 import { detailColumns, summaryColumns, toDetail, toSummary } from './rows.ts';
+import type { DB } from './schema.ts';
 import { storable } from './storable.ts';
 import type { GameDetail, ListedGame, Page } from './types.ts';
 
@@ -75,6 +77,29 @@ function compiledReads(ctx: StoreContext) {
         .where('deleted', '=', 0),
     ),
   };
+}
+
+/** The most tombstones of an owner that a filter's count reads to count on the filter's index alone. */
+const TOMBSTONES_READ = 1000;
+
+/**
+ * Whether every condition of the filter is on the columns of one filter index (game-filter.ts), led by the
+ * owner: a date range, updatedSince (the feed's (owner_id, seq)), a result, an ECO code or prefix, an event, or
+ * a player's name or FIDE id with a colour.
+ */
+function onOneIndex(filter: GameFilter): boolean {
+  const named = (Object.keys(filter) as (keyof GameFilter)[]).filter((name) => filter[name] !== undefined);
+  const player = named.includes('player') || named.includes('fideId');
+  if (player !== named.includes('color')) return false;
+  return [
+    ['dateFrom', 'dateTo'],
+    ['afterSeq'],
+    ['result'],
+    ['eco'],
+    ['event'],
+    ['player', 'color'],
+    ['fideId', 'color'],
+  ].some((columns) => named.length > 0 && named.every((name) => columns.includes(name)));
 }
 
 export class GameReads {
@@ -183,6 +208,10 @@ export class GameReads {
    * than `upTo` match.
    */
   async countFiltered(scope: ExportScope & { filter: GameFilter }, upTo?: number): Promise<number> {
+    if (upTo !== undefined && scope.databaseId === undefined && onOneIndex(scope.filter)) {
+      const counted = await this.countOnIndex(scope.ownerId, scope.filter, upTo);
+      if (counted !== undefined) return counted;
+    }
     if (upTo === undefined) {
       const row = await this.filtered(scope)
         .select((eb) => eb.fn.countAll<number>().as('total'))
@@ -199,6 +228,37 @@ export class GameReads {
       .select((eb) => eb.fn.countAll<number>().as('total'))
       .executeTakeFirst();
     return Number(row?.total ?? 0);
+  }
+
+  /**
+   * countFiltered on the filter's index alone, without reading a row: whether a game is live is on its row
+   * (`deleted`), which no filter index holds, so the index's matches (live games and tombstones) are counted,
+   * up to `upTo + 1` beyond the tombstones that match, and the matching tombstones taken off. Those are found
+   * among the owner's tombstones (on games_owner_list, rows read): undefined when the owner has more than
+   * TOMBSTONES_READ of them, for the caller's count over the rows.
+   */
+  private async countOnIndex(ownerId: string, filter: GameFilter, upTo: number): Promise<number | undefined> {
+    const { db } = this.ctx;
+    const count = async (query: SelectQueryBuilder<DB, 'games', object>, limit?: number) => {
+      const limited =
+        limit === undefined
+          ? query.select(sql.lit(1).as('one'))
+          : query.select(sql.lit(1).as('one')).limit(limit);
+      const row = await db
+        .selectFrom(limited.as('matches'))
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirst();
+      return Number(row?.total ?? 0);
+    };
+    const owners = db.selectFrom('games').where('owner_id', '=', ownerId);
+    const tombstones = owners.where('deleted', '=', 1);
+    if ((await count(tombstones, TOMBSTONES_READ + 1)) > TOMBSTONES_READ) return undefined;
+    const dead = await count(tombstones.where((eb) => whereGameFilter(eb, filter)));
+    const all = await count(
+      owners.where((eb) => whereGameFilter(eb, filter)),
+      upTo + 1 + dead,
+    );
+    return Math.max(0, all - dead);
   }
 
   private filtered({ ownerId, databaseId, filter }: ExportScope & { filter: GameFilter }) {
