@@ -208,7 +208,7 @@ export class GameReads {
    * than `upTo` match.
    */
   async countFiltered(scope: ExportScope & { filter: GameFilter }, upTo?: number): Promise<number> {
-    if (upTo !== undefined && scope.databaseId === undefined && onOneIndex(scope.filter)) {
+    if (scope.databaseId === undefined && onOneIndex(scope.filter)) {
       const counted = await this.countOnIndex(scope.ownerId, scope.filter, upTo);
       if (counted !== undefined) return counted;
     }
@@ -233,11 +233,15 @@ export class GameReads {
   /**
    * countFiltered on the filter's index alone, without reading a row: whether a game is live is on its row
    * (`deleted`), which no filter index holds, so the index's matches (live games and tombstones) are counted,
-   * up to `upTo + 1` beyond the tombstones that match, and the matching tombstones taken off. Those are found
+   * all of them or up to `upTo + 1` beyond the tombstones that match, and the matching tombstones taken off. Those are found
    * among the owner's tombstones (on games_owner_list, rows read): undefined when the owner has more than
    * TOMBSTONES_READ of them, for the caller's count over the rows.
    */
-  private async countOnIndex(ownerId: string, filter: GameFilter, upTo: number): Promise<number | undefined> {
+  private async countOnIndex(
+    ownerId: string,
+    filter: GameFilter,
+    upTo: number | undefined,
+  ): Promise<number | undefined> {
     const { db } = this.ctx;
     const count = async (query: SelectQueryBuilder<DB, 'games', object>, limit?: number) => {
       const limited =
@@ -256,7 +260,7 @@ export class GameReads {
     const dead = await count(tombstones.where((eb) => whereGameFilter(eb, filter)));
     const all = await count(
       owners.where((eb) => whereGameFilter(eb, filter)),
-      upTo + 1 + dead,
+      upTo === undefined ? undefined : upTo + 1 + dead,
     );
     return Math.max(0, all - dead);
   }
