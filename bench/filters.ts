@@ -105,6 +105,10 @@ async function bench(dialect: Dialect): Promise<void> {
         ['result 1-0', 'result=1-0'],
         ['dateFrom (a year)', `dateFrom=${(pick((g) => g.date) ?? '2000-01-01').slice(0, 4)}-01-01`],
         [
+          'updatedSince (last second)',
+          `updatedSince=${encodeURIComponent(new Date(fill.changedUntil - 1_000).toISOString())}`,
+        ],
+        [
           'updatedSince (last minute)',
           `updatedSince=${encodeURIComponent(new Date(fill.changedUntil - 60_000).toISOString())}`,
         ],
