@@ -16,6 +16,7 @@ const parts = [
   'scale.ts',
   'replicas.ts',
   'filters.ts',
+  'filter-indexes.ts',
   'webhooks.ts',
   'failover.ts',
 ];

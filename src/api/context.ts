@@ -22,6 +22,11 @@ export interface ApiContext {
   positions: ListPositions;
   /** The protected-resource metadata's URL (RFC 9728), named in 401 challenges; undefined without OAuth. */
   resourceMetadataUrl: () => string | undefined;
+  /**
+   * The most matches a filtered game list counts for its total (FILTER_TOTAL_MAX); above it the list says only
+   * that it holds more (routes/paging.ts). 0: every match is counted.
+   */
+  filterTotalMax: number;
   /** The requests of the changes feed that wait for a change (wait=). */
   waits: FeedWaits;
 }

@@ -7,6 +7,8 @@
 // Bounded in bytes (PAGE_CACHE_MB), least recently used first out. A Map keeps insertion order, which is
 // all an LRU needs; no library is worth a dependency for these thirty lines.
 
+import type { ListTotal } from './params.ts';
+
 export interface CachedPage {
   /** store.games.version of the owner when the page was rendered. */
   version: number;
@@ -14,8 +16,8 @@ export interface CachedPage {
   body: Buffer;
   /** The Link header of the page (absent on a single page). */
   link: string | undefined;
-  /** The list's X-Total-Count when the page was rendered. */
-  total: number;
+  /** The list's length when the page was rendered (X-Total-Count, or X-Total-Count-Exceeds). */
+  total: ListTotal;
   /** Its strong ETag value (conditional.ts), computed once with the body. */
   tag: string;
 }

@@ -1,5 +1,5 @@
 // Strict query parameters (docs/design.md 13): plain decimal integers in range, no unknown names, never clamped.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../platform/http/errors.ts';
 import { zonedTimestampRule } from './timestamp.ts';
 
@@ -67,15 +67,35 @@ export function checkRawQuery(request: FastifyRequest, schema: QuerySchema): voi
 }
 
 /**
+ * A list's length (docs/api.md "Totals"): counted, or, for a filtered list with more matches than the
+ * server counts (FILTER_TOTAL_MAX), only known to exceed that bound.
+ */
+export type ListTotal = { count: number } | { exceeds: number };
+
+/** The header that says a list's length: `X-Total-Count`, or `X-Total-Count-Exceeds` when not counted to the end. */
+export function totalHeaders(reply: FastifyReply, total: ListTotal): void {
+  if ('count' in total) reply.header('x-total-count', String(total.count));
+  else reply.header('x-total-count-exceeds', String(total.exceeds));
+}
+
+/**
+ * The list's length as a page's ETag reads it (plugins/conditional.ts): a count as it always has, a total
+ * not counted to the end as `>` and its bound; from the answer's headers, or '' without either.
+ */
+export function totalTag(count: string, exceeds: string): string {
+  return count || (exceeds && `>${exceeds}`);
+}
+
+/**
  * RFC 8288 Link header for offset paging: rel="next" and rel="last" (the page holding the last of `total`
- * items) while more items exist, rel="prev" after the first page.
+ * items, when the total was counted) while more items exist, rel="prev" after the first page.
  */
 export function pageLinks(
   request: FastifyRequest,
   limit: number,
   offset: number,
   hasMore: boolean,
-  total: number,
+  total: ListTotal,
 ): string | undefined {
   // Root-relative also for a request in absolute-form (`GET http://host/api/v1/games`, RFC 9112 3.2.2), whose
   // URL names a scheme and host that the client chose.
@@ -90,9 +110,12 @@ export function pageLinks(
   const links: string[] = [];
   if (hasMore) {
     links.push(link(offset + limit, 'next'));
-    // Counted apart from the page: a write in between can leave it at or before this page.
-    const last = Math.floor(Math.max(0, total - 1) / limit) * limit;
-    if (last > offset) links.push(link(last, 'last'));
+    // Counted apart from the page: a write in between can leave it at or before this page. A total not
+    // counted to the end names no last page.
+    if ('count' in total) {
+      const last = Math.floor(Math.max(0, total.count - 1) / limit) * limit;
+      if (last > offset) links.push(link(last, 'last'));
+    }
   }
   if (offset > 0) links.push(link(Math.max(0, offset - limit), 'prev'));
   return links.length ? links.join(', ') : undefined;

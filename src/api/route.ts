@@ -62,8 +62,11 @@ export interface ReadRoute {
   params?: Record<string, { type: 'string'; description: string }>;
   /** The 200 JSON answer. */
   ok: ReadAnswers['ok'];
-  /** The list says its total in X-Total-Count. */
-  total?: boolean;
+  /**
+   * The list says its total in X-Total-Count; `bounded`: a filtered one may say only that it exceeds
+   * FILTER_TOTAL_MAX instead (X-Total-Count-Exceeds).
+   */
+  total?: boolean | 'bounded';
   /** What its PGN answer holds, where the `format` parameter asks for one. */
   pgn?: string;
   /** What its NDJSON answer holds, where the `format` parameter can ask for one (a whole export). */

@@ -148,6 +148,7 @@ export function apiOptions(
     logLevel: settings.logLevel,
     trustProxy: server.trustProxy,
     pageCacheBytes: server.pageCacheBytes,
+    filterTotalMax: server.filterTotalMax,
     requestTimeoutMs: server.requestTimeoutMs,
     idleTimeoutMs: server.idleTimeoutMs,
     outageLogIntervalMs: server.outageLogIntervalMs,

@@ -9,6 +9,7 @@ import {
   type HeavyLimits,
 } from '../api/heavy-kinds.ts';
 import { DEFAULT_PAGE_CACHE_BYTES } from '../api/page-cache.ts';
+import { DEFAULT_FILTER_TOTAL_MAX } from '../api/routes/paging.ts';
 import {
   DEFAULT_OAUTH_SETTINGS,
   DEVELOPER_CONSOLE_MODES,
@@ -274,6 +275,8 @@ export interface ServerSettings {
   trustProxy: boolean | string;
   /** Bytes of rendered game-list pages each instance keeps (PAGE_CACHE_MB; 0 turns the cache off). */
   pageCacheBytes: number;
+  /** The most matches a filtered game list counts for its total (FILTER_TOTAL_MAX; 0 counts every match). */
+  filterTotalMax: number;
   /** How often an outage of the store or of Redis is summarised in the log (OUTAGE_LOG_INTERVAL). */
   outageLogIntervalMs: number | undefined;
   /**
@@ -359,6 +362,7 @@ export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): Server
       (text) => parsePageCacheMb(text) * MB,
       DEFAULT_PAGE_CACHE_BYTES,
     ),
+    filterTotalMax: setting(env, 'FILTER_TOTAL_MAX', parseCount, DEFAULT_FILTER_TOTAL_MAX),
     outageLogIntervalMs: setting(env, 'OUTAGE_LOG_INTERVAL', parseDuration, undefined),
     publicUrl: setting(env, 'PUBLIC_URL', parsePublicUrl, null),
     oauth: {

@@ -22,6 +22,7 @@ import { changeRoutes } from '../api/routes/changes.ts';
 import { databaseRoutes } from '../api/routes/databases.ts';
 import { gameRoutes } from '../api/routes/games.ts';
 import { meRoutes } from '../api/routes/me.ts';
+import { DEFAULT_FILTER_TOTAL_MAX } from '../api/routes/paging.ts';
 import { sharedSchemas } from '../api/schemas.ts';
 import { parseZonedTimestamp } from '../api/timestamp.ts';
 import { type OAuthSettings, oauthServer } from '../oauth/index.ts';
@@ -63,6 +64,11 @@ export interface ApiOptions {
   rateLimit?: RateLimitSettings;
   /** Bytes of rendered game-list pages kept (page-cache.ts); 0 renders every page. Default 64 MiB. */
   pageCacheBytes?: number;
+  /**
+   * The most matches a filtered game list counts for its total (api/routes/paging.ts); 0 counts every match.
+   * Default 10,000.
+   */
+  filterTotalMax?: number;
   /** How long a client may take to send a request, head and body (timeouts.ts). Default 30 s. */
   requestTimeoutMs?: number;
   /** How long a connection may see no bytes move before it is closed (timeouts.ts). Default 2 minutes. */
@@ -220,6 +226,7 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     pages,
     positions: new ListPositions(),
     resourceMetadataUrl: () => oauth?.resourceMetadataUrl(),
+    filterTotalMax: options.filterTotalMax ?? DEFAULT_FILTER_TOTAL_MAX,
     waits,
   };
   app.register(

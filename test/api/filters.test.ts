@@ -1,7 +1,9 @@
 // The filters of GET /games and GET /databases/{id}/games, and games by id (GET /games?ids=), black-box
 // over a real corpus slice: for random filter combinations every page, total, rel="last" and export equals
 // the filter the test applies itself to the user's whole list; strict values; ids= gives the user's games in
-// the order given, and another user's ids exactly as unknown ones, in every encoding.
+// the order given, and another user's ids exactly as unknown ones, in every encoding. The server counts at
+// most CAP matches (FILTER_TOTAL_MAX), so that broad filters over the slice say X-Total-Count-Exceeds
+// instead of a total, as filters of more than 1,000 games do by default.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -39,6 +41,10 @@ let bob: string;
 let all: Game[] = [];
 let bobIds: string[] = [];
 let databases: { id: string; slug: string }[] = [];
+/** The most matches the server counts (FILTER_TOTAL_MAX) in this suite: fewer than the broad filters have. */
+const CAP = 150;
+/** The suite's servers: the bound, and a rate limit that its thousands of requests never reach. */
+const SERVER_ENV = { FILTER_TOTAL_MAX: String(CAP), RATE_LIMIT_MAX: '100000' };
 
 const get = <T = Record<string, unknown>>(
   path: string,
@@ -70,9 +76,15 @@ describe('filters and ids over a corpus slice', { skip: CORPUS_PRESENT ? false :
     await importPgn(env, join(CORPUS, 'annotated/pychess__dortmund.pgn'), 'bob', 'Dortmund');
     alice = await issueToken(env, 'alice', 'app-one', 'games.read');
     bob = await issueToken(env, 'bob', 'app-one', 'games.read');
-    server = await startServer(env);
+    server = await startServer(env, SERVER_ENV);
     base = `${server.base}/api/v1`;
+    // A few deleted games: tombstones, which the filter indexes hold and a filter's count takes off.
+    const before = await ndjson('/games?format=ndjson');
+    for (const game of before.filter((_, i) => i % 97 === 3).slice(0, 8)) {
+      await cliJson(env, ['games', 'delete', game.id]);
+    }
     all = await ndjson('/games?format=ndjson');
+    assert.equal(all.length, before.length - 8);
     bobIds = (await ndjson('/games?format=ndjson', bob)).map((game) => game.id);
   });
   after(async () => {
@@ -168,16 +180,20 @@ describe('filters and ids over a corpus slice', { skip: CORPUS_PRESENT ? false :
       const what = `${path}?${query}`;
       const limit = 1 + Math.floor(next() * 60);
       const seen: string[] = [];
+      const counted = expected.length <= CAP;
       for (let offset = 0; ; offset += limit) {
         const page = await get<{ data: { id: string }[] }>(
           `${path}?${query}&limit=${limit}&offset=${offset}`,
         );
         assert.equal(page.status, 200, what);
-        assert.equal(page.headers.get('x-total-count'), String(expected.length), what);
+        // Counted up to CAP; more matches say only that they exceed it, on every page alike.
+        assert.equal(page.headers.get('x-total-count'), counted ? String(expected.length) : null, what);
+        assert.equal(page.headers.get('x-total-count-exceeds'), counted ? null : String(CAP), what);
         seen.push(...page.json.data.map((game) => game.id));
         const link = page.headers.get('link') ?? '';
         if (!link.includes('rel="next"')) break;
         const last = /offset=(\d+)>; rel="last"/.exec(link)?.[1];
+        if (!counted) assert.equal(last, undefined, `${what}: no rel="last" without a total`);
         if (last !== undefined) assert.equal(Number(last), Math.floor((expected.length - 1) / limit) * limit);
       }
       assert.deepEqual(seen, expected, what);
@@ -189,6 +205,67 @@ describe('filters and ids over a corpus slice', { skip: CORPUS_PRESENT ? false :
       );
       const pgn = await get(`${path}?${query}&format=pgn`);
       assert.equal(pgn.text, exported.map((game) => game.pgn).join('\n'), `${what} as PGN`);
+    }
+  });
+
+  test('the bound: X-Total-Count up to FILTER_TOTAL_MAX matches, X-Total-Count-Exceeds beyond, on every page, HEAD and 304', async () => {
+    // The most common result: a broad filter, with more matches than CAP.
+    const byResult = new Map<string, number>();
+    for (const game of all) byResult.set(game.result, (byResult.get(game.result) ?? 0) + 1);
+    const [result, n] = [...byResult].sort((a, b) => b[1] - a[1])[0] as [string, number];
+    assert.ok(n > CAP, `${n} games of ${result}`);
+    const query = `result=${encodeURIComponent(result)}`;
+    const limit = 40;
+    const lastPage = Math.floor((n - 1) / limit) * limit;
+    /** Every page of the filtered list, on a server that counts at most `max` matches. */
+    async function pages(at: string, max: number): Promise<void> {
+      const counted = max === 0 || n <= max;
+      const ids: string[] = [];
+      for (let offset = 0; offset <= lastPage; offset += limit) {
+        const path = `/games?${query}&limit=${limit}&offset=${offset}`;
+        const what = `FILTER_TOTAL_MAX=${max} ${path}`;
+        const page = await http<{ data: { id: string }[] }>(at, path, { token: alice });
+        assert.equal(page.status, 200, what);
+        ids.push(...page.json.data.map((game) => game.id));
+        assert.equal(page.headers.get('x-total-count'), counted ? String(n) : null, what);
+        assert.equal(page.headers.get('x-total-count-exceeds'), counted ? null : String(max), what);
+        const link = page.headers.get('link') ?? '';
+        assert.equal(link.includes('rel="next"'), offset < lastPage, what);
+        assert.equal(link.includes('rel="last"'), counted && offset < lastPage, what);
+        // HEAD and a 304 say the same as the 200.
+        const head = await http(at, path, { token: alice, method: 'HEAD' });
+        const etag = page.headers.get('etag') as string;
+        const again = await http(at, path, { token: alice, headers: { 'if-none-match': etag } });
+        for (const other of [head, again]) {
+          for (const name of ['x-total-count', 'x-total-count-exceeds', 'link', 'etag']) {
+            assert.equal(other.headers.get(name), page.headers.get(name), `${what}: ${name}`);
+          }
+        }
+        assert.equal(again.status, 304, what);
+      }
+      assert.deepEqual(
+        ids,
+        all.filter((game) => game.result === result).map((game) => game.id),
+      );
+      // The unfiltered list keeps its exact total, whatever the bound.
+      const unfiltered = await http(at, '/games?limit=1', { token: alice });
+      assert.equal(unfiltered.headers.get('x-total-count'), String(all.length));
+      assert.equal(unfiltered.headers.get('x-total-count-exceeds'), null);
+    }
+    await pages(base, CAP);
+    // Exactly n matches counted at a bound of n; one more than the bound n - 1 (without the page cache,
+    // the other way a page is made); 0 counts every match.
+    for (const [max, extra] of [
+      [n, {}],
+      [n - 1, { PAGE_CACHE_MB: '0' }],
+      [0, {}],
+    ] as const) {
+      const other = await startServer(env, { ...SERVER_ENV, FILTER_TOTAL_MAX: String(max), ...extra });
+      try {
+        await pages(`${other.base}/api/v1`, max);
+      } finally {
+        await other.stop();
+      }
     }
   });
 

@@ -527,8 +527,9 @@ describe('black box: every answer a client can provoke, against the document', (
       gamesOnly: await issue('app-one', 'games.read'),
       spender: await issue('app-spender', 'user.read,databases.read,games.read'),
     };
-    // The file's server allows 2 requests a minute (for 429s); this one all the others.
-    roomy = await serveInProcess(env, { RATE_LIMIT_MAX: '100000' });
+    // The file's server allows 2 requests a minute (for 429s); this one all the others. It counts at most one
+    // match of a filter, so that a filter of two games says X-Total-Count-Exceeds.
+    roomy = await serveInProcess(env, { RATE_LIMIT_MAX: '100000', FILTER_TOTAL_MAX: '1' });
     const games = await send(roomy.base, '/api/v1/games?limit=1', 'GET', bearer(tokens.all));
     const [game] = (JSON.parse(games.body.toString()) as { data: { id: string }[] }).data;
     paths = {
@@ -606,6 +607,14 @@ describe('black box: every answer a client can provoke, against the document', (
         const etag = String(second.headers.etag);
         await expect(roomy.base, `${path}?limit=1&offset=1`, 'GET', { ...all, 'if-none-match': etag }, 304);
         await expect(roomy.base, `${path}?limit=0`, 'GET', all, 400);
+      }
+      if (parameters.includes('updatedSince')) {
+        // Every game matches: more than the roomy server counts.
+        const broad = `${path}?limit=1&updatedSince=2000-01-01T00:00:00Z`;
+        const page = await expect(roomy.base, broad, 'GET', all, 200);
+        assert.equal(page.headers['x-total-count-exceeds'], '1');
+        const etag = String(page.headers.etag);
+        await expect(roomy.base, broad, 'GET', { ...all, 'if-none-match': etag }, 304);
       }
       if (parameters.includes('format')) {
         const pgn = await expect(roomy.base, `${path}?format=pgn`, 'GET', all, 200);

@@ -11,7 +11,7 @@ const page = (version: number, bytes: number): CachedPage => ({
   version,
   body: Buffer.alloc(bytes),
   link: undefined,
-  total: 0,
+  total: { count: 0 },
   tag: 'tag',
 });
 

@@ -55,7 +55,9 @@ restart with \`since\`).
 Lists are in import order, oldest first, stable under new imports, so offset paging never shows a game
 twice. Follow the \`Link\` header (RFC 8288, root-relative targets): \`rel="next"\` and \`rel="last"\`
 while more pages exist, \`rel="prev"\` after the first page. \`X-Total-Count\` gives the length of the
-whole list (\`/databases\` too), and each database its \`gameCount\`. Parameters are strict: \`limit\` and \`offset\` must be plain decimal
+whole list (\`/databases\` too), and each database its \`gameCount\`; a filtered game list with more
+matches than the server counts (1,000 by default) says \`X-Total-Count-Exceeds: 1000\` instead, and no
+\`rel="last"\`. Parameters are strict: \`limit\` and \`offset\` must be plain decimal
 integers in range, and an unknown, repeated or empty parameter is 400 \`invalid_request\` naming it; nothing
 is clamped or ignored.
 

@@ -66,8 +66,17 @@ export const HEADERS = {
   ),
   'X-Total-Count': header(
     'integer',
-    'Number of items in the whole list (every page), counted when the answer was made; on JSON answers.',
+    'Number of items in the whole list (every page), counted when the answer was made; on JSON answers. A ' +
+      'filtered game list with more matches than the server counts (FILTER_TOTAL_MAX, default 1000) has ' +
+      'X-Total-Count-Exceeds instead.',
     { minimum: 0 },
+  ),
+  'X-Total-Count-Exceeds': header(
+    'integer',
+    'In place of X-Total-Count on a filtered game list (JSON pages) with more matches than the server counts: ' +
+      'the list holds more than this many games (FILTER_TOTAL_MAX, default 1000), and the Link header has ' +
+      'no rel="last". The same on every page of that list; follow rel="next" to the end.',
+    { minimum: 1 },
   ),
   'Content-Disposition': header('string', 'On PGN answers: `attachment; filename="<slug>.pgn"`.'),
   'X-Changes-Cursor': header(
@@ -133,8 +142,8 @@ export interface ReadAnswers {
   ok: { description: string; schema: object };
   /** Offset paging with a Link header. */
   paged: boolean;
-  /** A list that says its total (X-Total-Count). */
-  total: boolean;
+  /** A list that says its total (X-Total-Count); `bounded`: or that it exceeds a bound (X-Total-Count-Exceeds). */
+  total: boolean | 'bounded';
   /** What the PGN answer holds, when PGN can be asked for (format=pgn or Accept). */
   pgn: string | undefined;
   /** What the NDJSON answer holds, when NDJSON can be asked for (format=ndjson or Accept). */
@@ -147,15 +156,17 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
   const okHeaders: HeaderName[] = [...COUNTED, 'ETag', ...CACHING];
   if (answers.paged) okHeaders.push('Link');
   if (answers.total) okHeaders.push('X-Total-Count');
+  if (answers.total === 'bounded') okHeaders.push('X-Total-Count-Exceeds');
   if (answers.pgn) okHeaders.push('Content-Disposition');
   if (answers.ndjson) okHeaders.push('X-Changes-Cursor');
   // Only on some answers: Link when there is another page, Content-Disposition on PGN, X-Total-Count on
-  // JSON where PGN can be asked for.
+  // JSON where PGN can be asked for or where a bounded total may take its place.
   const sometimes: HeaderName[] = [
     'Link',
     'Content-Disposition',
     'X-Changes-Cursor',
-    ...(answers.pgn ? ['X-Total-Count' as const] : []),
+    'X-Total-Count-Exceeds',
+    ...(answers.pgn || answers.total === 'bounded' ? ['X-Total-Count' as const] : []),
   ];
   const content: Record<string, { schema: object }> = { 'application/json': { schema: answers.ok.schema } };
   if (answers.pgn) content[`${PGN_MEDIA_TYPE}`] = { schema: { type: 'string', description: answers.pgn } };
@@ -184,6 +195,7 @@ export function readResponses(answers: ReadAnswers): Record<string, object> {
           ...CACHING,
           ...(answers.paged ? (['Link'] as const) : []),
           ...(answers.total ? (['X-Total-Count'] as const) : []),
+          ...(answers.total === 'bounded' ? (['X-Total-Count-Exceeds'] as const) : []),
         ],
         [...COUNTED, 'ETag', ...CACHING],
       ),

@@ -2,8 +2,8 @@
 // strong ETag, and a matching If-None-Match gets 304 with no body.
 //
 // The tag hashes the representation: its media type, Content-Disposition and Link header (a new page
-// behind the last one changes `rel="next"` but not the body), X-Total-Count where a list has it, and the
-// body, before compression. The
+// behind the last one changes `rel="next"` but not the body), X-Total-Count (or X-Total-Count-Exceeds) where
+// a list has it, and the body, before compression. The
 // negotiated content coding is appended (`"…-gzip"`), so each coding has its own strong validator; the
 // comparison ignores that suffix, as If-None-Match compares weakly anyway.
 //
@@ -24,6 +24,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { negotiatedCoding } from '../../platform/http/compression.ts';
 import type { Store } from '../../store/index.ts';
+import { totalTag } from '../params.ts';
 import { answerFormat } from '../pgn.ts';
 
 declare module 'fastify' {
@@ -56,8 +57,8 @@ function digest(parts: (string | Buffer)[], hash: Hash | Hmac = createHash('sha2
 }
 
 /**
- * The strong tag of a body sent with this Content-Type, Content-Disposition, Link and X-Total-Count (empty
- * when absent): what the onSend hook computes when the handler has not named the tag itself.
+ * The strong tag of a body sent with this Content-Type, Content-Disposition, Link and list total (params.ts
+ * totalTag; empty when absent): what the onSend hook computes when the handler has not named the tag itself.
  */
 export function bodyTag(
   contentType: string,
@@ -175,7 +176,7 @@ export function conditionalRequests(app: FastifyInstance, store: Store, secret: 
         contentType,
         headerText(reply, 'content-disposition'),
         headerText(reply, 'link'),
-        headerText(reply, 'x-total-count'),
+        totalTag(headerText(reply, 'x-total-count'), headerText(reply, 'x-total-count-exceeds')),
         bytes,
       );
       body = bytes;

@@ -7,7 +7,7 @@ import { answerFormat } from '../pgn.ts';
 import { readRoute } from '../route.ts';
 import { exportFormatParam, gameIdsParam, pageQuery, schemas } from '../schemas.ts';
 import { listedDatabaseJson } from '../serialize.ts';
-import { sendPage } from './paging.ts';
+import { boundedTotal, sendPage } from './paging.ts';
 
 export function databaseRoutes(app: FastifyInstance, context: ApiContext): void {
   const { store } = context;
@@ -53,7 +53,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
     ndjson:
       'Every game of the database as NDJSON, in import order: one JSON object a line, each the data of GET ' +
       '/api/v1/games/{id} for that game, every line ended by a newline; an empty database gives an empty body.',
-    total: true,
+    total: 'bounded',
     handler: async (request, reply, token) => {
       const { id } = request.params as { id: string };
       const { gameIds } = request.query as { gameIds?: boolean };
@@ -88,7 +88,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
           database.ownerId,
           `database ${database.id} ${filterKey(request)}`,
           (page) => store.games.listFiltered(scope, page),
-          () => store.games.countFiltered(scope),
+          boundedTotal(context, (upTo) => store.games.countFiltered(scope, upTo)),
         );
       }
       return sendPage(
@@ -98,7 +98,7 @@ export function databaseRoutes(app: FastifyInstance, context: ApiContext): void 
         database.ownerId,
         `database ${database.id}`,
         (page) => store.games.listInDatabase(database.id, page),
-        () => store.databases.gameTotal(database.id),
+        async () => ({ count: await store.databases.gameTotal(database.id) }),
       );
     },
   });

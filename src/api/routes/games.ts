@@ -10,7 +10,7 @@ import { answerFormat, pgnHeaders, wantsPgn } from '../pgn.ts';
 import { readRoute } from '../route.ts';
 import { exportFormatParam, formatParam, idsParam, minCursorParam, pageQuery, schemas } from '../schemas.ts';
 import { gameDetailJson } from '../serialize.ts';
-import { sendPage } from './paging.ts';
+import { boundedTotal, sendPage } from './paging.ts';
 
 export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
   const { store } = context;
@@ -37,7 +37,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
     ndjson:
       'Every game of the user as NDJSON, in import order across databases: one JSON object a line, each the ' +
       'data of GET /api/v1/games/{id} for that game, every line ended by a newline.',
-    total: true,
+    total: 'bounded',
     handler: async (request, reply, token) => {
       const { ids } = request.query as { ids?: string };
       if (ids !== undefined) return sendByIds(request, reply, context, token, ids);
@@ -63,7 +63,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
           token.userId,
           `games ${filterKey(request)}`,
           (page) => store.games.listFiltered(scope, page),
-          () => store.games.countFiltered(scope),
+          boundedTotal(context, (upTo) => store.games.countFiltered(scope, upTo)),
         );
       }
       return sendPage(
@@ -73,7 +73,7 @@ export function gameRoutes(app: FastifyInstance, context: ApiContext): void {
         token.userId,
         'games',
         (page) => store.games.list(token.userId, page),
-        () => store.games.total(token.userId),
+        async () => ({ count: await store.games.total(token.userId) }),
       );
     },
   });

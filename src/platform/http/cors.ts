@@ -10,6 +10,7 @@ export const EXPOSED_HEADERS = [
   'ETag',
   'Link',
   'X-Total-Count',
+  'X-Total-Count-Exceeds',
   'Retry-After',
   'Content-Disposition',
   'X-Changes-Cursor',

@@ -116,6 +116,7 @@ const REPLACED_HEADERS = [
   'content-length',
   'link',
   'x-total-count',
+  'x-total-count-exceeds',
   'allow',
   'www-authenticate',
   'retry-after',
