@@ -56,6 +56,12 @@ export interface SyncOptions {
    * address or localhost), where compressing costs CPU on both sides and saves nothing.
    */
   compression?: boolean;
+  /**
+   * The URL to start a worker thread of the sync from, given the URL of its module (the take-over's writer
+   * thread, takeover-worker.ts): the CLI maps it to the module's bundle when it runs from its own. Default:
+   * the module itself.
+   */
+  workerUrl?: (module: URL) => URL;
 }
 
 export interface SyncProgress {

@@ -16,6 +16,7 @@ import {
 } from '@chessport/sync';
 import type { Command } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
+import { workerUrl } from '../../workers/bundle.ts';
 import { jsonOption } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
@@ -180,6 +181,8 @@ export function syncCommand(program: Command): void {
           userAgent: `chessport-sync/${packageJson.version}`,
           ...(compression !== undefined && { compression }),
           signal: controller.signal,
+          // The take-over's writer thread starts from its bundle when the command runs from its own.
+          workerUrl: (module) => workerUrl(module),
           watch,
           waitSeconds,
           onPage: (p) => {
