@@ -116,6 +116,9 @@ export class TakeOverInserts {
     this.#db.pragma('busy_timeout = 10000');
     // Per connection: this one's commits, like the Mirror's during the take-over, need not wait for the disk.
     this.#db.pragma('synchronous = NORMAL');
+    // The Mirror's connection checkpoints the WAL meanwhile (Mirror.checkpoint), on the run's thread, which
+    // the download leaves mostly idle: this thread only appends to the WAL.
+    this.#db.pragma('wal_autocheckpoint = 0');
     this.#insert = this.#db.prepare(
       `insert or replace into games (id, database_id, slug, event, date, result, eco, white, black, fen, moves,
          pgn, metadata, updated_at)
@@ -230,6 +233,14 @@ export class Mirror {
     // The index by database is built once at the end, from the sorted rows, instead of row by row.
     this.#db.exec('drop index if exists games_by_database; delete from games');
     this.#db.pragma('synchronous = NORMAL');
+  }
+
+  /**
+   * Copies what the WAL holds into the database file, as far as no reader needs it (PASSIVE: it never waits
+   * for the writer nor makes it wait). During a take-over, whose writes do not checkpoint (TakeOverInserts).
+   */
+  checkpoint(): void {
+    this.#db.pragma('wal_checkpoint(PASSIVE)');
   }
 
   /**

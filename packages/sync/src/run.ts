@@ -53,6 +53,11 @@ const PAGE_SIZE = 500;
  * commits need not reach the disk (Mirror.beginTakeOver), so fewer and larger ones cost less.
  */
 const TAKE_OVER_BATCH = 2000;
+/**
+ * Games of a take-over written between two checkpoints of the mirror's WAL: about 14 MB, the 1,000 pages at
+ * which SQLite would checkpoint by itself.
+ */
+const CHECKPOINT_GAMES = 8000;
 /** Game details read at the same time, by default. */
 const CONCURRENCY = 4;
 
@@ -70,6 +75,8 @@ export class SyncRun {
   readonly #progress: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
   #detailRequests = 0;
   #exportedGames = 0;
+  /** Games of the take-over written since the mirror's WAL was last checkpointed. */
+  #sinceCheckpoint = 0;
   /** Until the server refuses it (an older one): then every game of the run comes from its detail endpoint. */
   #expand: 'game' | undefined = 'game';
   /** The cursor the mirror had saved when the run opened it: the run continues from there. */
@@ -314,6 +321,11 @@ export class SyncRun {
    */
   async #exportedWritten(batches: WrittenBatch[]): Promise<void> {
     for (const { written, databaseIds } of batches) {
+      this.#sinceCheckpoint += written;
+      if (this.#sinceCheckpoint >= CHECKPOINT_GAMES) {
+        this.#mirror.checkpoint();
+        this.#sinceCheckpoint = 0;
+      }
       await this.#knowDatabaseIds(databaseIds);
       this.#progress.gamesUpserted += written;
       this.#exportedGames += written;
