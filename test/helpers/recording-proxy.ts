@@ -13,10 +13,12 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-/** An answer of the proxy's own; undefined passes the request on. */
+/** An answer of the proxy's own (with more header fields, if given); undefined passes the request on. */
 export type Intercept = (
   req: IncomingMessage,
-) => Promise<{ status: number; type: string; body: string } | undefined> | undefined;
+) =>
+  | Promise<{ status: number; type: string; body: string; headers?: Record<string, string> } | undefined>
+  | undefined;
 
 export async function recordingProxy(upstream: string, intercept?: Intercept): Promise<RecordingProxy> {
   const target = new URL(upstream);
@@ -27,7 +29,7 @@ export async function recordingProxy(upstream: string, intercept?: Intercept): P
     headers.push(req.headers);
     const own = await intercept?.(req);
     if (own) {
-      res.writeHead(own.status, { 'content-type': own.type }).end(own.body);
+      res.writeHead(own.status, { ...own.headers, 'content-type': own.type }).end(own.body);
       return;
     }
     const forward = request(
