@@ -18,7 +18,10 @@ export interface SyncOptions {
   login?: LoginOptions | undefined;
   /** Folder of the mirror; created when missing. */
   out: string;
-  /** Feed page size, 1 to 500 (default 500); also the games of a take-over's export written per transaction. */
+  /**
+   * Feed page size, 1 to 500 (default 500); also the games of a take-over's export written per transaction
+   * (default 2,000).
+   */
   pageSize?: number;
   /** Game details fetched at the same time, for items that come without their game (default 4). */
   concurrency?: number;

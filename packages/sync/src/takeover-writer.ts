@@ -19,7 +19,7 @@ export interface WrittenBatch {
 }
 
 /** Batches sent and not yet written that a write may leave queued: the thread always has the next one. */
-const QUEUED = 2;
+const QUEUED = 3;
 
 /** The URL of the thread's module: its sources, unless the caller maps it to a bundle (SyncOptions.workerUrl). */
 export const TAKE_OVER_WORKER = new URL('./takeover-worker.ts', import.meta.url);
