@@ -18,8 +18,11 @@ export interface WrittenBatch {
   databaseIds: string[];
 }
 
-/** Batches sent and not yet written that a write may leave queued: the thread always has the next one. */
-const QUEUED = 3;
+/**
+ * Batches sent and not yet written that a write may leave queued (16,000 games of 2,000, about 27 MB): the
+ * thread has work while the run's thread checkpoints the WAL, which holds it up to a few hundred ms.
+ */
+const QUEUED = 8;
 
 /** The URL of the thread's module: its sources, unless the caller maps it to a bundle (SyncOptions.workerUrl). */
 export const TAKE_OVER_WORKER = new URL('./takeover-worker.ts', import.meta.url);
