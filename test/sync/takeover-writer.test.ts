@@ -27,8 +27,8 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
   let base: string;
   let token: string;
   let proxy: RecordingProxy;
-  /** How the proxy spoils the NDJSON export's text; none passes it on. */
-  let spoil: ((text: string) => string) | undefined;
+  /** How the proxy spoils the NDJSON export's text (whole, or in parts as they come); none passes it on. */
+  let spoil: ((text: string) => string | AsyncIterable<string>) | undefined;
 
   before(async () => {
     env = tempEnv({ RATE_LIMIT_MAX: '1000000', STREAM_MIN_RATE: '0' });
@@ -104,7 +104,20 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
 
   test('SIGINT mid-export ends the run and its thread: exit 130, and the next run takes over again', async () => {
     const out = join(env.dir, 'interrupted');
-    const run = spawnSync(env, ['--base-url', server.base, '--token', token, '--out', out, '--limit', '20']);
+    // The proxy sends the first 300 lines of the export, and the rest only once the run has been interrupted:
+    // the signal comes mid-export, however fast the run.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    spoil = (text) =>
+      (async function* () {
+        const cut = text.split('\n', 300).join('\n').length + 1;
+        yield text.slice(0, cut);
+        await released;
+        yield text.slice(cut);
+      })();
+    const run = spawnSync(env, ['--base-url', proxy.base, '--token', token, '--out', out, '--limit', '20']);
     let finished = false;
     void run.exited.then(() => {
       finished = true;
@@ -112,13 +125,15 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
     while (!finished && mirroredCount(out) < 100) await new Promise((resolve) => setTimeout(resolve, 10));
     run.child.kill('SIGINT');
     const exit = await run.exited;
+    release();
+    spoil = undefined;
     assert.equal(exit.code, 130, `the sync was still running at 100 games: ${exit.stderr}`);
     assert.match(exit.stderr, /chessport sync: interrupted; /);
     assert.equal(mirrorState(out).cursor, undefined);
     const again = await cliJson<SyncSummary>(env, [
       'sync',
       '--base-url',
-      server.base,
+      proxy.base,
       '--token',
       token,
       '--out',
