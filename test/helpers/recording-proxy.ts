@@ -17,9 +17,7 @@ export interface RecordingProxy {
  * An answer of the proxy's own (with more header fields, if given; its body whole, or in parts as they come);
  * undefined passes the request on.
  */
-export type Intercept = (
-  req: IncomingMessage,
-) =>
+export type Intercept = (req: IncomingMessage) =>
   | Promise<
       | {
           status: number;
