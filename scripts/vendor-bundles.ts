@@ -20,6 +20,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 const WORKERS: { entry: string; external: string[] }[] = [
   { entry: 'src/import/normalize-worker.ts', external: [] },
   { entry: 'src/store/sqlite/checkpoint-worker.ts', external: ['better-sqlite3'] },
+  { entry: 'packages/sync/src/takeover-worker.ts', external: ['better-sqlite3'] },
 ];
 /**
  * Packages bundled into the command with its own modules: every command loads them (Kysely: 304 files); and

@@ -1,7 +1,7 @@
-// Worker threads (the import's checking workers, the store's checkpoint thread) start from JavaScript bundles
-// when the command runs from its bundle (bin/cli-bundle.js): scripts/vendor-bundles.ts makes the workers'
-// bundles with the command's and writes where they are into it. From the sources (after an edit, in the
-// tests' own processes) a worker starts from its sources.
+// Worker threads (the import's checking workers, the store's checkpoint thread, the sync's take-over writer)
+// start from JavaScript bundles when the command runs from its bundle (bin/cli-bundle.js):
+// scripts/vendor-bundles.ts makes the workers' bundles with the command's and writes where they are into it.
+// From the sources (after an edit, in the tests' own processes) a worker starts from its sources.
 //
 // Why: each thread loads its modules in an isolate of its own, and a thread that loads TypeScript loads and
 // compiles Node's type stripper (amaro, a WebAssembly module) there unless Node's compile cache holds every

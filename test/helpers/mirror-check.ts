@@ -110,6 +110,20 @@ export function mirrorData(out: string): DataSet {
   }
 }
 
+/** Whether the mirror in `out` holds the game `id` (false while it has no file). */
+export function mirrorHolds(out: string, id: string): boolean {
+  try {
+    const db = new Sqlite(join(out, 'mirror.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare('select 1 from games where id = ?').get(id) !== undefined;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
 /** How many games the mirror holds right now; 0 while it does not exist yet. */
 export function mirroredCount(out: string): number {
   try {

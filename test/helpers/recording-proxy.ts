@@ -13,10 +13,21 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-/** An answer of the proxy's own; undefined passes the request on. */
-export type Intercept = (
-  req: IncomingMessage,
-) => Promise<{ status: number; type: string; body: string } | undefined> | undefined;
+/**
+ * An answer of the proxy's own (with more header fields, if given; its body whole, or in parts as they come);
+ * undefined passes the request on.
+ */
+export type Intercept = (req: IncomingMessage) =>
+  | Promise<
+      | {
+          status: number;
+          type: string;
+          body: string | AsyncIterable<string>;
+          headers?: Record<string, string>;
+        }
+      | undefined
+    >
+  | undefined;
 
 export async function recordingProxy(upstream: string, intercept?: Intercept): Promise<RecordingProxy> {
   const target = new URL(upstream);
@@ -27,7 +38,13 @@ export async function recordingProxy(upstream: string, intercept?: Intercept): P
     headers.push(req.headers);
     const own = await intercept?.(req);
     if (own) {
-      res.writeHead(own.status, { 'content-type': own.type }).end(own.body);
+      res.writeHead(own.status, { ...own.headers, 'content-type': own.type });
+      if (typeof own.body === 'string') {
+        res.end(own.body);
+        return;
+      }
+      for await (const part of own.body) if (!res.destroyed) res.write(part);
+      res.end();
       return;
     }
     const forward = request(

@@ -12,3 +12,4 @@ useWorkspaceSources();
 export const { Mirror } = await import('../../packages/sync/src/mirror.ts');
 export const { SyncRun } = await import('../../packages/sync/src/run.ts');
 export const { SyncError } = await import('../../packages/sync/src/errors.ts');
+export const { TakeOverWriter } = await import('../../packages/sync/src/takeover-writer.ts');

@@ -2,7 +2,7 @@
 // and over the changes feed (nextCursor until hasMore is false).
 import { ChessportError } from './errors.ts';
 import { linkTarget } from './link.ts';
-import { NdjsonError, ndjsonObjects } from './ndjson.ts';
+import { NdjsonError, ndjsonLineChunks, ndjsonObjects } from './ndjson.ts';
 import {
   type Answer,
   type CallOptions,
@@ -79,6 +79,13 @@ export interface GameExport extends AsyncIterable<GameDetail> {
    * none (one older than the snapshot exports).
    */
   readonly cursor: string | null;
+  /**
+   * The games' lines as text, unparsed, the whole lines of each chunk of the answer as it arrives (empty
+   * lines left out): each line is one game's detail as JSON. For a consumer that parses them elsewhere, such
+   * as a worker thread of its own; the lines are not checked here. Iterate either this or the export itself,
+   * once. An answer that ends inside a line ends it as it ends the games' iteration.
+   */
+  lines(): AsyncIterable<string[]>;
   /** Ends the download without reading the rest. */
   cancel(): Promise<void>;
 }
@@ -371,21 +378,32 @@ function isoTime(date: Date, name = 'since'): string {
 function gameExport({ response, body, broken }: Download): GameExport {
   const text = body.pipeThrough(new TextDecoderStream());
   let started = false;
+  /** What the iteration gives, the answer's NDJSON errors as the client's. */
+  async function* read<T>(items: (text: AsyncIterable<string>) => AsyncGenerator<T>): AsyncGenerator<T> {
+    if (started) throw new TypeError('an export is iterated once');
+    started = true;
+    try {
+      yield* items(chunks(text));
+    } catch (error) {
+      if (!(error instanceof NdjsonError)) throw error;
+      if (error.truncated) throw broken(error);
+      throw unexpected(response, error.message);
+    }
+  }
   return {
     cursor: response.headers.get('x-changes-cursor'),
     cancel: () => text.cancel(),
-    async *[Symbol.asyncIterator]() {
-      if (started) throw new TypeError('an export is iterated once');
-      started = true;
-      try {
-        for await (const game of ndjsonObjects(chunks(text))) yield game as GameDetail;
-      } catch (error) {
-        if (!(error instanceof NdjsonError)) throw error;
-        if (error.truncated) throw broken(error);
-        throw unexpected(response, error.message);
-      }
-    },
+    lines: () => read(nonEmptyLines),
+    [Symbol.asyncIterator]: () => read(ndjsonObjects) as AsyncGenerator<GameDetail>,
   };
+}
+
+/** Each chunk's whole lines but the empty ones; a chunk of none gives nothing. */
+async function* nonEmptyLines(text: AsyncIterable<string>): AsyncGenerator<string[]> {
+  for await (const lines of ndjsonLineChunks(text)) {
+    const games = lines.filter((line) => line.trim() !== '');
+    if (games.length > 0) yield games;
+  }
 }
 
 /** A stream's chunks as an async iterable (ReadableStream is not one in every runtime's types). */

@@ -12,23 +12,36 @@ export class NdjsonError extends Error {
   }
 }
 
-/** @internal Each line's JSON object, in order; an empty line is skipped. */
-export async function* ndjsonObjects(text: AsyncIterable<string>): AsyncGenerator<object> {
+/**
+ * @internal The whole lines of each chunk as they arrive (without their "\n", empty ones included), the
+ * part of a line a chunk ends in held until its end comes; a last line without its "\n" is the answer
+ * broken off.
+ */
+export async function* ndjsonLineChunks(text: AsyncIterable<string>): AsyncGenerator<string[]> {
   let held = '';
-  let line = 0;
+  let lines = 0;
   for await (const chunk of text) {
     held += chunk;
-    let start = 0;
-    for (let end = held.indexOf('\n'); end !== -1; end = held.indexOf('\n', start)) {
-      line++;
-      const value = held.slice(start, end);
-      start = end + 1;
-      if (value.trim() !== '') yield parsed(value, line);
-    }
-    held = held.slice(start);
+    const end = held.lastIndexOf('\n');
+    if (end === -1) continue;
+    const whole = held.slice(0, end).split('\n');
+    held = held.slice(end + 1);
+    lines += whole.length;
+    yield whole;
   }
   if (held.trim() !== '')
-    throw new NdjsonError(`the answer ended inside line ${line + 1}, without its line break`, true);
+    throw new NdjsonError(`the answer ended inside line ${lines + 1}, without its line break`, true);
+}
+
+/** @internal Each line's JSON object, in order; an empty line is skipped. */
+export async function* ndjsonObjects(text: AsyncIterable<string>): AsyncGenerator<object> {
+  let line = 0;
+  for await (const lines of ndjsonLineChunks(text)) {
+    for (const value of lines) {
+      line++;
+      if (value.trim() !== '') yield parsed(value, line);
+    }
+  }
 }
 
 function parsed(text: string, line: number): object {

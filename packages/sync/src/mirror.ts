@@ -101,12 +101,47 @@ function gameValues(game: GameDetail): unknown[] {
   ];
 }
 
+/**
+ * The inserts of a take-over's export, on a connection of their own to the mirror file (the take-over's
+ * writer thread's: takeover-worker.ts), while the Mirror's connection, which began the take-over, waits to
+ * finish it. Plain inserts into a table that holds none of the games (the export has each game once; a game
+ * already there is replaced); commits need not reach the disk (Mirror.beginTakeOver).
+ */
+export class TakeOverInserts {
+  readonly #db: Sqlite.Database;
+  readonly #insert: Sqlite.Statement;
+
+  constructor(file: string) {
+    this.#db = new Sqlite(file);
+    this.#db.pragma('busy_timeout = 10000');
+    // Per connection: this one's commits, like the Mirror's during the take-over, need not wait for the disk.
+    this.#db.pragma('synchronous = NORMAL');
+    // The Mirror's connection checkpoints the WAL meanwhile (Mirror.checkpoint), on the run's thread, which
+    // the download leaves mostly idle: this thread only appends to the WAL.
+    this.#db.pragma('wal_autocheckpoint = 0');
+    this.#insert = this.#db.prepare(
+      `insert or replace into games (id, database_id, slug, event, date, result, eco, white, black, fen, moves,
+         pgn, metadata, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+  }
+
+  /** Games of the export, in one transaction. */
+  insert(games: Iterable<GameDetail>): void {
+    this.#db.transaction(() => {
+      for (const game of games) this.#insert.run(...gameValues(game));
+    })();
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}
+
 export class Mirror {
   readonly file: string;
   readonly #db: Sqlite.Database;
-  #prepared:
-    | { upsertGame: Sqlite.Statement; insertGame: Sqlite.Statement; deleteGame: Sqlite.Statement }
-    | undefined;
+  #prepared: { upsertGame: Sqlite.Statement; deleteGame: Sqlite.Statement } | undefined;
 
   constructor(file: string) {
     this.file = file;
@@ -190,7 +225,8 @@ export class Mirror {
    * A take-over from an export begins: the mirror, which has no cursor, holds no game to keep (what an
    * interrupted take-over wrote may have been deleted on the server since), so its games go. Until
    * finishTakeOver(), commits need not reach the disk (synchronous = NORMAL: a crash may lose the last of
-   * them, and a mirror without a cursor starts its take-over again anyway).
+   * them, and a mirror without a cursor starts its take-over again anyway). The export's games are written
+   * meanwhile by TakeOverInserts, on a connection of their own.
    */
   beginTakeOver(): void {
     if (this.getState('cursor') !== undefined) throw new Error('the mirror has a cursor: it is taken over');
@@ -200,14 +236,11 @@ export class Mirror {
   }
 
   /**
-   * Games of a take-over's export, in one transaction: plain inserts into a table that holds none of them
-   * (the export has each game once; a game already there is replaced).
+   * Copies what the WAL holds into the database file, as far as no reader needs it (PASSIVE: it never waits
+   * for the writer nor makes it wait). During a take-over, whose writes do not checkpoint (TakeOverInserts).
    */
-  insertExported(games: GameDetail[]): void {
-    const insert = this.#statements().insertGame;
-    this.#db.transaction(() => {
-      for (const game of games) insert.run(...gameValues(game));
-    })();
+  checkpoint(): void {
+    this.#db.pragma('wal_checkpoint(PASSIVE)');
   }
 
   /**
@@ -233,11 +266,6 @@ export class Mirror {
            event = excluded.event, date = excluded.date, result = excluded.result, eco = excluded.eco,
            white = excluded.white, black = excluded.black, fen = excluded.fen, moves = excluded.moves,
            pgn = excluded.pgn, metadata = excluded.metadata, updated_at = excluded.updated_at`,
-      ),
-      insertGame: this.#db.prepare(
-        `insert or replace into games (id, database_id, slug, event, date, result, eco, white, black, fen, moves,
-           pgn, metadata, updated_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       deleteGame: this.#db.prepare('delete from games where id = ?'),
     };

@@ -18,7 +18,10 @@ export interface SyncOptions {
   login?: LoginOptions | undefined;
   /** Folder of the mirror; created when missing. */
   out: string;
-  /** Feed page size, 1 to 500 (default 500); also the games of a take-over's export written per transaction. */
+  /**
+   * Feed page size, 1 to 500 (default 500); also the games of a take-over's export written per transaction
+   * (default 2,000).
+   */
   pageSize?: number;
   /** Game details fetched at the same time, for items that come without their game (default 4). */
   concurrency?: number;
@@ -56,6 +59,12 @@ export interface SyncOptions {
    * address or localhost), where compressing costs CPU on both sides and saves nothing.
    */
   compression?: boolean;
+  /**
+   * The URL to start a worker thread of the sync from, given the URL of its module (the take-over's writer
+   * thread, takeover-worker.ts): the CLI maps it to the module's bundle when it runs from its own. Default:
+   * the module itself.
+   */
+  workerUrl?: (module: URL) => URL;
 }
 
 export interface SyncProgress {

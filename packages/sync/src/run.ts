@@ -27,6 +27,7 @@ import { checkReader, checkServer } from './owner.ts';
 import { writePgnFiles } from './pgn-files.ts';
 import { RetryTally } from './retries.ts';
 import { SyncSignIn } from './sign-in.ts';
+import { TAKE_OVER_WORKER, TakeOverWriter, type WrittenBatch } from './takeover-writer.ts';
 
 /** What a run is asked to do: syncMirror's options but the folder, whose files it is given instead. */
 export type RunOptions = Omit<SyncOptions, 'out'>;
@@ -52,6 +53,11 @@ const PAGE_SIZE = 500;
  * commits need not reach the disk (Mirror.beginTakeOver), so fewer and larger ones cost less.
  */
 const TAKE_OVER_BATCH = 2000;
+/**
+ * Games of a take-over written between two checkpoints of the mirror's WAL: about 14 MB, the 1,000 pages at
+ * which SQLite would checkpoint by itself.
+ */
+const CHECKPOINT_GAMES = 8000;
 /** Game details read at the same time, by default. */
 const CONCURRENCY = 4;
 
@@ -69,6 +75,8 @@ export class SyncRun {
   readonly #progress: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
   #detailRequests = 0;
   #exportedGames = 0;
+  /** Games of the take-over written since the mirror's WAL was last checkpointed. */
+  #sinceCheckpoint = 0;
   /** Until the server refuses it (an older one): then every game of the run comes from its detail endpoint. */
   #expand: 'game' | undefined = 'game';
   /** The cursor the mirror had saved when the run opened it: the run continues from there. */
@@ -179,16 +187,22 @@ export class SyncRun {
       return undefined;
     }
     this.#mirror.beginTakeOver();
-    const batchSize = this.#options.pageSize ?? TAKE_OVER_BATCH;
-    let batch: GameDetail[] = [];
-    for await (const game of exported) {
-      batch.push(game);
-      if (batch.length >= batchSize) {
-        await this.#applyExported(batch);
+    // The lines go as text to the writer thread, which parses and writes them while this one downloads.
+    const writer = new TakeOverWriter(this.#mirror.file, this.#options.workerUrl?.(TAKE_OVER_WORKER));
+    try {
+      const batchSize = this.#options.pageSize ?? TAKE_OVER_BATCH;
+      let batch: string[] = [];
+      for await (const lines of exported.lines()) {
+        for (const line of lines) batch.push(line);
+        if (batch.length < batchSize) continue;
+        await this.#exportedWritten(await writer.write(batch));
         batch = [];
       }
+      if (batch.length > 0) await this.#exportedWritten(await writer.write(batch));
+      await this.#exportedWritten(await writer.finish());
+    } finally {
+      await writer.stop();
     }
-    if (batch.length > 0) await this.#applyExported(batch);
     this.#mirror.finishTakeOver(cursor);
     return cursor;
   }
@@ -301,21 +315,34 @@ export class SyncRun {
     this.#options.onPage?.({ ...this.#progress });
   }
 
-  /** A batch of the take-over's export: its games, without a cursor (the take-over stores it at its end). */
-  async #applyExported(games: GameDetail[]): Promise<void> {
-    await this.#knowDatabases(games);
-    this.#mirror.insertExported(games);
-    this.#progress.gamesUpserted += games.length;
-    this.#exportedGames += games.length;
-    this.#unsettled = true;
-    this.#options.onPage?.({ ...this.#progress });
+  /**
+   * Batches of the take-over's export that the writer thread wrote: counted, and the databases of their games
+   * known (without a cursor: the take-over stores it at its end).
+   */
+  async #exportedWritten(batches: WrittenBatch[]): Promise<void> {
+    for (const { written, databaseIds } of batches) {
+      this.#sinceCheckpoint += written;
+      if (this.#sinceCheckpoint >= CHECKPOINT_GAMES) {
+        this.#mirror.checkpoint();
+        this.#sinceCheckpoint = 0;
+      }
+      await this.#knowDatabaseIds(databaseIds);
+      this.#progress.gamesUpserted += written;
+      this.#exportedGames += written;
+      this.#unsettled = true;
+      this.#options.onPage?.({ ...this.#progress });
+    }
   }
 
   /** A game in a database created after the list was read (or moved into one): the list read again first. */
   async #knowDatabases(games: GameDetail[]): Promise<void> {
+    await this.#knowDatabaseIds(games.map((game) => game.databaseId));
+  }
+
+  async #knowDatabaseIds(ids: string[]): Promise<void> {
     const { signal } = this.#options;
     const known = this.#mirror.databaseIds();
-    if (games.some((game) => !known.has(game.databaseId))) {
+    if (ids.some((id) => !known.has(id))) {
       this.#mirror.putDatabases(await this.#call(() => this.api.databases({ signal })), false);
     }
   }

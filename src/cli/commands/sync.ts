@@ -16,6 +16,7 @@ import {
 } from '@chessport/sync';
 import type { Command } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
+import { workerUrl } from '../../workers/bundle.ts';
 import { jsonOption } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
@@ -102,7 +103,10 @@ export function syncCommand(program: Command): void {
     .option('--login', `sign in through the device flow; the tokens are kept in <out>/${TOKENS_FILE}`)
     .option('--client-id <id>', 'with --login: the client id of the server’s app for chessport sync')
     .requiredOption('--out <dir>', 'folder of the mirror: mirror.sqlite, and pgn/ with --pgn-files')
-    .option('--limit <n>', 'changes per feed page (each with its game), 1 to 500', '500')
+    .option(
+      '--limit <n>',
+      'changes per feed page (each with its game), 1 to 500 (default 500); also the games a take-over writes per transaction (default 2000)',
+    )
     .option('--concurrency <n>', 'game details fetched at the same time, from a server without expand', '4')
     .option('--pgn-files', 'also write one PGN file per database into <out>/pgn (each replaced atomically)')
     .option('--full', 'start over: empty the mirror and read the whole feed again (same reader only)')
@@ -134,8 +138,9 @@ export function syncCommand(program: Command): void {
         throw new CliError(
           'give a token with --token or CHESSPORT_TOKEN, or sign in with --login --client-id <id>',
         );
-      const pageSize = parsePositiveInt(opts.limit ?? '500', '--limit');
-      if (pageSize > 500) throw new CliError('--limit must be from 1 to 500');
+      // Without --limit the sync's defaults: feed pages of 500, and larger transactions for a take-over.
+      const pageSize = opts.limit === undefined ? undefined : parsePositiveInt(opts.limit, '--limit');
+      if (pageSize !== undefined && pageSize > 500) throw new CliError('--limit must be from 1 to 500');
       const concurrency = parsePositiveInt(opts.concurrency ?? '4', '--concurrency');
       // Checked before the mirror's folder is made: an empty --out made the mirror in the working folder,
       // and a base URL that is not one made an empty mirror, then failed with "Invalid URL".
@@ -171,7 +176,7 @@ export function syncCommand(program: Command): void {
             login: { ...(opts.clientId !== undefined && { clientId: opts.clientId }), onPrompt: showPrompt },
           }),
           out: opts.out,
-          pageSize,
+          ...(pageSize !== undefined && { pageSize }),
           concurrency,
           pgnFiles: Boolean(opts.pgnFiles),
           full: Boolean(opts.full),
@@ -180,6 +185,8 @@ export function syncCommand(program: Command): void {
           userAgent: `chessport-sync/${packageJson.version}`,
           ...(compression !== undefined && { compression }),
           signal: controller.signal,
+          // The take-over's writer thread starts from its bundle when the command runs from its own.
+          workerUrl: (module) => workerUrl(module),
           watch,
           waitSeconds,
           onPage: (p) => {
