@@ -7,8 +7,9 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { checkAgainstOpenApi } from './openapi-validate.ts';
 import {
+  createMigratedTestDatabaseSync,
   createTestDatabaseSync,
-  dropTestDatabaseSync,
+  dropTestDatabaseLater,
   STORE_DIALECT,
   storeEnv,
   type TestDialect,
@@ -30,12 +31,19 @@ export interface Env {
 
 /**
  * A fresh temp folder with its own empty store and server secret. The store is a SQLite file in the folder,
- * or in the PostgreSQL pass of `npm test` a new database on TEST_POSTGRES_URL; cleanup() removes either.
+ * or in the PostgreSQL pass of `npm test` a new database on TEST_POSTGRES_URL; cleanup() removes either. The
+ * new database has the migrations applied already (a copy of a template, stores.ts), as the first command
+ * would apply them; `emptyDatabase` makes it bare, for a suite whose subject is what the first open does.
  */
-export function tempEnv(extra: NodeJS.ProcessEnv = {}): Env {
+export function tempEnv(extra: NodeJS.ProcessEnv = {}, options: { emptyDatabase?: boolean } = {}): Env {
   const dir = mkdtempSync(join(tmpdir(), 'chessport-test-'));
   const dialect = STORE_DIALECT;
-  const databaseUrl = dialect === 'postgres' ? createTestDatabaseSync() : join(dir, 'store.sqlite');
+  const databaseUrl =
+    dialect !== 'postgres'
+      ? join(dir, 'store.sqlite')
+      : options.emptyDatabase
+        ? createTestDatabaseSync()
+        : createMigratedTestDatabaseSync();
   // Heavy requests are not shed for a late event loop (SHED_EVENT_LOOP_DELAY_MS=0): a test machine busy with
   // other suites is late often, and a 503 there says nothing of what a test checks; the suites of load
   // shedding set it (or the heap's share) themselves.
@@ -49,7 +57,7 @@ export function tempEnv(extra: NodeJS.ProcessEnv = {}): Env {
   Object.assign(env, extra);
   const cleanup = () => {
     rmSync(dir, { recursive: true, force: true });
-    if (dialect === 'postgres') dropTestDatabaseSync(databaseUrl);
+    if (dialect === 'postgres') dropTestDatabaseLater(databaseUrl);
   };
   return { dir, databaseUrl, dialect, env, cleanup };
 }

@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { cliJson, type Env, issueToken, type Server } from './harness.ts';
+import type { Env, Server } from './harness.ts';
+import { seed as seedStore, withStore } from './in-process.ts';
 import { checkAgainstOpenApi } from './openapi-validate.ts';
 
 export interface RawAnswer {
@@ -136,29 +137,29 @@ export interface Seeded {
 
 const ALL = 'user.read,databases.read,games.read';
 
-/** Users alice and bob, apps app-one and app-two, alice's database of n games. All through the CLI. */
+/**
+ * Users alice and bob, apps app-one and app-two, alice's database of n games: written through the store as
+ * the CLI's commands write them (in-process.ts seed()), on env's store opened in this process, whose server
+ * is a child process.
+ */
 export async function seed(env: Env, n = 3, comment = ''): Promise<Seeded> {
-  for (const user of ['alice', 'bob']) await cliJson(env, ['users', 'add', user]);
-  for (const app of ['app-one', 'app-two']) await cliJson(env, ['apps', 'add', app]);
   const file = writeGames(env.dir, 'seed.pgn', n, 'Seed', comment);
-  const imported = await cliJson<{ database: { slug: string } }>(env, [
-    'import',
-    file,
-    '--user',
-    'alice',
-    '--database',
-    'Main',
-  ]);
-  const issue = (user: string, app: string) => issueToken(env, user, app, ALL);
-  return {
-    databaseSlug: imported.database.slug,
-    tokens: {
-      alice: await issue('alice', 'app-one'),
-      aliceAgain: await issue('alice', 'app-one'),
-      aliceOtherApp: await issue('alice', 'app-two'),
-      bob: await issue('bob', 'app-one'),
-    },
-  };
+  return withStore(env, async (store) => {
+    const write = seedStore(store);
+    for (const user of ['alice', 'bob']) await write.addUser(user);
+    for (const app of ['app-one', 'app-two']) await write.addApp(app);
+    const database = await write.importPgn(file, 'alice', 'Main');
+    const issue = (user: string, app: string) => write.issueToken(user, app, ALL);
+    return {
+      databaseSlug: database.slug,
+      tokens: {
+        alice: await issue('alice', 'app-one'),
+        aliceAgain: await issue('alice', 'app-one'),
+        aliceOtherApp: await issue('alice', 'app-two'),
+        bob: await issue('bob', 'app-one'),
+      },
+    };
+  });
 }
 
 export interface LogLine {

@@ -1,7 +1,7 @@
 // Helpers of the scale-out suite: a store that is PostgreSQL in either pass of `npm test`, the reason the suite
 // skips, and a client that sends request i to instance i % n, as a round-robin load balancer would.
 import { type Env, http, type Server, tempEnv } from './harness.ts';
-import { createTestDatabaseSync, dropTestDatabaseSync, STORE_DIALECT, TEST_POSTGRES_URL } from './stores.ts';
+import { createTestDatabaseSync, dropTestDatabaseLater, STORE_DIALECT, TEST_POSTGRES_URL } from './stores.ts';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
 
@@ -21,9 +21,12 @@ export function scaleOutSkip(): string | false {
   return false;
 }
 
-/** tempEnv() on a fresh PostgreSQL database, whatever dialect this pass of the tests uses. */
+/**
+ * tempEnv() on a fresh, empty PostgreSQL database (no migration applied: the instances that start on it at once
+ * apply them), whatever dialect this pass of the tests uses.
+ */
 export function postgresEnv(extra: NodeJS.ProcessEnv = {}): Env {
-  if (STORE_DIALECT === 'postgres') return tempEnv(extra);
+  if (STORE_DIALECT === 'postgres') return tempEnv(extra, { emptyDatabase: true });
   const databaseUrl = createTestDatabaseSync();
   const env = tempEnv({ ...extra, DATABASE_URL: databaseUrl });
   return {
@@ -32,7 +35,7 @@ export function postgresEnv(extra: NodeJS.ProcessEnv = {}): Env {
     dialect: 'postgres',
     cleanup: () => {
       env.cleanup();
-      dropTestDatabaseSync(databaseUrl);
+      dropTestDatabaseLater(databaseUrl);
     },
   };
 }

@@ -2,10 +2,11 @@
 // inside a store for the few tests that check what it holds at rest.
 // `npm test` runs the store-using suites once on SQLite, then once more with CHESSPORT_TEST_STORE=postgres
 // (scripts/test-postgres.sh) when TEST_POSTGRES_URL names a server where we may create databases.
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 
@@ -89,6 +90,93 @@ function freshName(): string {
 const ICU = `template template0 locale_provider icu icu_locale 'en-US'`;
 const createStatements = (name: string) => [`create database ${name} ${ICU}`, `create database ${name}`];
 
+// A migrated store is a copy of a template database that this checkout's migrations were applied to once
+// (CREATE DATABASE ... TEMPLATE: a file copy, where migrating each new store costs a second or more). Its
+// name carries a hash of the store's sources, so that checkouts with other migrations that share the server
+// (and a later change to them) each get their own. The first test to need it builds it under a name of its own
+// and renames it; when another one won that race, it drops its own. No one connects to the template after it
+// is built: PostgreSQL copies a database only while no session is on it.
+const TEMPLATE_PREFIX = 'chessport_tpl_';
+let templateName: string | null = null;
+
+function migratedTemplate(): string {
+  if (templateName) return templateName;
+  const hash = createHash('sha256');
+  const storeSources = resolve(ROOT, 'src/store');
+  for (const file of readdirSync(storeSources, { recursive: true, encoding: 'utf8' }).sort()) {
+    if (!file.endsWith('.ts')) continue;
+    hash.update(file).update(readFileSync(resolve(storeSources, file)));
+  }
+  templateName = `${TEMPLATE_PREFIX}${hash.digest('hex').slice(0, 16)}`;
+  return templateName;
+}
+
+const COPY_TEMPLATE = `
+import pg from 'pg';
+const [admin, template, name, building, icu, plain, storeModule] = process.argv.slice(1);
+const client = new pg.Client(admin);
+await client.connect();
+const urlOf = (database) => { const url = new URL(admin); url.pathname = '/' + database; return url.toString(); };
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+try {
+  const exists = await client.query('select 1 from pg_database where datname = $1', [template]);
+  if (exists.rowCount === 0) {
+    await client.query(icu).catch(() => client.query(plain));
+    const { openStore } = await import(storeModule);
+    const store = await openStore(urlOf(building));
+    await store.close();
+    // The sessions of the store end as it closes; their backends may take a moment longer.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.query('alter database ' + building + ' rename to ' + template);
+        break;
+      } catch (error) {
+        if (error.code === '42P04') { await client.query('drop database ' + building + ' with (force)'); break; }
+        if (error.code !== '55006' || attempt >= 50) throw error;
+        await sleep(100);
+      }
+    }
+  }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await client.query('create database ' + name + ' template ' + template);
+      break;
+    } catch (error) {
+      // Another copy of the template being made at this instant: PostgreSQL refuses to copy it twice at once.
+      if (error.code !== '55006' || attempt >= 100) throw error;
+      await sleep(50 + Math.random() * 100);
+    }
+  }
+} finally {
+  await client.end();
+}
+`;
+
+/** Creates a database with this checkout's migrations applied (a copy of the template) and returns its URL. */
+export function createMigratedTestDatabaseSync(): string {
+  const name = freshName();
+  const building = freshName();
+  const [icu, plain] = createStatements(building) as [string, string];
+  const storeModule = pathToFileURL(resolve(ROOT, 'src/store/index.ts')).href;
+  execFileSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      COPY_TEMPLATE,
+      adminUrl(),
+      migratedTemplate(),
+      name,
+      building,
+      icu,
+      plain,
+      storeModule,
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  return urlOf(name);
+}
+
 /** Creates an empty database and returns its URL. */
 export function createTestDatabaseSync(): string {
   const name = freshName();
@@ -104,6 +192,21 @@ export function createTestDatabaseSync(): string {
 /** Drops a database made by createTestDatabase*, closing any connection still open to it. */
 export function dropTestDatabaseSync(url: string): void {
   adminSync(`drop database if exists ${testDatabaseName(url)} with (force)`);
+}
+
+/**
+ * Drops a database made by createTestDatabase*, as dropTestDatabaseSync, in a child process that the test does
+ * not wait for (a drop takes a second or more, a checkpoint of the server's): the test's cleanup goes on at
+ * once, and the test's process may end before the drop does.
+ */
+export function dropTestDatabaseLater(url: string): void {
+  const statement = `drop database if exists ${testDatabaseName(url)} with (force)`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', RUN_SQL, adminUrl(), statement], {
+    cwd: ROOT,
+    detached: true,
+    stdio: 'ignore',
+  });
+  child.unref();
 }
 
 /** Creates an empty database and returns its URL; `encoding` makes one in that encoding (and locale C). */

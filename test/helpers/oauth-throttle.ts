@@ -1,15 +1,16 @@
-// The guess throttles (sign-in and device code entry) against a hostile client: a burst of 100 concurrent
-// wrong passwords, or wrong user codes, from one address gets 10 checked (401, or the wrong-code page) and
+// The suite of the guess throttles (sign-in and device code entry) against a hostile client: a burst of 100
+// concurrent wrong passwords, or wrong user codes, from one address gets 10 checked (401, or the wrong-code page) and
 // the rest refused unchecked (429), and the right password or code after it is refused too; an address that
 // sprays many accounts is held to 10 in all; another address and another account are not held up; a right
 // password or code is not counted. Each runs on one instance with its counters in the process, on one with
 // them in Redis, on two sharing Redis (the burst split between them), and on one whose Redis does not answer
 // (it counts in the process alone). The server trusts X-Forwarded-For from loopback (TRUST_PROXY), so each
 // client of a test stands at an address of its own.
+// Each setup is a file of its own (test/api/oauth-throttle-*.test.ts), so that the four run side by side.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { type Env, type Server, startServer, tempEnv } from './harness.ts';
 import {
   addClient,
   addUserWithPassword,
@@ -20,19 +21,19 @@ import {
   PASSWORD,
   type Page,
   tokenRequest,
-} from '../helpers/oauth.ts';
+} from './oauth.ts';
 
 /** Letters no user code has (its charset is base-20: no vowels, nor Y), so the code is wrong. */
 const WRONG_CODE = 'AAAA-AAAA';
 const BURST = 100;
 const LIMIT = 10;
 
-const SETUPS: { name: string; instances: number; redis: 'none' | 'shared' | 'unreachable' }[] = [
-  { name: 'one instance, counters in the process', instances: 1, redis: 'none' },
-  { name: 'one instance, counters in Redis', instances: 1, redis: 'shared' },
-  { name: 'two instances sharing Redis', instances: 2, redis: 'shared' },
-  { name: 'one instance whose Redis does not answer', instances: 1, redis: 'unreachable' },
-];
+/** Where the counters live: one instance or two, in the process, in Redis, or with a Redis that does not answer. */
+export interface ThrottleSetup {
+  name: string;
+  instances: number;
+  redis: 'none' | 'shared' | 'unreachable';
+}
 
 /** How many answers had each status. */
 function tally(pages: Page[]): Record<number, number> {
@@ -43,7 +44,7 @@ function tally(pages: Page[]): Record<number, number> {
 
 const message = (page: { text: string }) => /role="alert">([^<]*)</.exec(page.text)?.[1];
 
-for (const setup of SETUPS) {
+export function guessThrottleSuite(setup: ThrottleSetup): void {
   const skip = setup.redis === 'shared' && !process.env.TEST_REDIS_URL ? 'set TEST_REDIS_URL to run' : false;
   describe(`OAuth: the guess throttles, ${setup.name}`, { skip }, () => {
     let env: Env;

@@ -1,0 +1,5 @@
+// The guess throttles (sign-in and device code entry) against a hostile client, on one instance with its counters in Redis
+// (the suite: test/helpers/oauth-throttle.ts).
+import { guessThrottleSuite } from '../helpers/oauth-throttle.ts';
+
+guessThrottleSuite({ name: 'one instance, counters in Redis', instances: 1, redis: 'shared' });
