@@ -108,6 +108,15 @@ function onOneIndex(filter: GameFilter): boolean {
   ].some((columns) => named.length > 0 && named.every((name) => columns.includes(name)));
 }
 
+/**
+ * Whether the filter is a player's name or FIDE id alone, without a colour: on two indexes, the white and the
+ * black side's, counted on both (countOnIndex).
+ */
+function onBothSides(filter: GameFilter): boolean {
+  const named = (Object.keys(filter) as (keyof GameFilter)[]).filter((name) => filter[name] !== undefined);
+  return named.length === 1 && (named[0] === 'player' || named[0] === 'fideId');
+}
+
 export class GameReads {
   protected readonly ctx: StoreContext;
   private readonly compiled: ReturnType<typeof compiledReads>;
@@ -245,7 +254,7 @@ export class GameReads {
    * than `upTo` match.
    */
   async countFiltered(scope: ExportScope & { filter: GameFilter }, upTo?: number): Promise<number> {
-    if (scope.databaseId === undefined && onOneIndex(scope.filter)) {
+    if (scope.databaseId === undefined && (onOneIndex(scope.filter) || onBothSides(scope.filter))) {
       const counted = await this.countOnIndex(scope.ownerId, scope.filter, upTo);
       if (counted !== undefined) return counted;
     }
@@ -295,11 +304,54 @@ export class GameReads {
     const tombstones = owners.where('deleted', '=', 1);
     if ((await count(tombstones, TOMBSTONES_READ + 1)) > TOMBSTONES_READ) return undefined;
     const dead = await count(tombstones.where((eb) => whereGameFilter(eb, filter)));
+    const enough = upTo === undefined ? undefined : upTo + 1 + dead;
+    if (onBothSides(filter)) return this.countBothSides(ownerId, filter, dead, enough);
     const all = await count(
       owners.where((eb) => whereGameFilter(eb, filter)),
-      upTo === undefined ? undefined : upTo + 1 + dead,
+      enough,
     );
     return Math.max(0, all - dead);
+  }
+
+  /**
+   * countOnIndex for a player (name or FIDE id) without a colour: the white side's matches and the black
+   * side's, each counted on its index alone, less the games where the player is on both sides (the two
+   * indexes' pks intersected, still without a row read) and the `dead` matching tombstones. With `enough`
+   * (upTo + 1 + dead), no side's count reads more than `enough` plus the games on both sides: a side that
+   * reaches that says the total is above upTo.
+   */
+  private async countBothSides(
+    ownerId: string,
+    filter: GameFilter,
+    dead: number,
+    enough: number | undefined,
+  ): Promise<number> {
+    const { db } = this.ctx;
+    const sideOf = (color: 'white' | 'black') =>
+      db
+        .selectFrom('games')
+        .select('pk')
+        .where('owner_id', '=', ownerId)
+        .where((eb) => whereGameFilter(eb, { ...filter, color }));
+    const count = async (query: ReturnType<typeof sideOf>, limit: number | undefined) => {
+      const row = await db
+        .selectFrom((limit === undefined ? query : query.limit(limit)).as('matches'))
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirst();
+      return Number(row?.total ?? 0);
+    };
+    const both = await count(
+      // A LIMIT after INTERSECT limits the intersection.
+      sideOf('white').intersect(sideOf('black')),
+      enough,
+    );
+    // As many on both sides as `enough`: the white side alone holds more than upTo live games.
+    if (enough !== undefined && both >= enough) return enough - dead;
+    const limit = enough === undefined ? undefined : enough + both;
+    const white = await count(sideOf('white'), limit);
+    const black = await count(sideOf('black'), limit);
+    if (limit !== undefined && (white >= limit || black >= limit)) return enough as number;
+    return Math.max(0, white + black - both - dead);
   }
 
   private filtered({ ownerId, databaseId, filter }: ExportScope & { filter: GameFilter }) {

@@ -107,6 +107,46 @@ for (const { dialect, skip } of DIALECTS) {
       );
     });
 
+    test("a player without a colour is counted on both sides' indexes: a game on both sides once, tombstones left out, bounded", async () => {
+      const { store } = t;
+      const user = await store.accounts.addUser({ login: 'carol' });
+      const database = await store.databases.add({ ownerId: user.id, name: 'Games' });
+      // Twelve games: Carlsen white in 0-4, black in 3-7 (3 and 4 on both sides), neither in 8-11.
+      const games = Array.from({ length: 12 }, (_, i) =>
+        record(20_000 + i, {
+          white: {
+            name: i <= 4 ? 'Carlsen' : `W ${i}`,
+            elo: null,
+            fideId: i <= 4 ? '1503014' : null,
+            country: null,
+          },
+          black: { name: i >= 3 && i <= 7 ? 'Carlsen' : `B ${i}`, elo: null, fideId: null, country: null },
+        }),
+      );
+      await store.games.insert(database, games);
+      const listed = await store.games.list(user.id, { limit: 100, offset: 0 });
+      // Deleted: one game on both sides (3), one white (0), one black (7), one of neither (9).
+      for (const i of [3, 0, 7, 9]) await store.games.delete((listed[i] as { id: string }).id);
+      const scope = { ownerId: user.id, filter: { player: 'Carlsen' } };
+      assert.equal(await store.games.countFiltered(scope), 5);
+      for (const [upTo, expected] of [
+        [10, 5],
+        [5, 5],
+        [4, 5],
+        [2, 3],
+        [0, 1],
+      ] as const) {
+        const counted = await store.games.countFiltered(scope, upTo);
+        assert.equal(Math.min(counted, upTo + 1), expected, `upTo ${upTo}: ${counted}`);
+      }
+      assert.equal(await store.games.countFiltered({ ownerId: user.id, filter: { fideId: '1503014' } }), 3);
+      const page = await store.games.listFiltered(scope, { limit: 10, offset: 0 });
+      assert.deepEqual(
+        page.map((game) => game.id),
+        [1, 2, 4, 5, 6].map((i) => (listed[i] as { id: string }).id),
+      );
+    });
+
     for (const { filter, index, sqlite } of CASES) {
       const known = dialect === 'sqlite' ? sqlite : undefined;
       test(`${JSON.stringify(filter)}: on an index, no scan of the games`, {
