@@ -80,10 +80,20 @@ function compiledReads(ctx: StoreContext) {
 }
 
 /**
- * The most games changed after an updatedSince position whose filtered page sorts its matches (listFiltered):
- * sorting 10,000 rows costs about what reading that many costs.
+ * The most games made before an updatedSince position and changed after it whose filtered page sorts them
+ * (listFiltered): sorting 10,000 rows costs about what reading that many costs.
  */
 const SORTED_CHANGES = 10_000;
+
+/**
+ * How a filtered page reads updatedSince's matches (listFiltered): the games made since its time, a run at
+ * the list's end from pk `first` on, in list order; the games made before it and changed since (pk below
+ * `first`, on games_owner_changed), sorted when `sorted` (few) or else in list order.
+ */
+export interface ChangedSplit {
+  first: number;
+  sorted: boolean;
+}
 
 /** The most tombstones of an owner that a filter's count reads to count on the filter's index alone. */
 const TOMBSTONES_READ = 1000;
@@ -154,57 +164,91 @@ export class GameReads {
    */
   async listFiltered(scope: ExportScope & { filter: GameFilter }, page: Page): Promise<ListedGame[]> {
     const { afterSeq } = scope.filter;
-    const sorted = afterSeq !== undefined && (await this.fewChangedAfter(scope.ownerId, afterSeq));
-    const rows = await this.filteredPage(scope, page, sorted).execute();
+    const split = afterSeq === undefined ? undefined : await this.changedSplit(scope.ownerId, afterSeq);
+    const rows = await this.filteredPage(scope, page, split).execute();
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
   /**
-   * Whether at most SORTED_CHANGES of the owner's games (live or not) changed after this seq: counted on the
-   * feed's (owner_id, seq) index alone. updatedSince's matches are mostly the newest games, at the end of the
-   * list, where PostgreSQL, which knows how many they are but not where, walks the list from its start: at
-   * 1,000,000 games, 940,000 rows read for the last 60,000. So few matches are read on the seq index and
-   * sorted (filteredPage's `sorted`).
+   * Where updatedSince's matches (seq > afterSeq) lie, in one statement: the owner's first live game made at
+   * or after the time of the first change after afterSeq (`first`), and whether at most SORTED_CHANGES games
+   * made before that time changed after it. Per owner, a game made later has a higher pk and a created_at no
+   * earlier (StoreContext.write takes both under the owner's lock, the change time never decreasing), so the
+   * games at and after `first` are the ones made since, found by a binary search over pk on games_owner_list
+   * (about log2(pk) one-row probes, each game's created_at read); each match before `first` was made before
+   * that time and changed at or after it (updated_at > created_at): it is on the partial index
+   * games_owner_changed (migration 0016). The matches are mostly the newest games, at the end of the list,
+   * where PostgreSQL, which knows how many they are but not where, walked the list from its start: at
+   * 1,000,000 games, 940,000 rows read for the last 60,000. Undefined when nothing changed after afterSeq.
    */
-  private async fewChangedAfter(ownerId: string, afterSeq: number): Promise<boolean> {
-    const row = await this.ctx.db
-      .selectFrom(
-        this.ctx.db
-          .selectFrom('games')
-          .select(sql.lit(1).as('one'))
-          .where('owner_id', '=', ownerId)
-          .where('seq', '>', afterSeq)
-          .limit(SORTED_CHANGES + 1)
-          .as('changed'),
+  async changedSplit(ownerId: string, afterSeq: number): Promise<ChangedSplit | undefined> {
+    // The binary search keeps the live games made since the time among [lo, top) and `best`: each probe
+    // reads the first live game in [mid, top), its pk signed by whether it was made since (+) or before (-).
+    const { rows } = await sql<{ first: number | string | null; changed: number | string }>`
+      with recursive search(lo, top, best, v, probed) as (
+        select cast(0 as bigint), m, m, cast(null as bigint), 0
+        from (select coalesce(max(pk), 0) + 1 as m from games where owner_id = ${ownerId} and deleted = 0) last
+        union all
+        select
+          case when probed = 0 then lo when v is null or v > 0 then lo else 1 - v end,
+          case when probed = 0 then top when v is null or v > 0 then (lo + top) / 2 else top end,
+          case when probed = 1 and v > 0 then v else best end,
+          case when probed = 0 then (
+            select case when created_at >= (
+              select updated_at from games where owner_id = ${ownerId} and seq > ${afterSeq} order by seq limit 1
+            ) then pk else -pk end
+            from games
+            where owner_id = ${ownerId} and deleted = 0 and pk >= (lo + top) / 2 and pk < top
+            order by pk limit 1
+          ) end,
+          1 - probed
+        from search
+        where probed = 1 or lo < top
       )
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirst();
-    return Number(row?.total ?? 0) <= SORTED_CHANGES;
+      select
+        case when exists (select 1 from games where owner_id = ${ownerId} and seq > ${afterSeq})
+          then (select min(best) from search) end as first,
+        (select count(*) from (
+          select 1 from games
+          where owner_id = ${ownerId} and seq > ${afterSeq} and updated_at > created_at
+          limit ${SORTED_CHANGES + 1}
+        ) changed) as changed`.execute(this.ctx.db);
+    const row = rows[0];
+    if (!row || row.first === null) return undefined;
+    return { first: Number(row.first), sorted: Number(row.changed) <= SORTED_CHANGES };
   }
 
   /**
    * The statement of a filtered page (listFiltered), not run: one part in list order, or the parts
-   * (inListOrder) each cut at offset + limit and merged by pk. `sorted`: the matches are sorted by pk rather
-   * than read in list order (`pk + 0` is no index's order), which a filter of few matches spread anywhere in
-   * the list wants. test/store/filter-indexes.test.ts reads its plans.
+   * (inListOrder) each cut at offset + limit and merged by pk. With `split` (updatedSince, changedSplit), each
+   * part is read as the games made since (pk from split.first on, in list order) and those made before and
+   * changed since (on games_owner_changed), sorted by pk when split.sorted (`pk + 0` is no index's order),
+   * which a few matches spread anywhere in the list want. test/store/filter-indexes.test.ts reads its plans.
    */
-  filteredPage(scope: ExportScope & { filter: GameFilter }, page: Page, sorted = false) {
-    const parts = this.inListOrder(scope).map((part) =>
-      part.select([...summaryColumns, 'pk']).where('pk', '>', page.after ?? 0),
-    );
+  filteredPage(scope: ExportScope & { filter: GameFilter }, page: Page, split?: ChangedSplit) {
+    const after = page.after ?? 0;
+    const parts = this.inListOrder(scope).flatMap((part) => {
+      const listed = part.select([...summaryColumns, 'pk']).where('pk', '>', after);
+      if (!split) return [{ query: listed, sorted: false }];
+      return [
+        {
+          query: listed.where('pk', '<', split.first).where(sql<boolean>`updated_at > created_at`),
+          sorted: split.sorted,
+        },
+        { query: listed.where('pk', '>=', split.first), sorted: false },
+      ];
+    });
+    const order = (sorted: boolean) => (sorted ? sql<number>`pk + 0` : sql<number>`pk`);
     const [first, ...others] = parts;
     if (!first) throw new Error('a filter has at least one part');
     if (others.length === 0) {
-      return first
-        .orderBy(sorted ? sql<number>`pk + 0` : sql<number>`pk`)
-        .limit(page.limit)
-        .offset(page.offset);
+      return first.query.orderBy(order(first.sorted)).limit(page.limit).offset(page.offset);
     }
-    const cut = (part: typeof first) =>
+    const cut = ({ query, sorted }: typeof first) =>
       this.ctx.db
         .selectFrom(
-          part
-            .orderBy('pk')
+          query
+            .orderBy(order(sorted))
             .limit(page.offset + page.limit)
             .as('part'),
         )

@@ -33,8 +33,10 @@ const CASES: { filter: GameFilter; index: RegExp; sqlite?: string }[] = [
 /** The query plan of a filtered page as text: the statement GameReads.listFiltered runs. */
 async function plan(store: Store, dialect: string, ownerId: string, filter: GameFilter): Promise<string> {
   const db = store.db as Kysely<DB>;
+  const split =
+    filter.afterSeq === undefined ? undefined : await store.games.changedSplit(ownerId, filter.afterSeq);
   const { sql, parameters } = store.games
-    .filteredPage({ ownerId, filter }, { limit: 51, offset: 0 })
+    .filteredPage({ ownerId, filter }, { limit: 51, offset: 0 }, split)
     .compile();
   const explain = dialect === 'postgres' ? 'explain ' : 'explain query plan ';
   const result = await db.executeQuery(CompiledQuery.raw(explain + sql, [...parameters]));
@@ -79,31 +81,80 @@ for (const { dialect, skip } of DIALECTS) {
       }
     });
 
-    test('updatedSince with few changes after it: its matches sorted, not the list walked', {
-      skip: dialect === 'postgres' ? false : 'PostgreSQL names the sort in its plan',
-    }, async () => {
-      const db = t.store.db as Kysely<DB>;
-      const statement = t.store.games.filteredPage(
-        { ownerId: aliceId, filter: { afterSeq: 2990 } },
-        { limit: 51, offset: 0 },
-        true,
-      );
-      const { sql, parameters } = statement.compile();
-      const result = await db.executeQuery(CompiledQuery.raw(`explain ${sql}`, [...parameters]));
-      const text = result.rows
-        .map((row) => Object.values(row as Record<string, unknown>).join(' '))
-        .join('\n');
-      // Sorted, not walked in list order (which of the seq index or, on a few thousand games, a scan reads
-      // the matches is the planner's choice).
-      assert.match(text, /Sort/, text);
-      assert.doesNotMatch(text, /games_owner_list|games_pkey/, text);
-      // The page is the same as read in list order.
-      const listed = await t.store.games
-        .filteredPage({ ownerId: aliceId, filter: { afterSeq: 2990 } }, { limit: 51, offset: 0 })
-        .execute();
+    test('updatedSince: the games made since walked in list order from the first of them, those changed since on games_owner_changed; every page as the filter applied here', async () => {
+      const { store } = t;
+      const db = store.db as Kysely<DB>;
+      const user = await store.accounts.addUser({ login: 'dave' });
+      const games = await store.databases.add({ ownerId: user.id, name: 'Games' });
+      const other = await store.databases.add({ ownerId: user.id, name: 'Other' });
+      const made = (from: number, n: number) =>
+        Array.from({ length: n }, (_, i) => record(30_000 + from + i));
+      await store.games.insert(games, made(0, 2000));
+      const afterSeq = await store.games.version(user.id);
+      // A change time after the position's (the store's clock has milliseconds).
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const old = await store.games.list(user.id, { limit: 2000, offset: 0 });
+      const idAt = (i: number) => (old[i] as { id: string }).id;
+      // Made before and changed since: updated, moved, deleted; then games made since, one of them changed.
+      await store.games.update(idAt(10), record(39_010));
+      await store.games.update(idAt(1500), record(39_500));
+      await store.games.move(idAt(700), other);
+      await store.games.delete(idAt(20));
+      await store.games.insert(games, made(2000, 300));
+      const newest = await store.games.list(user.id, { limit: 1, offset: 1998 });
+      await store.games.delete((newest[0] as { id: string }).id);
+      await store.games.update(idAt(1999), record(39_999));
+      await db.executeQuery(CompiledQuery.raw('analyze'));
+
+      const expected = (
+        await db
+          .selectFrom('games')
+          .select('pk')
+          .where('owner_id', '=', user.id)
+          .where('deleted', '=', 0)
+          .where('seq', '>', afterSeq)
+          .orderBy('pk')
+          .execute()
+      ).map((row) => Number(row.pk));
+      assert.equal(expected.length, 4 + 299);
+      const scope = { ownerId: user.id, filter: { afterSeq } };
+      for (const [offset, limit] of [
+        [0, 51],
+        [0, 2],
+        [3, 10],
+        [290, 50],
+        [400, 10],
+      ] as const) {
+        const page = await store.games.listFiltered(scope, { limit, offset });
+        assert.deepEqual(
+          page.map((game) => game.position),
+          expected.slice(offset, offset + limit),
+          `offset ${offset}`,
+        );
+      }
+      const after = expected[1] as number;
+      const next = await store.games.listFiltered(scope, { limit: 5, offset: 0, after });
       assert.deepEqual(
-        (await statement.execute()).map((row) => row.pk),
-        listed.map((row) => row.pk),
+        next.map((game) => game.position),
+        expected.slice(2, 7),
+      );
+      assert.equal(await store.games.countFiltered(scope), expected.length);
+
+      const split = await store.games.changedSplit(user.id, afterSeq);
+      assert.ok(split, 'games changed after the position');
+      assert.equal(split.sorted, true);
+      const text = await plan(store, dialect, user.id, { afterSeq });
+      assert.match(text, /games_owner_changed/, text);
+      assert.doesNotMatch(text, /Seq Scan|SCAN games(?! USING)/, text);
+      // Nothing changed after the newest change: no split, an empty page.
+      const head = await store.games.version(user.id);
+      assert.equal(await store.games.changedSplit(user.id, head), undefined);
+      assert.deepEqual(
+        await store.games.listFiltered(
+          { ownerId: user.id, filter: { afterSeq: head } },
+          { limit: 5, offset: 0 },
+        ),
+        [],
       );
     });
 
