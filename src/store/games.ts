@@ -194,12 +194,12 @@ export class GameReads {
           case when probed = 0 then top when v is null or v > 0 then (lo + top) / 2 else top end,
           case when probed = 1 and v > 0 then v else best end,
           case when probed = 0 then (
-            select case when created_at >= (
-              select updated_at from games where owner_id = ${ownerId} and seq > ${afterSeq} order by seq limit 1
-            ) then pk else -pk end
-            from games
-            where owner_id = ${ownerId} and deleted = 0 and pk >= (lo + top) / 2 and pk < top
-            order by pk limit 1
+            select case when g.created_at >= (
+              select c.updated_at from games c where c.owner_id = ${ownerId} and c.seq > ${afterSeq} order by c.seq limit 1
+            ) then g.pk else -g.pk end
+            from games g
+            where g.owner_id = ${ownerId} and g.deleted = 0 and g.pk >= (search.lo + search.top) / 2 and g.pk < search.top
+            order by g.pk limit 1
           ) end,
           1 - probed
         from search

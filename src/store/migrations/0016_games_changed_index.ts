@@ -5,5 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`create index games_owner_changed on games (owner_id, seq) where updated_at > created_at`.execute(db);
+  await sql`create index games_owner_changed on games (owner_id, seq) where updated_at > created_at`.execute(
+    db,
+  );
 }
