@@ -227,17 +227,27 @@ export class GameReads {
    */
   filteredPage(scope: ExportScope & { filter: GameFilter }, page: Page, split?: ChangedSplit) {
     const after = page.after ?? 0;
-    const parts = this.inListOrder(scope).flatMap((part) => {
-      const listed = part.select([...summaryColumns, 'pk']).where('pk', '>', after);
-      if (!split) return [{ query: listed, sorted: false }];
-      return [
-        {
-          query: listed.where('pk', '<', split.first).where(sql<boolean>`updated_at > created_at`),
-          sorted: split.sorted,
-        },
-        { query: listed.where('pk', '>=', split.first), sorted: false },
-      ];
-    });
+    const listed = (part: ReturnType<typeof this.inListOrder>[number]) =>
+      part.select([...summaryColumns, 'pk']).where('pk', '>', after);
+    const { afterSeq } = scope.filter;
+    const parts =
+      !split || afterSeq === undefined
+        ? this.inListOrder(scope).map((part) => ({ query: listed(part), sorted: false }))
+        : [
+            ...this.inListOrder(scope).map((part) => ({
+              query: listed(part).where('pk', '<', split.first).where(sql<boolean>`updated_at > created_at`),
+              sorted: split.sorted,
+            })),
+            // seq checked on each row (`seq + 0` is no index's column): the games made since all match but
+            // those of the time's first millisecond, so the list is walked from `first`, where the planner,
+            // which takes pk and seq for independent, could read every match on the seq index and sort them.
+            ...this.inListOrder({ ...scope, filter: { ...scope.filter, afterSeq: undefined } }).map(
+              (part) => ({
+                query: listed(part).where('pk', '>=', split.first).where(sql<number>`seq + 0`, '>', afterSeq),
+                sorted: false,
+              }),
+            ),
+          ];
     const order = (sorted: boolean) => (sorted ? sql<number>`pk + 0` : sql<number>`pk`);
     const [first, ...others] = parts;
     if (!first) throw new Error('a filter has at least one part');
