@@ -165,6 +165,8 @@ export class GameReads {
   async listFiltered(scope: ExportScope & { filter: GameFilter }, page: Page): Promise<ListedGame[]> {
     const { afterSeq } = scope.filter;
     const split = afterSeq === undefined ? undefined : await this.changedSplit(scope.ownerId, afterSeq);
+    // Nothing changed after the position: no game matches.
+    if (afterSeq !== undefined && !split) return [];
     const rows = await this.filteredPage(scope, page, split).execute();
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
