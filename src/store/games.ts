@@ -167,7 +167,10 @@ export class GameReads {
     const split = afterSeq === undefined ? undefined : await this.changedSplit(scope.ownerId, afterSeq);
     // Nothing changed after the position: no game matches.
     if (afterSeq !== undefined && !split) return [];
-    const rows = await this.filteredPage(scope, page, split).execute();
+    const rows =
+      !split && scope.databaseId === undefined && !(await this.hasTombstones(scope.ownerId))
+        ? await this.pageByPk(scope, page).execute()
+        : await this.filteredPage(scope, page, split).execute();
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
@@ -273,6 +276,56 @@ export class GameReads {
       .offset(page.offset);
   }
 
+  /** Whether any of the owner's games is a tombstone (on games_owner_list alone). */
+  private async hasTombstones(ownerId: string): Promise<boolean> {
+    const row = await this.ctx.db
+      .selectFrom('games')
+      .select('pk')
+      .where('owner_id', '=', ownerId)
+      .where('deleted', '=', 1)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * filteredPage for an owner without tombstones, where every match on a filter index is a live game: the
+   * page's pks read on the filter indexes alone (index-only, as the parts need no `deleted` from the row),
+   * then the page's rows by pk. A page at offset 450 reads 51 rows instead of 501, which a filter's matches
+   * spread over the table each read from a page of their own.
+   */
+  pageByPk(scope: ExportScope & { filter: GameFilter }, page: Page) {
+    const { db } = this.ctx;
+    const parts = this.inListOrder(scope, false).map((part) =>
+      part.select('pk').where('pk', '>', page.after ?? 0),
+    );
+    const [first, ...others] = parts;
+    if (!first) throw new Error('a filter has at least one part');
+    const cut = (part: typeof first) =>
+      db
+        .selectFrom(
+          part
+            .orderBy('pk')
+            .limit(page.offset + page.limit)
+            .as('part'),
+        )
+        .select('part.pk');
+    const pks =
+      others.length === 0
+        ? first.orderBy('pk').limit(page.limit).offset(page.offset)
+        : db
+            .selectFrom(others.reduce((union, part) => union.unionAll(cut(part)), cut(first)).as('parts'))
+            .select('parts.pk')
+            .orderBy('pk')
+            .limit(page.limit)
+            .offset(page.offset);
+    return db
+      .selectFrom('games')
+      .select([...summaryColumns, 'pk'])
+      .where('pk', 'in', db.selectFrom(pks.as('page')).select('page.pk'))
+      .orderBy('pk');
+  }
+
   /**
    * The filter's games as disjoint parts that an index each gives in list order, so that a page reads at most
    * offset + limit games of each part and merges them by pk (listFiltered); one part when one index does.
@@ -282,7 +335,7 @@ export class GameReads {
    * order, so that the planner walks the owner's whole list instead. A game whose both sides match is in the
    * white side's part only.
    */
-  private inListOrder(scope: ExportScope & { filter: GameFilter }) {
+  private inListOrder(scope: ExportScope & { filter: GameFilter }, live = true) {
     const { filter } = scope;
     const filters =
       filter.eco?.length === 2
@@ -290,10 +343,10 @@ export class GameReads {
         : [filter];
     return filters.flatMap((one) => {
       if ((one.player === undefined && one.fideId === undefined) || one.color !== undefined) {
-        return [this.filtered({ ...scope, filter: one })];
+        return [this.filtered({ ...scope, filter: one }, live)];
       }
-      const white = this.filtered({ ...scope, filter: { ...one, color: 'white' } });
-      const black = this.filtered({ ...scope, filter: { ...one, color: 'black' } }).where((eb) =>
+      const white = this.filtered({ ...scope, filter: { ...one, color: 'white' } }, live);
+      const black = this.filtered({ ...scope, filter: { ...one, color: 'black' } }, live).where((eb) =>
         eb.or([
           ...(one.player !== undefined ? [eb('white_name', 'is distinct from', one.player)] : []),
           ...(one.fideId !== undefined ? [eb('white_fide_id', 'is distinct from', one.fideId)] : []),
@@ -410,12 +463,11 @@ export class GameReads {
     return Math.max(0, white + black - both - dead);
   }
 
-  private filtered({ ownerId, databaseId, filter }: ExportScope & { filter: GameFilter }) {
-    let query = this.ctx.db
-      .selectFrom('games')
-      .where('owner_id', '=', ownerId)
-      .where('deleted', '=', 0)
-      .where((eb) => whereGameFilter(eb, filter));
+  /** The filter's games of the scope: the live ones, or with `live` false tombstones too. */
+  private filtered({ ownerId, databaseId, filter }: ExportScope & { filter: GameFilter }, live = true) {
+    let query = this.ctx.db.selectFrom('games').where('owner_id', '=', ownerId);
+    if (live) query = query.where('deleted', '=', 0);
+    query = query.where((eb) => whereGameFilter(eb, filter));
     if (databaseId !== undefined) query = query.where('database_id', '=', databaseId);
     return query;
   }
