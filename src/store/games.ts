@@ -292,7 +292,9 @@ export class GameReads {
    * filteredPage for an owner without tombstones, where every match on a filter index is a live game: the
    * page's pks read on the filter indexes alone (index-only, as the parts need no `deleted` from the row),
    * then the page's rows by pk. A page at offset 450 reads 51 rows instead of 501, which a filter's matches
-   * spread over the table each read from a page of their own.
+   * spread over the table each read from a page of their own. A game deleted between the check and the page
+   * is on the page as a read just before its deletion would have it (not left out, which would leave the
+   * page a game short and say that the list ends there).
    */
   pageByPk(scope: ExportScope & { filter: GameFilter }, page: Page) {
     const { db } = this.ctx;
