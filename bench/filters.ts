@@ -7,13 +7,22 @@
 // The fill: on PostgreSQL the 2,000 distinct games go through the store's import batches and the rest are
 // copies of them made in SQL (support.ts, copyPostgresGames), a few minutes for a million where importing
 // them would take hours; SQLite imports every game through the store.
+// With --keep (PostgreSQL only), the filled store is kept as the database chessport_bench_filters_keep_N and
+// reused by the next run with --keep (its token and fill time in the database's comment), so that
+// experiments skip the fill; without --keep the store is made and dropped as before. Drop a kept store with
+// `psql -c 'drop database chessport_bench_filters_keep_1000000'` (the server migrates it when it starts).
 // Usage: node bench/filters.ts [--games N] [--stores postgres,sqlite] [--requests R] [--bounds 0,default,1000]
-//   defaults: 1000000 games, postgres, 200 requests a case, bounds 0 and the default. Skips PostgreSQL, saying so, when it does not answer.
+//   [--keep] [--cases name,name]
+//   defaults: 1000000 games, postgres, 200 requests a case, bounds 0 and the default, every case. Skips
+//   PostgreSQL, saying so, when it does not answer.
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import {
+  adminQuery,
   type Dialect,
   fillBenchStore,
   forEachStore,
+  POSTGRES_URL,
   percentile,
   startChessport,
   stop,
@@ -27,8 +36,12 @@ const { values } = parseArgs({
     stores: { type: 'string', default: 'postgres' },
     requests: { type: 'string', default: '200' },
     bounds: { type: 'string', default: '0,default' },
+    keep: { type: 'boolean', default: false },
+    cases: { type: 'string', default: '' },
   },
 });
+/** The cases to run (by name, the unfiltered one always), all when empty. */
+const ONLY = values.cases.split(',').filter(Boolean);
 const GAMES = Number(values.games);
 const REQUESTS = Number(values.requests);
 /** The FILTER_TOTAL_MAX of each server: 0 counts every match (as before the bound), `default` the default. */
@@ -55,9 +68,57 @@ async function timed(url: string, headers: Record<string, string>): Promise<{ ms
   };
 }
 
+type Fill = { token: string; distinct: number; seconds: number; changedUntil: number };
+
+/**
+ * Runs `measure` on a PostgreSQL store of GAMES games kept between runs (--keep): filled and described (its
+ * fill in the database's comment) on the first run, reused as it is on the next.
+ */
+async function withKeptStore(measure: (databaseUrl: string, fill: Fill) => Promise<void>): Promise<void> {
+  const name = `chessport_bench_filters_keep_${GAMES}`;
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  let described: string | null | undefined;
+  try {
+    const found = await admin.query<{ comment: string | null }>(
+      "select shobj_description(oid, 'pg_database') as comment from pg_database where datname = $1",
+      [name],
+    );
+    described = found.rows[0]?.comment;
+  } finally {
+    await admin.end();
+  }
+  let fill: Fill;
+  if (described) {
+    fill = JSON.parse(described) as Fill;
+    console.log(`\nreusing the kept store ${name}`);
+  } else {
+    // A database without the comment is a fill that did not finish: made again.
+    if (described === null) await adminQuery(`drop database ${name} with (force)`);
+    await adminQuery(`create database ${name}`);
+    const made = await fillBenchStore(databaseUrl, GAMES, 2000, { copy: true });
+    fill = {
+      token: made.token,
+      distinct: made.distinct,
+      seconds: made.seconds,
+      changedUntil: made.changedUntil,
+    };
+    await adminQuery(`comment on database ${name} is '${JSON.stringify(fill).replaceAll("'", "''")}'`);
+  }
+  await measure(databaseUrl, fill);
+}
+
 async function bench(dialect: Dialect): Promise<void> {
-  await withScratchStore(dialect, `chessport_bench_filters_${GAMES}`, async (databaseUrl) => {
-    const fill = await fillBenchStore(databaseUrl, GAMES, 2000, { copy: true });
+  const withStore = (measure: (databaseUrl: string, fill: Fill) => Promise<void>) =>
+    values.keep && dialect === 'postgres'
+      ? withKeptStore(measure)
+      : withScratchStore(dialect, `chessport_bench_filters_${GAMES}`, async (databaseUrl) =>
+          measure(databaseUrl, await fillBenchStore(databaseUrl, GAMES, 2000, { copy: true })),
+        );
+  await withStore(async (databaseUrl, fill) => {
     console.log(
       `\n${dialect}: ${GAMES.toLocaleString('en')} games (${fill.distinct} distinct, repeated) filled in ` +
         `${fill.seconds.toFixed(0)} s`,
@@ -119,7 +180,9 @@ async function bench(dialect: Dialect): Promise<void> {
       );
       console.log(`|---|---:|${BOUNDS.map(() => '---:|---:|---:|').join('')}`);
       const reference = BOUNDS.map(() => Number.NaN);
-      for (const [name, query] of cases) {
+      for (const [name, query] of cases.filter(
+        ([name], i) => i === 0 || ONLY.length === 0 || ONLY.includes(name),
+      )) {
         const cells: string[] = [];
         let matches = '';
         for (const [i, base] of bases.entries()) {

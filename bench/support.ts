@@ -103,7 +103,7 @@ export async function fillBenchStore(
  * Adds `copies` games to the database by copying its games in SQL, round after round in import order, as an
  * import of the same file again and again (duplicates allowed) would: each copy a new id (a random UUID),
  * the next pk and change sequence value, and a change time that rises with them and ends at the fill's end
- * (one millisecond apart); the database's kept count, its games_seq and the owner's feed head follow. Then
+ * (one millisecond apart, after the imported games' times, moved back for it); the database's kept count, its games_seq and the owner's feed head follow. Then
  * VACUUM ANALYZE, as autovacuum would have done on a store that grew over time: the statistics and the
  * visibility map that index-only scans need. Returns the change time of the last copy.
  */
@@ -118,6 +118,15 @@ async function copyPostgresGames(databaseUrl: string, databaseId: string, copies
     const distinct = Number(base.rows[0]?.n);
     const lastBasePk = Number(base.rows[0]?.pk);
     const now = Date.now();
+    // The imported games' change times moved to just before the first copy's, so that times rise with pk and
+    // seq as in a store that grew over time (the store's reads rely on it: GameReads.changedSplit).
+    await client.query(
+      `update games g set created_at = s.t, updated_at = s.t
+       from (select pk, $2::bigint - $3::bigint - count(*) over () + row_number() over (order by pk) as t
+             from games where database_id = $1 and pk <= $4) s
+       where g.pk = s.pk`,
+      [databaseId, now, copies, lastBasePk],
+    );
     const columns =
       'owner_id, database_id, slug, event, date, result, eco, white_name, white_elo, white_fide_id, ' +
       'white_country, black_name, black_elo, black_fide_id, black_country, metadata, moves, fen, pgn, ' +

@@ -1,6 +1,7 @@
 // The feed, `store.feed`: an owner's games in the order they changed (tombstones included), read after a
 // change sequence value (compiled once: every long-poll reads it again at each signal), and where `since`
 // starts it.
+import { sql } from 'kysely';
 import type { StoreContext } from './context.ts';
 import { prepared, type RunQuery } from './prepared.ts';
 import type { Freshness } from './read-routing.ts';
@@ -118,32 +119,36 @@ export class Feed {
   /**
    * The feed position just before the owner's first change at or after a time; the feed continues from there
    * by seq. A binary search over seq on the (owner_id, seq) index, valid because updated_at never decreases
-   * as seq grows for one owner (StoreContext.write): about log2(seq) index seeks instead of a scan.
+   * as seq grows for one owner (StoreContext.write): about log2(seq) index seeks instead of a scan, in one
+   * statement (a recursive query, each step a probe or what it tells) rather than a round trip each.
    */
   async positionAt(ownerId: string, sinceMs: number): Promise<number> {
     // Every committed seq is <= `end`. A write of the owner that commits during the search gets a seq above
     // all of the owner's seqs the search can see (StoreContext.write; on PostgreSQL it may be <= end, but it
     // is still above `low`, which is always one of them), so it lies after the position whatever the search
-    // decides. Each step's statement sees the owner's changes up to some seq, all of them.
+    // decides. The statement sees the owner's changes up to some seq, all of them.
     const end = await this.lastSeq();
     // Invariant: the owner's games with seq <= low changed before sinceMs, those with seq >= high at or
-    // after.
-    let low = 0;
-    let high = end + 1;
-    while (high - low > 1) {
-      const mid = Math.floor((low + high) / 2);
-      const next = await this.ctx.db
-        .selectFrom('games')
-        .select(['seq', 'updated_at'])
-        .where('owner_id', '=', ownerId)
-        .where('seq', '>=', mid)
-        .where('seq', '<', high)
-        .orderBy('seq')
-        .limit(1)
-        .executeTakeFirst();
-      if (!next || Number(next.updated_at) >= sinceMs) high = mid;
-      else low = Number(next.seq);
-    }
-    return low;
+    // after. A probe reads the first change in [mid, high): its seq when it is before sinceMs, -1 when at or
+    // after, null when there is none.
+    const { rows } = await sql<{ low: number | string | null }>`
+      with recursive search(low, high, v, probed) as (
+        select cast(0 as bigint), cast(${end + 1} as bigint), cast(null as bigint), 0
+        union all
+        select
+          case when probed = 1 and v > 0 then v else low end,
+          case when probed = 1 and (v is null or v < 0) then (low + high) / 2 else high end,
+          case when probed = 0 then (
+            select case when g.updated_at >= ${sinceMs} then -1 else g.seq end
+            from games g
+            where g.owner_id = ${ownerId} and g.seq >= (search.low + search.high) / 2 and g.seq < search.high
+            order by g.seq limit 1
+          ) end,
+          1 - probed
+        from search
+        where probed = 1 or high - low > 1
+      )
+      select max(low) as low from search`.execute(this.ctx.db);
+    return Number(rows[0]?.low ?? 0);
   }
 }

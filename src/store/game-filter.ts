@@ -1,6 +1,7 @@
 // What a list or an export of games can be narrowed to (the filters of GET /games and
 // GET /databases/{id}/games), as one WHERE condition. Each condition is served by an index of migration 0015
-// or by the (owner_id, seq) index of the feed, all led by owner_id: no filter scans the owner's whole game set.
+// or, for updatedSince, by the list and 0016's index of changed games (GameReads.changedSplit), all led by
+// owner_id: no filter scans the owner's whole game set.
 import type { ExpressionBuilder, ExpressionWrapper, SqlBool } from 'kysely';
 import type { DB } from './schema.ts';
 

@@ -80,10 +80,20 @@ function compiledReads(ctx: StoreContext) {
 }
 
 /**
- * The most games changed after an updatedSince position whose filtered page sorts its matches (listFiltered):
- * sorting 10,000 rows costs about what reading that many costs.
+ * The most games made before an updatedSince position and changed after it whose filtered page sorts them
+ * (listFiltered): sorting 10,000 rows costs about what reading that many costs.
  */
 const SORTED_CHANGES = 10_000;
+
+/**
+ * How a filtered page reads updatedSince's matches (listFiltered): the games made since its time, a run at
+ * the list's end from pk `first` on, in list order; the games made before it and changed since (pk below
+ * `first`, on games_owner_changed), sorted when `sorted` (few) or else in list order.
+ */
+export interface ChangedSplit {
+  first: number;
+  sorted: boolean;
+}
 
 /** The most tombstones of an owner that a filter's count reads to count on the filter's index alone. */
 const TOMBSTONES_READ = 1000;
@@ -106,6 +116,15 @@ function onOneIndex(filter: GameFilter): boolean {
     ['player', 'color'],
     ['fideId', 'color'],
   ].some((columns) => named.length > 0 && named.every((name) => columns.includes(name)));
+}
+
+/**
+ * Whether the filter is a player's name or FIDE id alone, without a colour: on two indexes, the white and the
+ * black side's, counted on both (countOnIndex).
+ */
+function onBothSides(filter: GameFilter): boolean {
+  const named = (Object.keys(filter) as (keyof GameFilter)[]).filter((name) => filter[name] !== undefined);
+  return named.length === 1 && (named[0] === 'player' || named[0] === 'fideId');
 }
 
 export class GameReads {
@@ -145,57 +164,106 @@ export class GameReads {
    */
   async listFiltered(scope: ExportScope & { filter: GameFilter }, page: Page): Promise<ListedGame[]> {
     const { afterSeq } = scope.filter;
-    const sorted = afterSeq !== undefined && (await this.fewChangedAfter(scope.ownerId, afterSeq));
-    const rows = await this.filteredPage(scope, page, sorted).execute();
+    const split = afterSeq === undefined ? undefined : await this.changedSplit(scope.ownerId, afterSeq);
+    // Nothing changed after the position: no game matches.
+    if (afterSeq !== undefined && !split) return [];
+    const rows =
+      !split && scope.databaseId === undefined && !(await this.hasTombstones(scope.ownerId))
+        ? await this.pageByPk(scope, page).execute()
+        : await this.filteredPage(scope, page, split).execute();
     return rows.map((row) => ({ ...toSummary(row), position: Number(row.pk) }));
   }
 
   /**
-   * Whether at most SORTED_CHANGES of the owner's games (live or not) changed after this seq: counted on the
-   * feed's (owner_id, seq) index alone. updatedSince's matches are mostly the newest games, at the end of the
-   * list, where PostgreSQL, which knows how many they are but not where, walks the list from its start: at
-   * 1,000,000 games, 940,000 rows read for the last 60,000. So few matches are read on the seq index and
-   * sorted (filteredPage's `sorted`).
+   * Where updatedSince's matches (seq > afterSeq) lie, in one statement: the owner's first live game made at
+   * or after the time of the first change after afterSeq (`first`), and whether at most SORTED_CHANGES games
+   * made before that time changed after it. Per owner, a game made later has a higher pk and a created_at no
+   * earlier (StoreContext.write takes both under the owner's lock, the change time never decreasing), so the
+   * games at and after `first` are the ones made since, found by a binary search over pk on games_owner_list
+   * (about log2(pk) one-row probes, each game's created_at read); each match before `first` was made before
+   * that time and changed at or after it (updated_at > created_at): it is on the partial index
+   * games_owner_changed (migration 0016). The matches are mostly the newest games, at the end of the list,
+   * where PostgreSQL, which knows how many they are but not where, walked the list from its start: at
+   * 1,000,000 games, 940,000 rows read for the last 60,000. Undefined when nothing changed after afterSeq.
    */
-  private async fewChangedAfter(ownerId: string, afterSeq: number): Promise<boolean> {
-    const row = await this.ctx.db
-      .selectFrom(
-        this.ctx.db
-          .selectFrom('games')
-          .select(sql.lit(1).as('one'))
-          .where('owner_id', '=', ownerId)
-          .where('seq', '>', afterSeq)
-          .limit(SORTED_CHANGES + 1)
-          .as('changed'),
+  async changedSplit(ownerId: string, afterSeq: number): Promise<ChangedSplit | undefined> {
+    // The binary search keeps the live games made since the time among [lo, top) and `best`: each probe
+    // reads the first live game in [mid, top), its pk signed by whether it was made since (+) or before (-).
+    const { rows } = await sql<{ first: number | string | null; changed: number | string }>`
+      with recursive search(lo, top, best, v, probed) as (
+        select cast(0 as bigint), m, m, cast(null as bigint), 0
+        from (select coalesce(max(pk), 0) + 1 as m from games where owner_id = ${ownerId} and deleted = 0) last
+        union all
+        select
+          case when probed = 0 then lo when v is null or v > 0 then lo else 1 - v end,
+          case when probed = 0 then top when v is null or v > 0 then (lo + top) / 2 else top end,
+          case when probed = 1 and v > 0 then v else best end,
+          case when probed = 0 then (
+            select case when g.created_at >= (
+              select c.updated_at from games c where c.owner_id = ${ownerId} and c.seq > ${afterSeq} order by c.seq limit 1
+            ) then g.pk else -g.pk end
+            from games g
+            where g.owner_id = ${ownerId} and g.deleted = 0 and g.pk >= (search.lo + search.top) / 2 and g.pk < search.top
+            order by g.pk limit 1
+          ) end,
+          1 - probed
+        from search
+        where probed = 1 or lo < top
       )
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirst();
-    return Number(row?.total ?? 0) <= SORTED_CHANGES;
+      select
+        case when exists (select 1 from games where owner_id = ${ownerId} and seq > ${afterSeq})
+          then (select min(best) from search) end as first,
+        (select count(*) from (
+          select 1 from games
+          where owner_id = ${ownerId} and seq > ${afterSeq} and updated_at > created_at
+          limit ${SORTED_CHANGES + 1}
+        ) changed) as changed`.execute(this.ctx.db);
+    const row = rows[0];
+    if (!row || row.first === null) return undefined;
+    return { first: Number(row.first), sorted: Number(row.changed) <= SORTED_CHANGES };
   }
 
   /**
    * The statement of a filtered page (listFiltered), not run: one part in list order, or the parts
-   * (inListOrder) each cut at offset + limit and merged by pk. `sorted`: the matches are sorted by pk rather
-   * than read in list order (`pk + 0` is no index's order), which a filter of few matches spread anywhere in
-   * the list wants. test/store/filter-indexes.test.ts reads its plans.
+   * (inListOrder) each cut at offset + limit and merged by pk. With `split` (updatedSince, changedSplit), each
+   * part is read as the games made since (pk from split.first on, in list order) and those made before and
+   * changed since (on games_owner_changed), sorted by pk when split.sorted (`pk + 0` is no index's order),
+   * which a few matches spread anywhere in the list want. test/store/filter-indexes.test.ts reads its plans.
    */
-  filteredPage(scope: ExportScope & { filter: GameFilter }, page: Page, sorted = false) {
-    const parts = this.inListOrder(scope).map((part) =>
-      part.select([...summaryColumns, 'pk']).where('pk', '>', page.after ?? 0),
-    );
+  filteredPage(scope: ExportScope & { filter: GameFilter }, page: Page, split?: ChangedSplit) {
+    const after = page.after ?? 0;
+    const listed = (part: ReturnType<typeof this.inListOrder>[number]) =>
+      part.select([...summaryColumns, 'pk']).where('pk', '>', after);
+    const { afterSeq } = scope.filter;
+    const parts =
+      !split || afterSeq === undefined
+        ? this.inListOrder(scope).map((part) => ({ query: listed(part), sorted: false }))
+        : [
+            ...this.inListOrder(scope).map((part) => ({
+              query: listed(part).where('pk', '<', split.first).where(sql<boolean>`updated_at > created_at`),
+              sorted: split.sorted,
+            })),
+            // seq checked on each row (`seq + 0` is no index's column): the games made since all match but
+            // those of the time's first millisecond, so the list is walked from `first`, where the planner,
+            // which takes pk and seq for independent, could read every match on the seq index and sort them.
+            ...this.inListOrder({ ...scope, filter: { ...scope.filter, afterSeq: undefined } }).map(
+              (part) => ({
+                query: listed(part).where('pk', '>=', split.first).where(sql<number>`seq + 0`, '>', afterSeq),
+                sorted: false,
+              }),
+            ),
+          ];
+    const order = (sorted: boolean) => (sorted ? sql<number>`pk + 0` : sql<number>`pk`);
     const [first, ...others] = parts;
     if (!first) throw new Error('a filter has at least one part');
     if (others.length === 0) {
-      return first
-        .orderBy(sorted ? sql<number>`pk + 0` : sql<number>`pk`)
-        .limit(page.limit)
-        .offset(page.offset);
+      return first.query.orderBy(order(first.sorted)).limit(page.limit).offset(page.offset);
     }
-    const cut = (part: typeof first) =>
+    const cut = ({ query, sorted }: typeof first) =>
       this.ctx.db
         .selectFrom(
-          part
-            .orderBy('pk')
+          query
+            .orderBy(order(sorted))
             .limit(page.offset + page.limit)
             .as('part'),
         )
@@ -208,6 +276,58 @@ export class GameReads {
       .offset(page.offset);
   }
 
+  /** Whether any of the owner's games is a tombstone (on games_owner_list alone). */
+  private async hasTombstones(ownerId: string): Promise<boolean> {
+    const row = await this.ctx.db
+      .selectFrom('games')
+      .select('pk')
+      .where('owner_id', '=', ownerId)
+      .where('deleted', '=', 1)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * filteredPage for an owner without tombstones, where every match on a filter index is a live game: the
+   * page's pks read on the filter indexes alone (index-only, as the parts need no `deleted` from the row),
+   * then the page's rows by pk. A page at offset 450 reads 51 rows instead of 501, which a filter's matches
+   * spread over the table each read from a page of their own. A game deleted between the check and the page
+   * is on the page as a read just before its deletion would have it (not left out, which would leave the
+   * page a game short and say that the list ends there).
+   */
+  pageByPk(scope: ExportScope & { filter: GameFilter }, page: Page) {
+    const { db } = this.ctx;
+    const parts = this.inListOrder(scope, false).map((part) =>
+      part.select('pk').where('pk', '>', page.after ?? 0),
+    );
+    const [first, ...others] = parts;
+    if (!first) throw new Error('a filter has at least one part');
+    const cut = (part: typeof first) =>
+      db
+        .selectFrom(
+          part
+            .orderBy('pk')
+            .limit(page.offset + page.limit)
+            .as('part'),
+        )
+        .select('part.pk');
+    const pks =
+      others.length === 0
+        ? first.orderBy('pk').limit(page.limit).offset(page.offset)
+        : db
+            .selectFrom(others.reduce((union, part) => union.unionAll(cut(part)), cut(first)).as('parts'))
+            .select('parts.pk')
+            .orderBy('pk')
+            .limit(page.limit)
+            .offset(page.offset);
+    return db
+      .selectFrom('games')
+      .select([...summaryColumns, 'pk'])
+      .where('pk', 'in', db.selectFrom(pks.as('page')).select('page.pk'))
+      .orderBy('pk');
+  }
+
   /**
    * The filter's games as disjoint parts that an index each gives in list order, so that a page reads at most
    * offset + limit games of each part and merges them by pk (listFiltered); one part when one index does.
@@ -217,7 +337,7 @@ export class GameReads {
    * order, so that the planner walks the owner's whole list instead. A game whose both sides match is in the
    * white side's part only.
    */
-  private inListOrder(scope: ExportScope & { filter: GameFilter }) {
+  private inListOrder(scope: ExportScope & { filter: GameFilter }, live = true) {
     const { filter } = scope;
     const filters =
       filter.eco?.length === 2
@@ -225,10 +345,10 @@ export class GameReads {
         : [filter];
     return filters.flatMap((one) => {
       if ((one.player === undefined && one.fideId === undefined) || one.color !== undefined) {
-        return [this.filtered({ ...scope, filter: one })];
+        return [this.filtered({ ...scope, filter: one }, live)];
       }
-      const white = this.filtered({ ...scope, filter: { ...one, color: 'white' } });
-      const black = this.filtered({ ...scope, filter: { ...one, color: 'black' } }).where((eb) =>
+      const white = this.filtered({ ...scope, filter: { ...one, color: 'white' } }, live);
+      const black = this.filtered({ ...scope, filter: { ...one, color: 'black' } }, live).where((eb) =>
         eb.or([
           ...(one.player !== undefined ? [eb('white_name', 'is distinct from', one.player)] : []),
           ...(one.fideId !== undefined ? [eb('white_fide_id', 'is distinct from', one.fideId)] : []),
@@ -245,7 +365,7 @@ export class GameReads {
    * than `upTo` match.
    */
   async countFiltered(scope: ExportScope & { filter: GameFilter }, upTo?: number): Promise<number> {
-    if (scope.databaseId === undefined && onOneIndex(scope.filter)) {
+    if (scope.databaseId === undefined && (onOneIndex(scope.filter) || onBothSides(scope.filter))) {
       const counted = await this.countOnIndex(scope.ownerId, scope.filter, upTo);
       if (counted !== undefined) return counted;
     }
@@ -295,19 +415,61 @@ export class GameReads {
     const tombstones = owners.where('deleted', '=', 1);
     if ((await count(tombstones, TOMBSTONES_READ + 1)) > TOMBSTONES_READ) return undefined;
     const dead = await count(tombstones.where((eb) => whereGameFilter(eb, filter)));
+    const enough = upTo === undefined ? undefined : upTo + 1 + dead;
+    if (onBothSides(filter)) return this.countBothSides(ownerId, filter, dead, enough);
     const all = await count(
       owners.where((eb) => whereGameFilter(eb, filter)),
-      upTo === undefined ? undefined : upTo + 1 + dead,
+      enough,
     );
     return Math.max(0, all - dead);
   }
 
-  private filtered({ ownerId, databaseId, filter }: ExportScope & { filter: GameFilter }) {
-    let query = this.ctx.db
-      .selectFrom('games')
-      .where('owner_id', '=', ownerId)
-      .where('deleted', '=', 0)
-      .where((eb) => whereGameFilter(eb, filter));
+  /**
+   * countOnIndex for a player (name or FIDE id) without a colour: the white side's matches and the black
+   * side's, each counted on its index alone, less the games where the player is on both sides (the two
+   * indexes' pks intersected, still without a row read) and the `dead` matching tombstones. With `enough`
+   * (upTo + 1 + dead), no side's count reads more than `enough` plus the games on both sides: a side that
+   * reaches that says the total is above upTo.
+   */
+  private async countBothSides(
+    ownerId: string,
+    filter: GameFilter,
+    dead: number,
+    enough: number | undefined,
+  ): Promise<number> {
+    const { db } = this.ctx;
+    const sideOf = (color: 'white' | 'black') =>
+      db
+        .selectFrom('games')
+        .select('pk')
+        .where('owner_id', '=', ownerId)
+        .where((eb) => whereGameFilter(eb, { ...filter, color }));
+    const count = async (query: ReturnType<typeof sideOf>, limit: number | undefined) => {
+      const row = await db
+        .selectFrom((limit === undefined ? query : query.limit(limit)).as('matches'))
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirst();
+      return Number(row?.total ?? 0);
+    };
+    const both = await count(
+      // A LIMIT after INTERSECT limits the intersection.
+      sideOf('white').intersect(sideOf('black')),
+      enough,
+    );
+    // As many on both sides as `enough`: the white side alone holds more than upTo live games.
+    if (enough !== undefined && both >= enough) return enough - dead;
+    const limit = enough === undefined ? undefined : enough + both;
+    const white = await count(sideOf('white'), limit);
+    const black = await count(sideOf('black'), limit);
+    if (limit !== undefined && (white >= limit || black >= limit)) return enough as number;
+    return Math.max(0, white + black - both - dead);
+  }
+
+  /** The filter's games of the scope: the live ones, or with `live` false tombstones too. */
+  private filtered({ ownerId, databaseId, filter }: ExportScope & { filter: GameFilter }, live = true) {
+    let query = this.ctx.db.selectFrom('games').where('owner_id', '=', ownerId);
+    if (live) query = query.where('deleted', '=', 0);
+    query = query.where((eb) => whereGameFilter(eb, filter));
     if (databaseId !== undefined) query = query.where('database_id', '=', databaseId);
     return query;
   }

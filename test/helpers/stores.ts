@@ -340,6 +340,7 @@ const UNDO: Record<string, string[]> = {
     'drop index games_owner_event',
     'drop index games_owner_result',
   ],
+  '0016_games_changed_index': ['drop index games_owner_changed'],
 };
 
 /**

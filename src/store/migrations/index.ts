@@ -19,6 +19,7 @@ import { up as oauthRecordUser } from './0012_oauth_record_user.ts';
 import { up as developerConsole } from './0013_developer_console.ts';
 import { up as webhookEvents } from './0014_webhook_events.ts';
 import { up as gameFilterIndexes } from './0015_game_filter_indexes.ts';
+import { up as gamesChangedIndex } from './0016_games_changed_index.ts';
 
 /** A migration's work: Kysely's schema builder is untyped by design (its tables are not there yet). */
 type Up = (db: Kysely<unknown>, dialect: Dialect) => Promise<void>;
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Up> = {
   '0013_developer_console': developerConsole,
   '0014_webhook_events': webhookEvents,
   '0015_game_filter_indexes': gameFilterIndexes,
+  '0016_games_changed_index': gamesChangedIndex,
 };
 
 /** The migrations for Kysely's Migrator, which applies the pending ones in name order. */

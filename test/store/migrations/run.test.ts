@@ -74,6 +74,7 @@ const AFTER_0005 = [
   '0013_developer_console',
   '0014_webhook_events',
   '0015_game_filter_indexes',
+  '0016_games_changed_index',
 ];
 
 for (const { dialect, skip } of DIALECTS) {
