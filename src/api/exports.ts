@@ -9,7 +9,7 @@ import type { ExportScope, TokenInfo } from '../store/index.ts';
 import type { ApiContext } from './context.ts';
 import { NDJSON_TYPE, pgnHeaders, withGameIdTag } from './pgn.ts';
 import { willBeNotModified } from './plugins/conditional.ts';
-import { gameDetailJson } from './serialize.ts';
+import { gameDetailLine } from './serialize.ts';
 
 export interface ExportAnswer {
   format: 'pgn' | 'ndjson';
@@ -55,8 +55,7 @@ export async function sendExport(
   // checked again before each batch: the export ends with it (long-answers.ts).
   const body = context.longAnswers.stream(request, reply, async function* (check) {
     if (answer.format === 'ndjson') {
-      for await (const game of games.details({ beforeBatch: check }))
-        yield `${JSON.stringify(gameDetailJson(game))}\n`;
+      for await (const game of games.detailTexts({ beforeBatch: check })) yield gameDetailLine(game);
       return;
     }
     let first = true;

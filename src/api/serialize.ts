@@ -1,5 +1,13 @@
 // Domain records to the API's JSON shapes (spec "Resources and their fields", docs/design.md 1-11).
-import type { Database, ExpandedChange, GameChange, GameDetail, GameSummary } from '../store/index.ts';
+import type {
+  Database,
+  ExpandedChange,
+  GameChange,
+  GameDetail,
+  GameDetailText,
+  GameSummary,
+  Player,
+} from '../store/index.ts';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -44,6 +52,28 @@ export function gameDetailJson(game: GameDetail, updatedAt = iso(game.updatedAt)
     metadata: game.metadata,
     updatedAt,
   };
+}
+
+const text = JSON.stringify;
+
+function playerLine(p: Player): string {
+  return `{"name":${text(p.name)},"elo":${text(p.elo)},"fideId":${text(p.fideId)},"country":${text(p.country)}}`;
+}
+
+/**
+ * A game's detail as one NDJSON line: `JSON.stringify(gameDetailJson(game))` and a newline, byte for byte
+ * (test/api/exports.test.ts), written field by field with the stored metadata text spliced in as it is. The
+ * store writes that text with JSON.stringify, so it is what parsing and writing it again would give; the
+ * export skips that work for every game it sends (docs/performance.md).
+ */
+export function gameDetailLine(game: GameDetailText): string {
+  return (
+    `{"id":${text(game.id)},"slug":${text(game.slug)},"databaseId":${text(game.databaseId)},` +
+    `"event":${text(game.event)},"date":${text(game.date)},"result":${text(game.result)},` +
+    `"eco":${text(game.eco)},"white":${playerLine(game.white)},"black":${playerLine(game.black)},` +
+    `"fen":${text(game.fen)},"moves":${text(game.moves)},"pgn":${text(game.pgn)},` +
+    `"metadata":${game.metadataJson},"updatedAt":"${iso(game.updatedAt)}"}\n`
+  );
 }
 
 /** One entry of the changes feed; the CLI prints a game it changed in the same shape. */

@@ -7,9 +7,9 @@ import { sql } from 'kysely';
 import type { StoreSnapshot } from './adapter.ts';
 import type { StoreContext } from './context.ts';
 import { type GameFilter, isFiltered, whereGameFilter } from './game-filter.ts';
-import { detailColumns, toDetail } from './rows.ts';
+import { detailColumns, toDetailText } from './rows.ts';
 import type { DB } from './schema.ts';
-import type { GameDetail } from './types.ts';
+import type { GameDetailText } from './types.ts';
 
 /**
  * PGN bytes one batch of an export reads at most (unless one game is larger), and games at most. SQLite
@@ -88,11 +88,14 @@ export class GameExport {
     );
   }
 
-  /** Every game in scope as `store.games.get` gives it, in import order. */
-  details(options: ExportOptions = {}): AsyncGenerator<GameDetail> {
+  /**
+   * Every game in scope as `store.games.get` gives it, in import order, its metadata left as the JSON text
+   * the row holds (GameDetailText).
+   */
+  detailTexts(options: ExportOptions = {}): AsyncGenerator<GameDetailText> {
     return this.walk(options, async (db, after, last) => {
       const rows = await this.games(db, after).select(detailColumns).where('pk', '<=', last).execute();
-      return rows.map(toDetail);
+      return rows.map(toDetailText);
     });
   }
 

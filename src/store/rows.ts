@@ -8,6 +8,7 @@ import type {
   ExpandedChange,
   GameChange,
   GameDetail,
+  GameDetailText,
   GameSummary,
   Grant,
   Player,
@@ -206,6 +207,18 @@ export function toDetail(row: Pick<GameRow, (typeof detailColumns)[number]>): Ga
     moves: row.moves,
     pgn: row.pgn,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+/** A row as GameDetailText: toDetail's record with the metadata's JSON text left as stored. */
+export function toDetailText(row: Pick<GameRow, (typeof detailColumns)[number]>): GameDetailText {
+  return {
+    ...toSummary(row),
+    fen: row.fen,
+    moves: row.moves,
+    pgn: row.pgn,
+    metadataJson: row.metadata,
     updatedAt: Number(row.updated_at),
   };
 }

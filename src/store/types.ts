@@ -128,6 +128,14 @@ export interface GameDetail extends GameSummary {
   updatedAt: number;
 }
 
+/**
+ * A game's detail with its metadata as the store holds it: JSON text as JSON.stringify wrote it at the write
+ * (the export's lines splice it in as it is rather than parse it and write it again).
+ */
+export interface GameDetailText extends Omit<GameDetail, 'metadata'> {
+  metadataJson: string;
+}
+
 export interface GameChange {
   seq: number;
   id: string;

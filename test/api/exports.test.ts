@@ -36,7 +36,9 @@ before(async () => {
   await importPgn(env, CLASSICS_PGN, 'bob', 'Bobs');
   alice = await issueToken(env, 'alice', 'app-one', 'games.read databases.read');
   bob = await issueToken(env, 'bob', 'app-one', 'games.read databases.read');
-  server = await startServer(env);
+  // The suite's requests share one token; the snapshot test's clients take exports and follow the feed as fast
+  // as they can while the writers run: the rate limit is not what this suite checks.
+  server = await startServer(env, { RATE_LIMIT_MAX: '100000' });
   base = `${server.base}/api/v1`;
 });
 after(async () => {
@@ -115,7 +117,12 @@ describe('NDJSON exports', () => {
         path,
       );
       assert.ok(games.length > 0, path);
-      for (const game of games) assert.deepEqual(game, (await get(`/games/${game.id}`)).json.data);
+      // Byte for byte: each line is the JSON of the game's detail as GET /games/{id} answers it.
+      const lines = answer.text.slice(0, -1).split('\n');
+      for (const [i, game] of games.entries()) {
+        const detail = (await get(`/games/${game.id}`)).json.data;
+        assert.equal(lines[i], JSON.stringify(detail), path);
+      }
       const accepted = await get(path, { accept: 'application/x-ndjson' });
       assert.equal(accepted.headers.get('content-type'), 'application/x-ndjson', path);
       assert.equal(accepted.text, answer.text, path);
@@ -123,6 +130,35 @@ describe('NDJSON exports', () => {
       const json = await get(`${path}?limit=1`, { accept: 'application/json' });
       assert.match(String(json.headers.get('content-type')), /^application\/json/);
     }
+  });
+
+  test('a game updated and a game moved after their import: their lines are their details as they are now', async () => {
+    const updated = join(env.dir, 'updated-line.pgn');
+    writeFileSync(
+      updated,
+      '[Event "Line \\"updated\\""]\n[Site "?"]\n[Date "2024.02.03"]\n[Round "?"]\n[White "Ü, Ö"]\n' +
+        '[Black "Y"]\n[Result "0-1"]\n[Annotator "Tab\there"]\n\n{ new\ncontent } 1. d4 d5 0-1\n',
+    );
+    const moving = await importPgn(env, CLASSICS_PGN, 'alice', 'Moving');
+    const [first, second] = (await exported()).games.keys();
+    assert.ok(first && second);
+    await cliJson(env, ['games', 'update', first, updated]);
+    await cliJson(env, ['games', 'move', second, '--database', moving.slug]);
+    const answer = await get('/games?format=ndjson');
+    const lines = answer.text.slice(0, -1).split('\n');
+    const byId = new Map(lines.map((line) => [(JSON.parse(line) as Detail).id, line]));
+    for (const id of [first, second]) {
+      const detail = (await get<{ data: Detail }>(`/games/${id}`)).json.data;
+      assert.equal(byId.get(id), JSON.stringify(detail), id);
+    }
+    const now = JSON.parse(byId.get(first) as string) as Detail;
+    assert.equal(now.event, 'Line "updated"');
+    assert.equal((now.metadata as Record<string, string>).Annotator, 'Tab\there');
+    assert.match(String(now.pgn), /1\. d4 d5 0-1/);
+    assert.equal((JSON.parse(byId.get(second) as string) as Detail).databaseId, moving.id);
+    // The same on the database's export, which holds the moved game now.
+    const moved = await get(`/databases/${moving.id}/games?format=ndjson`);
+    assert.ok(moved.text.split('\n').includes(byId.get(second) as string));
   });
 
   test('only the token’s user’s games; another user’s export holds none of them', async () => {
