@@ -1,5 +1,5 @@
-// What a command reads and writes of its process: standard output and error, standard input, the environment
-// and the exit code. A command reads them through cliIo(), which is the process's own unless runWithIo() gave
+// What a command reads and writes of its process: standard output and error, standard input, the environment,
+// the working folder and the exit code. A command reads them through cliIo(), which is the process's own unless runWithIo() gave
 // others to the commands it runs (the tests that run a command in their own process, test/helpers/harness.ts
 // cliInProcess): `chessport` itself always has the process's.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -17,6 +17,8 @@ export interface CliIo {
   /** Standard input: a password given with --stdin; the terminal's (isTTY) to ask for one. */
   stdin: NodeJS.ReadableStream & { readonly isTTY?: boolean };
   env: NodeJS.ProcessEnv;
+  /** The working folder: where an import writes the rejects of an input whose folder is read-only. */
+  cwd: string;
   /** The exit code once the command returns (`sync --watch` ending on an error it reported). */
   setExitCode(code: number): void;
 }
@@ -33,6 +35,9 @@ const processIo: CliIo = {
   },
   get env() {
     return process.env;
+  },
+  get cwd() {
+    return process.cwd();
   },
   setExitCode(code) {
     process.exitCode = code;

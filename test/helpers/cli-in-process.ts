@@ -18,11 +18,15 @@ export interface CliResult {
 
 /**
  * Runs `chessport <args>` in this process with env.env for its environment: the code, stdout and stderr that
- * the child process of cli() gives, for a command that ends by itself. Differences: the working folder is the
- * test's, not env.dir (give paths absolute); standard input is empty and no terminal; a command that dies of
+ * the child process of cli() gives, for a command that ends by itself. Differences: relative paths in `args`
+ * are read from the test's working folder, not env.dir (give them absolute), though the import's working folder
+ * for rejects is env.dir as the child's; standard input is empty and no terminal; a command that dies of
  * a signal (CliError.signal) returns code 1 with its line, where the process would die.
  */
-export async function cliInProcess(env: { env: NodeJS.ProcessEnv }, args: string[]): Promise<CliResult> {
+export async function cliInProcess(
+  env: { env: NodeJS.ProcessEnv; dir: string },
+  args: string[],
+): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   let exitCode: number | undefined;
@@ -43,6 +47,7 @@ export async function cliInProcess(env: { env: NodeJS.ProcessEnv }, args: string
     },
     stdin: Readable.from([]),
     env: env.env,
+    cwd: env.dir,
     setExitCode: (code) => {
       exitCode = code;
     },

@@ -45,7 +45,7 @@ async function rejectsFiles(
   storeUrl: string,
 ): Promise<RejectsFiles> {
   const { RejectsFiles } = await import('../../import/rejects.ts');
-  const rejects = new RejectsFiles(files);
+  const rejects = new RejectsFiles(files, cliIo().cwd);
   const problems =
     named !== undefined
       ? [await rejects.problemWith(named)]
