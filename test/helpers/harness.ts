@@ -131,11 +131,17 @@ export async function cli(env: Env, args: string[], options: { cwd?: string } = 
 
 /**
  * Runs a command that must succeed and print JSON (it gets --json), and returns the parsed output. It runs in
- * this process (cliInProcess: paths in `args` are taken from the test's working folder, so give them absolute).
+ * this process (cliInProcess: paths in `args` are taken from the test's working folder, so give them absolute),
+ * or as a child process with `childProcess` (for a suite whose subject is several processes at once).
  */
-export async function cliJson<T = Record<string, unknown>>(env: Env, args: string[]): Promise<T> {
+export async function cliJson<T = Record<string, unknown>>(
+  env: Env,
+  args: string[],
+  options: { childProcess?: boolean } = {},
+): Promise<T> {
   const { cliInProcess } = await import('./cli-in-process.ts'); // loaded by the suites that seed only
-  const result = await cliInProcess(env, [...args, '--json']);
+  const run = options.childProcess ? cli : cliInProcess;
+  const result = await run(env, [...args, '--json']);
   if (result.code !== 0)
     throw new Error(`chessport ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
