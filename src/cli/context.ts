@@ -14,6 +14,7 @@ import {
   type User,
 } from '../store/index.ts';
 import { CliError } from './errors.ts';
+import { cliIo } from './io.ts';
 import { loadSettings, loadStoreSettings, nonEmpty, type Settings, type StoreSettings } from './settings.ts';
 import { storeFailure, storeFailureLine } from './store-failures.ts';
 import { checkStoreUrl, maskUrl, sqliteFiles } from './store-url.ts';
@@ -103,7 +104,7 @@ export async function withStore<T>(
   // On stderr, so that stdout stays the command's result (one JSON document with --json).
   const { upgraded } = storeOpening(store);
   if (upgraded.length > 0) {
-    process.stderr.write(
+    cliIo().stderr.write(
       `chessport: upgraded the store ${maskUrl(settings.databaseUrl)} to this version (migrations ${upgraded.join(', ')})\n`,
     );
   }

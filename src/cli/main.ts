@@ -1,8 +1,7 @@
 // The `chessport` command.
-import { inspect } from 'node:util';
 import { CommanderError } from 'commander';
 import { CliError } from './errors.ts';
-import { debugWanted, failureLine, terminalSafe } from './output.ts';
+import { failureReport } from './output.ts';
 import { chessportProgram } from './program.ts';
 import { dieOf } from './stop-signals.ts';
 
@@ -21,9 +20,7 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
-  // One line for the operator, never a stack trace; CHESSPORT_DEBUG=1 adds the stack for a bug report.
-  if (debugWanted()) process.stderr.write(`${terminalSafe(inspect(error))}\n`);
-  process.stderr.write(`chessport: ${terminalSafe(failureLine(error))}\n`);
+  process.stderr.write(failureReport(error));
   // A pipe takes what it can at once and Node queues the rest, which an exit drops: without this wait, the
   // --json document of an import that stopped (2 MB with its rejections) reached a pipe cut at 128 KB.
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);

@@ -1,17 +1,19 @@
 // Command output: a human line, or with --json exactly one JSON document for scripts.
+import { inspect } from 'node:util';
 import { iso } from '../api/serialize.ts';
 import { type Database, type Grant, StoreError, type TokenInfo } from '../store/index.ts';
 import { CliError } from './errors.ts';
+import { cliIo } from './io.ts';
 
 export function emit(json: boolean, value: unknown, human: () => string): void {
-  process.stdout.write(json ? `${jsonSafe(JSON.stringify(value, null, 2))}\n` : `${terminalSafe(human())}\n`);
+  cliIo().stdout.write(json ? `${jsonSafe(JSON.stringify(value, null, 2))}\n` : `${terminalSafe(human())}\n`);
 }
 
 /**
  * CHESSPORT_DEBUG asks for stack traces; 0, false, no, off (any case) and empty do not, where any text did
  * (CHESSPORT_DEBUG=0 turned them on).
  */
-export function debugWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+export function debugWanted(env: NodeJS.ProcessEnv = cliIo().env): boolean {
   const value = (env.CHESSPORT_DEBUG ?? '').trim().toLowerCase();
   return !['', '0', 'false', 'no', 'off'].includes(value);
 }
@@ -19,6 +21,15 @@ export function debugWanted(env: NodeJS.ProcessEnv = process.env): boolean {
 /** `n` and the noun, singular for 1 ("1 game", "2 games"); `plural` where it is not the noun and an s. */
 export function counted(n: number, noun: string, plural = `${noun}s`): string {
   return `${n} ${n === 1 ? noun : plural}`;
+}
+
+/**
+ * What a command that failed writes on stderr: one line for the operator, never a stack trace; CHESSPORT_DEBUG=1
+ * adds the stack for a bug report.
+ */
+export function failureReport(error: unknown): string {
+  const stack = debugWanted() ? `${terminalSafe(inspect(error))}\n` : '';
+  return `${stack}chessport: ${terminalSafe(failureLine(error))}\n`;
 }
 
 /** The error in one line; one we did not expect says how to see more. */

@@ -2,11 +2,13 @@
 // for scripts (--stdin). It is never printed, logged or kept beyond its hash.
 import { text } from 'node:stream/consumers';
 import { CliError } from './errors.ts';
+import { cliIo } from './io.ts';
 
 /** One line typed on the terminal, not echoed; Ctrl-C cancels, Ctrl-D ends the line. */
 function askHidden(prompt: string): Promise<string> {
-  const input = process.stdin;
-  process.stderr.write(prompt);
+  // Only asked where standard input is a terminal (readPassword): a tty.ReadStream.
+  const input = cliIo().stdin as NodeJS.ReadStream;
+  cliIo().stderr.write(prompt);
   input.setRawMode(true);
   input.resume();
   input.setEncoding('utf8');
@@ -16,7 +18,7 @@ function askHidden(prompt: string): Promise<string> {
       input.off('data', onData);
       input.setRawMode(false);
       input.pause();
-      process.stderr.write('\n');
+      cliIo().stderr.write('\n');
       if (error) reject(error);
       else resolve(typed);
     };
@@ -34,8 +36,8 @@ function askHidden(prompt: string): Promise<string> {
 
 /** The password: from standard input with --stdin (one trailing line break dropped), else asked twice. */
 export async function readPassword(fromStdin: boolean): Promise<string> {
-  if (fromStdin) return (await text(process.stdin)).replace(/\r?\n$/, '');
-  if (!process.stdin.isTTY) {
+  if (fromStdin) return (await text(cliIo().stdin)).replace(/\r?\n$/, '');
+  if (!cliIo().stdin.isTTY) {
     throw new CliError('standard input is not a terminal: give the password on it with --stdin');
   }
   const first = await askHidden('New password: ');

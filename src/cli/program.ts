@@ -12,6 +12,7 @@ import { syncCommand } from './commands/sync.ts';
 import { tokensCommand } from './commands/tokens.ts';
 import { usersCommand } from './commands/users.ts';
 import { webhooksCommand } from './commands/webhooks.ts';
+import { type CliOutput, cliIo } from './io.ts';
 
 export function chessportProgram(): ChessportCommand {
   const program = new ChessportCommand('chessport')
@@ -23,7 +24,15 @@ export function chessportProgram(): ChessportCommand {
     // -V, --version: which version an operator runs, as the refusal of a store a newer one upgraded asks.
     .version(packageJson.version)
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // Commander's help, version and errors go where the command's output goes (io.ts): the process's in
+    // `chessport`. Set before the commands are added, which copy it.
+    .configureOutput({
+      writeOut: (text) => cliIo().stdout.write(text),
+      writeErr: (text) => cliIo().stderr.write(text),
+      getOutHelpWidth: () => helpWidth(cliIo().stdout),
+      getErrHelpWidth: () => helpWidth(cliIo().stderr),
+    });
 
   serveCommand(program);
   demoCommand(program);
@@ -36,4 +45,9 @@ export function chessportProgram(): ChessportCommand {
   gamesCommand(program);
   syncCommand(program);
   return program;
+}
+
+/** A terminal's width, as commander's default; 80 (commander's width where it has none) for a pipe or file. */
+function helpWidth(output: CliOutput): number {
+  return (output.isTTY ? output.columns : undefined) ?? 80;
 }

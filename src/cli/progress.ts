@@ -1,5 +1,6 @@
 // Import progress: a live line on a terminal (games, games/s, bytes, ETA), plain lines otherwise.
 import type { ImportProgress } from '../import/index.ts';
+import { type CliOutput, cliIo } from './io.ts';
 import { counted, terminalSafe } from './output.ts';
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
@@ -41,7 +42,7 @@ export interface ProgressOptions {
   quiet?: boolean;
 }
 
-export function progressReporter(stream: NodeJS.WriteStream = process.stderr, options: ProgressOptions = {}) {
+export function progressReporter(stream: CliOutput = cliIo().stderr, options: ProgressOptions = {}) {
   const started = performance.now();
   const live = Boolean(stream.isTTY);
   // A terminal shows the line at once; a log gets its first line after 5 s, so none for a short import.

@@ -20,6 +20,7 @@ import { DEFAULT_DATABASE_URL, DEFAULT_POOL_MAX, isPostgresUrl, type PoolMode } 
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../webhooks/schedule.ts';
 import type { WebhookSettings } from '../webhooks/worker.ts';
 import { CliError } from './errors.ts';
+import { cliIo } from './io.ts';
 
 /** What opening the store needs: all that the store commands read of the environment. */
 export interface StoreSettings {
@@ -144,7 +145,7 @@ function setting<T, F>(
   return text ? parse(text, name) : fallback;
 }
 
-export function loadStoreSettings(env: NodeJS.ProcessEnv = process.env): StoreSettings {
+export function loadStoreSettings(env: NodeJS.ProcessEnv = cliIo().env): StoreSettings {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     pgPoolMax: setting(env, 'PG_POOL_MAX', parsePositiveInt, DEFAULT_POOL_MAX),
@@ -180,7 +181,7 @@ export function parsePoolMode(text: string, what: string): PoolMode {
  * Every setting, checked: for the commands that serve. The others read only loadStoreSettings, so that a
  * REDIS_URL or PORT meant for the server (a bad one included) does not stop `chessport users list`.
  */
-export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+export function loadSettings(env: NodeJS.ProcessEnv = cliIo().env): Settings {
   return {
     ...loadStoreSettings(env),
     redisUrl: setting(env, 'REDIS_URL', parseRedisUrl, null),
@@ -342,7 +343,7 @@ function isAddressRange(entry: string): boolean {
   return bits !== 0 && (zeros & (zeros + 1)) === 0;
 }
 
-export function loadServerSettings(env: NodeJS.ProcessEnv = process.env): ServerSettings {
+export function loadServerSettings(env: NodeJS.ProcessEnv = cliIo().env): ServerSettings {
   return {
     redisPrefix: env.REDIS_PREFIX || 'chessport:',
     storeBusyTimeoutMs: setting(env, 'STORE_BUSY_TIMEOUT_MS', parsePositiveInt, 1000),
@@ -494,7 +495,7 @@ export function parsePublicUrl(text: string): string {
 }
 
 /** The webhook delivery worker's settings (docs/configuration.md#webhooks). */
-export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): WebhookSettings {
+export function loadWebhookSettings(env: NodeJS.ProcessEnv = cliIo().env): WebhookSettings {
   return {
     allowPrivate: webhookAllowPrivate(env),
     retryScheduleMs: setting(env, 'WEBHOOK_RETRY_SCHEDULE', parseRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS),
@@ -513,7 +514,7 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): Webho
  * WEBHOOK_ALLOW_PRIVATE: `1` lets endpoints be http and at any address (a receiver on one's own network, tests);
  * unset, empty or `0`, only https at public addresses. Read by `serve` and by `webhooks add`.
  */
-export function webhookAllowPrivate(env: NodeJS.ProcessEnv = process.env): boolean {
+export function webhookAllowPrivate(env: NodeJS.ProcessEnv = cliIo().env): boolean {
   const value = (env.WEBHOOK_ALLOW_PRIVATE ?? '').trim();
   if (value === '' || value === '0') return false;
   if (value === '1') return true;

@@ -18,8 +18,11 @@ import { CUT_NOTE } from '../chess/index.ts';
 export class RejectsFiles {
   private readonly inputs: Promise<Stats[]>;
   private readonly written = new Set<string>();
+  private readonly workingFolder: string;
 
-  constructor(inputs: readonly string[]) {
+  /** `workingFolder`: where the rejects of an input in a read-only folder go (the command's working folder). */
+  constructor(inputs: readonly string[], workingFolder = process.cwd()) {
+    this.workingFolder = workingFolder;
     this.inputs = Promise.all(inputs.map((file) => stat(file).catch(() => null))).then((all) =>
       all.filter((s): s is Stats => s !== null),
     );
@@ -61,7 +64,8 @@ export class RejectsFiles {
    * the working folder) and so is the working folder. Undefined when it can.
    */
   async problemWithDefault(input: string): Promise<string | undefined> {
-    if ((await isWritable(dirname(resolve(input)))) || (await isWritable(process.cwd()))) return undefined;
+    if ((await isWritable(dirname(resolve(input)))) || (await isWritable(this.workingFolder)))
+      return undefined;
     return `the rejected games of ${input} would go to its folder or the working folder, and neither is writable: name a file with --rejects`;
   }
 
@@ -97,7 +101,7 @@ export class RejectsFiles {
       return this.claim(dirname(input), basename(input));
     }
     // Input folders may be read-only (a mounted archive, a shared corpus): the working folder then.
-    return this.claim(process.cwd(), basename(input));
+    return this.claim(this.workingFolder, basename(input));
   }
 
   /** An older rejects file beside the input is replaced; anything else there is kept. */
@@ -115,7 +119,7 @@ export class RejectsFiles {
         const file = await open(path, 'wx'); // never an existing file, nor a link's target
         this.written.add(resolve(path));
         // In the working folder the path is absolute: the summary names the file wherever it was run.
-        return { file, path: folder === process.cwd() ? resolve(path) : path };
+        return { file, path: folder === this.workingFolder ? resolve(path) : path };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }

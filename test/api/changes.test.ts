@@ -11,7 +11,8 @@ import {
   type Player,
   writePgn,
 } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, http, importPgn, issueToken, startServer } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, http, importPgn, issueToken, startServer } from '../helpers/harness.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -252,7 +253,7 @@ describe('CLI writes and what the feed shows of them', () => {
       ],
     ];
     for (const [args, message] of cases) {
-      const res = await cli(world.env, [...args, '--json']);
+      const res = await cliInProcess(world.env, [...args, '--json']);
       assert.notEqual(res.code, 0, args.join(' '));
       assert.match(res.stderr, message);
       assert.equal(res.stdout, '');
@@ -323,7 +324,7 @@ describe('CLI writes and what the feed shows of them', () => {
       [['games', 'move', '00000000-0000-4000-8000-000000000000', '--database', 'classics'], /no game/],
     ];
     for (const [args, message] of cases) {
-      const res = await cli(world.env, args);
+      const res = await cliInProcess(world.env, args);
       assert.notEqual(res.code, 0, args.join(' '));
       assert.match(res.stderr, message);
     }
@@ -332,7 +333,7 @@ describe('CLI writes and what the feed shows of them', () => {
     await cliJson(world.env, ['databases', 'add', 'Tiny', '--user', 'alice', '--max-games', '1']);
     const [one, two] = await allGames();
     await cliJson(world.env, ['games', 'move', String(one?.id), '--database', 'tiny']);
-    const full = await cli(world.env, ['games', 'move', String(two?.id), '--database', 'tiny']);
+    const full = await cliInProcess(world.env, ['games', 'move', String(two?.id), '--database', 'tiny']);
     assert.notEqual(full.code, 0);
     assert.match(full.stderr, /database "tiny" is full \(maxGames 1\)/);
     await cliJson(world.env, ['games', 'move', String(one?.id), '--database', String(one?.databaseId)]);
@@ -372,7 +373,7 @@ describe('CLI writes and what the feed shows of them', () => {
       ['games', 'update', game.id, pgn('again.pgn', numberedGames('Again', 1))],
       ['games', 'move', game.id, '--database', world.alice.main.slug],
     ]) {
-      const res = await cli(world.env, args);
+      const res = await cliInProcess(world.env, args);
       assert.notEqual(res.code, 0, args.join(' '));
       assert.match(res.stderr, /no game/);
     }
@@ -405,10 +406,16 @@ describe('CLI writes and what the feed shows of them', () => {
       assert.equal((await get(`/databases/${ref}/games?format=pgn`)).status, 404, ref);
     }
     for (const id of ids) assert.equal((await get(`/games/${id}`)).status, 404);
-    const again = await cli(world.env, ['databases', 'delete', doomed.slug, '--user', 'alice']);
+    const again = await cliInProcess(world.env, ['databases', 'delete', doomed.slug, '--user', 'alice']);
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, /no database "doomed" of user alice/);
-    const unknownUser = await cli(world.env, ['databases', 'delete', 'classics', '--user', 'nobody']);
+    const unknownUser = await cliInProcess(world.env, [
+      'databases',
+      'delete',
+      'classics',
+      '--user',
+      'nobody',
+    ]);
     assert.notEqual(unknownUser.code, 0);
     assert.match(unknownUser.stderr, /no user "nobody"/);
   });

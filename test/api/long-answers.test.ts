@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChessportClient, ChessportNetworkError } from '../../packages/client/src/index.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import {
-  cli,
   cliJson,
   type Env,
   importPgn,
@@ -60,7 +60,7 @@ describe('a PGN export ends with its token', () => {
     const held = await holdExport(server.base, exportOf, token);
     assert.equal(held.status, 200);
     await held.read(3_000_000); // a few batches in
-    const revoked = await cli(env, ['tokens', 'revoke', token]);
+    const revoked = await cliInProcess(env, ['tokens', 'revoke', token]);
     assert.equal(revoked.code, 0, revoked.stderr);
     // Games imported after the revocation never reach the client: every batch is read after a check.
     await importMore(3, 'AfterRevocation');
@@ -78,7 +78,7 @@ describe('a PGN export ends with its token', () => {
     const token = await issueToken(env, 'alice', 'app-one', ALL);
     const held = await holdExport(server.base, exportOf, token);
     const before = await cutsOf(server, 'token_revoked');
-    await cli(env, ['tokens', 'revoke', token]);
+    await cliInProcess(env, ['tokens', 'revoke', token]);
     // The client reads nothing meanwhile: the server's timer finds the revocation.
     await waitFor('the export to be cut', async () => (await cutsOf(server, 'token_revoked')) > before);
     const { ended, body } = await held.finish();
@@ -113,7 +113,7 @@ describe('a PGN export ends with its token', () => {
       assert.ok(!done);
       text += value;
     }
-    await cli(env, ['tokens', 'revoke', token]);
+    await cliInProcess(env, ['tokens', 'revoke', token]);
     const failure = await (async () => {
       for (;;) {
         const { done } = await reader.read();

@@ -40,7 +40,11 @@ for (const { dialect, skip } of DIALECTS) {
           DATABASES.flatMap((name) =>
             Array.from({ length: IMPORTS }, async () => {
               const args = ['import', CLASSICS_PGN, '--user', 'alice', '--database', name];
-              return { name, id: (await cliJson<{ database: { id: string } }>(env, args)).database.id };
+              // Each a process of its own: the subject is several commands on one store at once.
+              const { database } = await cliJson<{ database: { id: string } }>(env, args, {
+                childProcess: true,
+              });
+              return { name, id: database.id };
             }),
           ),
         );

@@ -1,10 +1,13 @@
-// Black-box test harness: a temp store, the real `chessport` CLI as a child process, the real server.
+// Black-box test harness: a temp store, the real `chessport` CLI as a child process, the real server. Seeding
+// through the CLI's commands (cliJson, importPgn, issueToken) runs them in the test's process (cli-in-process.ts):
+// a child process costs about 0.4 s of CPU, and their subject is the data, not the process.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import type { CliResult } from './cli-in-process.ts';
 import { checkAgainstOpenApi } from './openapi-validate.ts';
 import {
   createMigratedTestDatabaseSync,
@@ -19,6 +22,15 @@ const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/chessport.js');
 export const FIXTURES = join(ROOT, 'test/fixtures');
+
+/**
+ * Counts the child processes of `chessport` this harness starts, for docs/performance.md: with
+ * CHESSPORT_TEST_COUNT_CHILDREN=<file>, one line per child (its kind) is appended to the file.
+ */
+function counted(kind: string): void {
+  const file = process.env.CHESSPORT_TEST_COUNT_CHILDREN;
+  if (file) appendFileSync(file, `${kind}\n`);
+}
 
 export interface Env {
   dir: string;
@@ -62,11 +74,7 @@ export function tempEnv(extra: NodeJS.ProcessEnv = {}, options: { emptyDatabase?
   return { dir, databaseUrl, dialect, env, cleanup };
 }
 
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { CliResult };
 
 /** How a spawned command ended, with all it wrote. */
 export interface Exit {
@@ -85,6 +93,7 @@ export interface Spawned {
 
 /** Starts `chessport <args>` without waiting for it: for tests that signal or kill it mid-run. */
 export function spawnCli(env: Env, args: string[]): Spawned {
+  counted('spawnCli');
   const child = spawn(process.execPath, [BIN, ...args], {
     env: env.env,
     cwd: env.dir,
@@ -106,6 +115,7 @@ export function spawnCli(env: Env, args: string[]): Spawned {
 
 /** Runs `chessport <args>`; never throws on a non-zero exit. */
 export async function cli(env: Env, args: string[], options: { cwd?: string } = {}): Promise<CliResult> {
+  counted('cli');
   try {
     const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
       env: env.env,
@@ -119,9 +129,19 @@ export async function cli(env: Env, args: string[], options: { cwd?: string } = 
   }
 }
 
-/** Runs a command that must succeed and print JSON (it gets --json), and returns the parsed output. */
-export async function cliJson<T = Record<string, unknown>>(env: Env, args: string[]): Promise<T> {
-  const result = await cli(env, [...args, '--json']);
+/**
+ * Runs a command that must succeed and print JSON (it gets --json), and returns the parsed output. It runs in
+ * this process (cliInProcess: paths in `args` are taken from the test's working folder, so give them absolute),
+ * or as a child process with `childProcess` (for a suite whose subject is several processes at once).
+ */
+export async function cliJson<T = Record<string, unknown>>(
+  env: Env,
+  args: string[],
+  options: { childProcess?: boolean } = {},
+): Promise<T> {
+  const { cliInProcess } = await import('./cli-in-process.ts'); // loaded by the suites that seed only
+  const run = options.childProcess ? cli : cliInProcess;
+  const result = await run(env, [...args, '--json']);
   if (result.code !== 0)
     throw new Error(`chessport ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
@@ -134,7 +154,8 @@ export async function importPgn(
   user: string,
   database: string,
 ): Promise<{ id: string; slug: string }> {
-  const args = ['import', file, '--user', user, '--database', database];
+  // As the command run in env.dir reads a relative path.
+  const args = ['import', resolve(env.dir, file), '--user', user, '--database', database];
   return (await cliJson<{ database: { id: string; slug: string } }>(env, args)).database;
 }
 
@@ -160,6 +181,7 @@ export interface Server {
 
 /** Starts `chessport serve` on a free port (or the given one) and waits until it listens. */
 export async function startServer(env: Env, extraEnv: NodeJS.ProcessEnv = {}, port = 0): Promise<Server> {
+  counted('serve');
   const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
     env: { ...env.env, LOG_LEVEL: 'info', ...extraEnv },
     cwd: env.dir,

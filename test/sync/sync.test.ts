@@ -10,6 +10,7 @@ import type { SyncSummary } from '@chessport/sync';
 import Sqlite from 'better-sqlite3';
 import packageJson from '../../package.json' with { type: 'json' };
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   assertPgnFiles,
@@ -84,7 +85,7 @@ describe('a mirror that follows the server through imports, updates, moves and d
       // Every game of Classics becomes a tombstone, the one moved there a moment ago too.
       ['databases', 'delete', 'Classics', '--user', 'alice'],
     ];
-    for (const args of writes) assert.equal((await cli(env, args)).code, 0, args.join(' '));
+    for (const args of writes) assert.equal((await cliInProcess(env, args)).code, 0, args.join(' '));
 
     const summary = await cliJson<SyncSummary>(
       env,
@@ -285,12 +286,16 @@ describe('a sync killed with SIGKILL and run again', () => {
     counts.push(await killWhenMirrored(out, 700));
     // While no sync runs: delete games already mirrored, update one, move one.
     const mirrored = [...mirrorData(out).games.keys()];
-    for (const id of mirrored.slice(0, 5)) assert.equal((await cli(env, ['games', 'delete', id])).code, 0);
+    for (const id of mirrored.slice(0, 5))
+      assert.equal((await cliInProcess(env, ['games', 'delete', id])).code, 0);
     const update = writePgn(env.dir, 'update.pgn', [
       { white: 'Changed While Down', black: 'Someone', result: '1-0' },
     ]);
-    assert.equal((await cli(env, ['games', 'update', mirrored[10] as string, update])).code, 0);
-    assert.equal((await cli(env, ['games', 'move', mirrored[11] as string, '--database', 'Other'])).code, 0);
+    assert.equal((await cliInProcess(env, ['games', 'update', mirrored[10] as string, update])).code, 0);
+    assert.equal(
+      (await cliInProcess(env, ['games', 'move', mirrored[11] as string, '--database', 'Other'])).code,
+      0,
+    );
     counts.push(await killWhenMirrored(out, 1300));
     t.diagnostic(`killed with ${counts.join(', ')} games mirrored`);
     for (let i = 1; i < counts.length; i++) {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   assertSameData,
@@ -135,9 +136,9 @@ describe('a first sync takes the games over from one NDJSON export, then follows
       const update = writePgn(env.dir, 'update.pgn', [
         { white: 'Updated', black: 'During Export', result: '0-1' },
       ]);
-      assert.equal((await cli(env, ['games', 'update', updated, update])).code, 0);
-      assert.equal((await cli(env, ['games', 'move', moved, '--database', 'Classics'])).code, 0);
-      assert.equal((await cli(env, ['games', 'delete', deleted])).code, 0);
+      assert.equal((await cliInProcess(env, ['games', 'update', updated, update])).code, 0);
+      assert.equal((await cliInProcess(env, ['games', 'move', moved, '--database', 'Classics'])).code, 0);
+      assert.equal((await cliInProcess(env, ['games', 'delete', deleted])).code, 0);
     };
     // The export's answer is handed to the sync at once, its body held until the writers are done: the sync
     // reads no game before they have written.
@@ -216,7 +217,7 @@ describe('a first sync takes the games over from one NDJSON export, then follows
       // While no sync runs: a game the killed run wrote is deleted; the next take-over must not keep it.
       const written = [...mirrorData(out).games.keys()];
       deleted = written[1] as string;
-      assert.equal((await cli(env, ['games', 'delete', deleted])).code, 0);
+      assert.equal((await cliInProcess(env, ['games', 'delete', deleted])).code, 0);
     }
     t.diagnostic(`killed with ${counts.join(', ')} games mirrored`);
     const expectedTotal = (await serverData(base, token)).games.size;

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import {
-  cli,
   cliJson,
   type Env,
   http,
@@ -47,7 +47,7 @@ async function changeAndAwait(
   withinMs = WITHIN_MS,
 ): Promise<void> {
   const before = receiver.delivered().length;
-  const result = await cli(env, args);
+  const result = await cliInProcess(env, args);
   assert.equal(result.code, 0, result.stderr);
   await receiver.waitFor(
     () =>
@@ -208,11 +208,25 @@ describe('webhook deliveries', () => {
     // A delivery failing and waiting for its retry, then a change while no server runs: both pending.
     const first = appOne.received.length;
     appOne.answer(503);
-    const failing = await cli(env, ['import', pgn('Killed1'), '--user', 'alice', '--database', 'Main']);
+    const failing = await cliInProcess(env, [
+      'import',
+      pgn('Killed1'),
+      '--user',
+      'alice',
+      '--database',
+      'Main',
+    ]);
     assert.equal(failing.code, 0, failing.stderr);
     await appOne.waitFor((all) => all.length > first, 10_000, 'the first, failing attempt');
     await server.stop('SIGKILL');
-    const whileDown = await cli(env, ['import', pgn('Killed2'), '--user', 'alice', '--database', 'Main']);
+    const whileDown = await cliInProcess(env, [
+      'import',
+      pgn('Killed2'),
+      '--user',
+      'alice',
+      '--database',
+      'Main',
+    ]);
     assert.equal(whileDown.code, 0, whileDown.stderr);
     appOne.answer(204);
     const killedAt = Date.now();
@@ -231,7 +245,7 @@ describe('webhook deliveries', () => {
     const first = appOne.received.length;
     appOne.hold(true);
     const pgn = writePgn(env.dir, 'held.pgn', numberedGames('Held', 1));
-    const changed = await cli(env, importIntoMain(pgn));
+    const changed = await cliInProcess(env, importIntoMain(pgn));
     assert.equal(changed.code, 0, changed.stderr);
     await appOne.waitFor((all) => all.length > first, 10_000, 'the attempt that will be cut off');
     const held = appOne.received[first];
@@ -300,7 +314,10 @@ describe('webhook endpoints that keep failing, and private addresses', () => {
       server = await startServer(env);
       const log = logOf(server);
       const pgn = writePgn(env.dir, 'carol.pgn', numberedGames('Carol', 1));
-      assert.equal((await cli(env, ['import', pgn, '--user', 'carol', '--database', 'Main'])).code, 0);
+      assert.equal(
+        (await cliInProcess(env, ['import', pgn, '--user', 'carol', '--database', 'Main'])).code,
+        0,
+      );
       await waitUntil(async () => /every attempt failed for too long/.test(log()), 30_000);
       const [listed] = await cliJson<{ state: string; disabledReason: string }[]>(env, ['webhooks', 'list']);
       assert.equal(listed?.state, 'disabled');
@@ -345,7 +362,10 @@ describe('webhook endpoints that keep failing, and private addresses', () => {
       await addEndpoint(env, 'app', receiver);
       server = await startServer(env, { WEBHOOK_ALLOW_PRIVATE: '' });
       const pgn = writePgn(env.dir, 'dave.pgn', numberedGames('Dave', 1));
-      assert.equal((await cli(env, ['import', pgn, '--user', 'dave', '--database', 'Main'])).code, 0);
+      assert.equal(
+        (await cliInProcess(env, ['import', pgn, '--user', 'dave', '--database', 'Main'])).code,
+        0,
+      );
       let failed: { lastError: string | null; attempts: number }[] = [];
       await waitUntil(async () => {
         failed = await cliJson(env, ['webhooks', 'deliveries', '--failed']);

@@ -6,6 +6,7 @@ import { importFile } from '../../import/index.ts';
 import type { App, Store, User } from '../../store/index.ts';
 import { openCliStore, settingsOf } from '../context.ts';
 import { CliError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { emit } from '../output.ts';
 import { loadServerSettings, parsePort } from '../settings.ts';
 import { StopSignals } from '../stop-signals.ts';
@@ -88,7 +89,7 @@ export function demoCommand(program: Command): void {
       const server = loadServerSettings(); // checked before the store opens, as serve does
       // The demo keeps its own file unless a store is named explicitly, so it never touches real data.
       const { databaseUrl } = cmd.optsWithGlobals() as { databaseUrl?: string };
-      if (!databaseUrl && !process.env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
+      if (!databaseUrl && !cliIo().env.DATABASE_URL) settings.databaseUrl = DEMO_STORE;
       if (opts.host) settings.host = opts.host;
       if (opts.port !== undefined) settings.port = parsePort(opts.port, '--port');
       if (!opts.serve && settings.port === 0) {
@@ -103,7 +104,7 @@ export function demoCommand(program: Command): void {
       // Serving first: the URLs name the port the server bound (0 picks a free one).
       let port = settings.port;
       if (signals) {
-        settings.logLevel = process.env.LOG_LEVEL || 'warn';
+        settings.logLevel = cliIo().env.LOG_LEVEL || 'warn';
         const { runServer } = await import('../server.ts'); // see serve.ts
         port = Number(new URL(await runServer(store, settings, server, signals)).port);
       }
@@ -144,6 +145,6 @@ export function demoCommand(program: Command): void {
         ].join('\n'),
       );
       if (!opts.serve) return store.close();
-      process.stderr.write(`listening on ${base} (Ctrl-C stops)\n`);
+      cliIo().stderr.write(`listening on ${base} (Ctrl-C stops)\n`);
     });
 }

@@ -5,6 +5,7 @@ import type { Database } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, storeSettingsOf, withStore } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { checkInputs, sameFile } from '../inputs.ts';
+import { cliIo } from '../io.ts';
 import { counted, emit, failureLine, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { parseMaxGameSizeMb, parseName } from '../settings.ts';
@@ -44,7 +45,7 @@ async function rejectsFiles(
   storeUrl: string,
 ): Promise<RejectsFiles> {
   const { RejectsFiles } = await import('../../import/rejects.ts');
-  const rejects = new RejectsFiles(files);
+  const rejects = new RejectsFiles(files, cliIo().cwd);
   const problems =
     named !== undefined
       ? [await rejects.problemWith(named)]
@@ -66,7 +67,7 @@ function interruptions(onForce: () => void) {
     if (received) {
       // The batch being written is rolled back by the store (SQLite on its next open, PostgreSQL at once).
       onForce();
-      process.stderr.write(`chessport: ${signal} again: stopped at once; run the command again to finish\n`);
+      cliIo().stderr.write(`chessport: ${signal} again: stopped at once; run the command again to finish\n`);
       dieOf(signal);
     }
     received = signal;
@@ -154,7 +155,7 @@ function total(summaries: FileSummary[]): string {
 /** --max-game-size, else MAX_GAME_SIZE_MB, in MB; undefined for the import's default. */
 function maxGameSizeOf(flag: string | undefined): number | undefined {
   const [text, what] =
-    flag !== undefined ? [flag, '--max-game-size'] : [process.env.MAX_GAME_SIZE_MB, 'MAX_GAME_SIZE_MB'];
+    flag !== undefined ? [flag, '--max-game-size'] : [cliIo().env.MAX_GAME_SIZE_MB, 'MAX_GAME_SIZE_MB'];
   if (text === undefined || text === '') return undefined;
   return parseMaxGameSizeMb(text, what) * 1024 * 1024;
 }
@@ -240,10 +241,10 @@ async function importFiles(
         if (summaries.at(-1)?.stoppedAtMaxGames) {
           summaries.push({ ...emptySummary(file), stoppedAtMaxGames: true, skipped: true });
           if (!json)
-            process.stdout.write(terminalSafe(`${file}: skipped: the database reached its maxGames\n`));
+            cliIo().stdout.write(terminalSafe(`${file}: skipped: the database reached its maxGames\n`));
           continue;
         }
-        const progress = progressReporter(process.stderr, {
+        const progress = progressReporter(cliIo().stderr, {
           quiet: json,
           ...(files.length > 1 && { position: { index, count: files.length } }),
         });
@@ -266,7 +267,7 @@ async function importFiles(
           });
           progress.done();
           summaries.push({ ...summary, skipped: false });
-          if (!json) process.stdout.write(`${terminalSafe(describe(summary))}\n`);
+          if (!json) cliIo().stdout.write(`${terminalSafe(describe(summary))}\n`);
         } catch (error) {
           progress.done();
           const failure = await stopped(error, {
@@ -280,14 +281,14 @@ async function importFiles(
           summaries.push({ ...partial, skipped: false });
           if (json) emit(true, { ...document(), stopped: { file, error: failureLine(failure) } }, () => '');
           else if (partial.games > 0)
-            process.stdout.write(
+            cliIo().stdout.write(
               `${terminalSafe(describe(partial, 'stopped part-way: the rest of this file was not read'))}\n`,
             );
           throw failure;
         }
       }
       if (json) emit(true, document(), () => '');
-      else if (files.length > 1) process.stdout.write(`${total(summaries)}\n`);
+      else if (files.length > 1) cliIo().stdout.write(`${total(summaries)}\n`);
     });
   } finally {
     await pool?.close();

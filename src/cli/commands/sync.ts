@@ -19,6 +19,7 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { workerUrl } from '../../workers/bundle.ts';
 import { jsonOption } from '../context.ts';
 import { CliError } from '../errors.ts';
+import { type CliOutput, cliIo } from '../io.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
 import { nonEmpty, parsePositiveInt } from '../settings.ts';
 
@@ -76,7 +77,7 @@ interface SyncCliOptions {
   json?: boolean;
 }
 
-function progressLine(stream: NodeJS.WriteStream) {
+function progressLine(stream: CliOutput) {
   let shown = false;
   return {
     update(p: SyncProgress, note = ''): void {
@@ -133,7 +134,7 @@ export function syncCommand(program: Command): void {
       if (opts.clientId !== undefined && !opts.login) throw new CliError('--client-id goes with --login');
       if (opts.clientId !== undefined) nonEmpty(opts.clientId, '--client-id');
       // --login is asked for explicitly, so it wins over CHESSPORT_TOKEN; a token wins over a saved sign-in.
-      const token = opts.login ? undefined : (opts.token ?? process.env.CHESSPORT_TOKEN);
+      const token = opts.login ? undefined : (opts.token ?? cliIo().env.CHESSPORT_TOKEN);
       if (!token && !opts.login && !existsSync(join(opts.out, TOKENS_FILE)))
         throw new CliError(
           'give a token with --token or CHESSPORT_TOKEN, or sign in with --login --client-id <id>',
@@ -165,7 +166,7 @@ export function syncCommand(program: Command): void {
       };
       process.once('SIGINT', interrupt);
       process.once('SIGTERM', interrupt);
-      const progress = progressLine(process.stderr);
+      const progress = progressLine(cliIo().stderr);
       let last: SyncProgress = { pages: 0, changes: 0, gamesUpserted: 0, gamesDeleted: 0 };
       let previous: SyncProgress | undefined;
       try {
@@ -198,7 +199,7 @@ export function syncCommand(program: Command): void {
           onCurrent: (current) => {
             if (!watch) return;
             progress.done();
-            if (!opts.json) process.stdout.write(`${terminalSafe(currentLine(current, previous))}\n`);
+            if (!opts.json) cliIo().stdout.write(`${terminalSafe(currentLine(current, previous))}\n`);
             previous = current;
           },
           onRetry: (event) => {
@@ -208,7 +209,7 @@ export function syncCommand(program: Command): void {
         });
         progress.done();
         if (opts.login)
-          process.stderr.write(
+          cliIo().stderr.write(
             `chessport sync: signed in; the tokens are kept in ${join(opts.out, TOKENS_FILE)} (readable by ` +
               'you only), and later runs use them without --token or --login\n',
           );
@@ -241,7 +242,7 @@ export function syncCommand(program: Command): void {
         });
       } catch (error) {
         progress.done();
-        process.exitCode = fail(error, controller.signal, watch);
+        cliIo().setExitCode(fail(error, controller.signal, watch));
       } finally {
         process.off('SIGINT', interrupt);
         process.off('SIGTERM', interrupt);
@@ -257,7 +258,7 @@ function showPrompt(prompt: LoginPrompt): void {
     ...(prompt.verificationUriComplete ? [`(or open ${prompt.verificationUriComplete})`] : []),
     `Waiting for you to allow the sync; the code is good for ${counted(minutes, 'minute')}.`,
   ];
-  process.stderr.write(`${lines.map((line) => terminalSafe(line)).join('\n')}\n`);
+  cliIo().stderr.write(`${lines.map((line) => terminalSafe(line)).join('\n')}\n`);
 }
 
 /** An http(s) URL; the text is not quoted back, as it may hold a password. */
@@ -284,7 +285,7 @@ function currentLine(current: SyncCurrent, previous: SyncProgress | undefined): 
 /** Prints why the run stopped and returns the exit code. */
 function fail(error: unknown, signal: AbortSignal, watch: boolean): number {
   // The server's own words (error descriptions) are among what is printed: a hostile one could send ESC.
-  const say = (message: string) => process.stderr.write(`chessport sync: ${terminalSafe(message)}\n`);
+  const say = (message: string) => cliIo().stderr.write(`chessport sync: ${terminalSafe(message)}\n`);
   // --watch ends with a signal: one that comes before the mirror was claimed stops it with nothing written.
   if (signal.aborted && watch) {
     say('stopped before the first page; the mirror is as it was');

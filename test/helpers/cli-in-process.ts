@@ -1,0 +1,65 @@
+// The `chessport` command run in the test's own process: the program main.ts runs (src/cli/program.ts), with
+// env's environment and its output collected (src/cli/io.ts), and a failure caught as main.ts catches it. For
+// the suites that seed through the CLI's commands and whose subject is not the CLI's process; those whose
+// subject it is (signals, exit by a signal, the text on a terminal, two instances, crashes) keep harness.ts's
+// cli() and spawnCli(), which start `chessport` as a child process.
+import { Readable } from 'node:stream';
+import { CommanderError } from 'commander';
+import { type CliIo, runWithIo } from '../../src/cli/io.ts';
+import { failureReport } from '../../src/cli/output.ts';
+import { chessportProgram } from '../../src/cli/program.ts';
+
+/** How a command ended, with all it wrote (cliInProcess, and harness.ts's cli()). */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `chessport <args>` in this process with env.env for its environment: the code, stdout and stderr that
+ * the child process of cli() gives, for a command that ends by itself. Differences: relative paths in `args`
+ * are read from the test's working folder, not env.dir (give them absolute), though the import's working folder
+ * for rejects is env.dir as the child's; standard input is empty and no terminal; a command that dies of
+ * a signal (CliError.signal) returns code 1 with its line, where the process would die.
+ */
+export async function cliInProcess(
+  env: { env: NodeJS.ProcessEnv; dir: string },
+  args: string[],
+): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  let exitCode: number | undefined;
+  const io: CliIo = {
+    stdout: {
+      write: (text, done) => {
+        stdout += text;
+        done?.();
+        return true;
+      },
+    },
+    stderr: {
+      write: (text, done) => {
+        stderr += text;
+        done?.();
+        return true;
+      },
+    },
+    stdin: Readable.from([]),
+    env: env.env,
+    cwd: env.dir,
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  };
+  return runWithIo(io, async () => {
+    try {
+      await chessportProgram().parseAsync(args, { from: 'user' });
+      return { code: exitCode ?? 0, stdout, stderr };
+    } catch (error) {
+      if (error instanceof CommanderError) return { code: error.exitCode, stdout, stderr };
+      stderr += failureReport(error);
+      return { code: 1, stdout, stderr };
+    }
+  });
+}
