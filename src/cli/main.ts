@@ -21,8 +21,8 @@ try {
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode);
   process.stderr.write(failureReport(error));
-  // A pipe takes what it can at once and Node queues the rest, which an exit drops: without this wait, the
-  // --json document of an import that stopped (2 MB with its rejections) reached a pipe cut at 128 KB.
+  // A pipe takes what it can at once and Node queues the rest, which an exit drops: the wait lets a long
+  // --json document (an import that stopped, with its rejections) reach the reader whole.
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   if (error instanceof CliError && error.signal) dieOf(error.signal);
   process.exit(1);

@@ -112,8 +112,8 @@ export function buildApp(options: ApiOptions): FastifyInstance {
     return503OnClosing: false,
     // Unknown parameters must fail validation, not vanish (docs/design.md 13).
     // Ids of any length and any bytes must reach the handler, after authentication, and get the same 404 as
-    // any other unknown id (docs/design.md 14): no length limit of the router's own (past it, it answered 400
-    // before any route; Node's limit on the request head, 16 KiB by default, bounds a path anyway), and a
+    // any other unknown id (docs/design.md 14): no length limit of the router's own (the router answers 400
+    // past its limit, before any route; Node's limit on the request head, 16 KiB by default, bounds a path), and a
     // path that does not percent-decode is routed as it is (request-target.ts).
     routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
     rewriteUrl: (raw) => routableUrl(raw.url ?? '/'),

@@ -20,8 +20,8 @@ const BROTLI_OPTIONS = {
     [constants.BROTLI_PARAM_QUALITY]: 4,
   },
 };
-// Level 1: on API JSON within 3 % of level 6's size for about half the CPU; the gzip'd PGN export streams
-// about 50,000 games/s instead of 31,000 (bench/http.ts, 2 cores).
+// Level 1: on API JSON nearly level 6's size for far less CPU, and the gzip'd PGN export streams faster
+// (docs/performance.md, "gzip level 1").
 const ZLIB_OPTIONS = { level: 1 };
 
 export function compression(app: FastifyInstance): void {
