@@ -200,18 +200,7 @@ export function toSummary(row: Pick<GameRow, (typeof summaryColumns)[number]>): 
   };
 }
 
-export function toDetail(row: Pick<GameRow, (typeof detailColumns)[number]>): GameDetail {
-  return {
-    ...toSummary(row),
-    fen: row.fen,
-    moves: row.moves,
-    pgn: row.pgn,
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
-    updatedAt: Number(row.updated_at),
-  };
-}
-
-/** A row as GameDetailText: toDetail's record with the metadata's JSON text left as stored. */
+/** A row as a game's detail, its metadata left as the JSON text the row holds (GameDetailText). */
 export function toDetailText(row: Pick<GameRow, (typeof detailColumns)[number]>): GameDetailText {
   return {
     ...toSummary(row),
@@ -221,6 +210,12 @@ export function toDetailText(row: Pick<GameRow, (typeof detailColumns)[number]>)
     metadataJson: row.metadata,
     updatedAt: Number(row.updated_at),
   };
+}
+
+/** A row as a game's detail, its metadata parsed. */
+export function toDetail(row: Pick<GameRow, (typeof detailColumns)[number]>): GameDetail {
+  const { metadataJson, updatedAt, ...game } = toDetailText(row);
+  return { ...game, metadata: JSON.parse(metadataJson) as Record<string, string>, updatedAt };
 }
 
 export function toChange(row: Pick<GameRow, (typeof changeColumns)[number]>): GameChange {
