@@ -16,14 +16,28 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The command running in this process, which the next one waits for (cliInProcess). */
+let running: Promise<unknown> = Promise.resolve();
+
 /**
  * Runs `chessport <args>` in this process with env.env for its environment: the code, stdout and stderr that
  * the child process of cli() gives, for a command that ends by itself. Differences: relative paths in `args`
  * are read from the test's working folder, not env.dir (give them absolute), though the import's working folder
  * for rejects is env.dir as the child's; standard input is empty and no terminal; a command that dies of
- * a signal (CliError.signal) returns code 1 with its line, where the process would die.
+ * a signal (CliError.signal) returns code 1 with its line, where the process would die. Commands run here one
+ * at a time: a SQLite store's busy wait blocks the thread, so a second command waiting for the first's write
+ * lock would keep the first from ever finishing (each child process has a thread of its own).
  */
-export async function cliInProcess(
+export function cliInProcess(
+  env: { env: NodeJS.ProcessEnv; dir: string },
+  args: string[],
+): Promise<CliResult> {
+  const result = running.then(() => runInProcess(env, args));
+  running = result.catch(() => undefined);
+  return result;
+}
+
+async function runInProcess(
   env: { env: NodeJS.ProcessEnv; dir: string },
   args: string[],
 ): Promise<CliResult> {

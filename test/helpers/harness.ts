@@ -132,7 +132,8 @@ export async function cli(env: Env, args: string[], options: { cwd?: string } = 
 /**
  * Runs a command that must succeed and print JSON (it gets --json), and returns the parsed output. It runs in
  * this process (cliInProcess: paths in `args` are taken from the test's working folder, so give them absolute),
- * or as a child process with `childProcess` (for a suite whose subject is several processes at once).
+ * or as a child process with `childProcess` (for a suite whose subject is several processes at once) or when
+ * env sets NODE_OPTIONS of its own.
  */
 export async function cliJson<T = Record<string, unknown>>(
   env: Env,
@@ -140,7 +141,9 @@ export async function cliJson<T = Record<string, unknown>>(
   options: { childProcess?: boolean } = {},
 ): Promise<T> {
   const { cliInProcess } = await import('./cli-in-process.ts'); // loaded by the suites that seed only
-  const run = options.childProcess ? cli : cliInProcess;
+  // NODE_OPTIONS (a clock moved by an --import, say) acts only on a process that starts with it.
+  const child = options.childProcess || env.env.NODE_OPTIONS !== process.env.NODE_OPTIONS;
+  const run = child ? cli : cliInProcess;
   const result = await run(env, [...args, '--json']);
   if (result.code !== 0)
     throw new Error(`chessport ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
