@@ -48,6 +48,13 @@ after(async () => {
 
 type Detail = { id: string } & Record<string, unknown>;
 
+/** A PGN file of the given text in the test's folder (for `games update`): its path. */
+function pgnFile(name: string, text: string): string {
+  const path = join(env.dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
 const get = <T = Record<string, unknown>>(
   path: string,
   headers: Record<string, string> = {},
@@ -133,9 +140,8 @@ describe('NDJSON exports', () => {
   });
 
   test('a game updated and a game moved after their import: their lines are their details as they are now', async () => {
-    const updated = join(env.dir, 'updated-line.pgn');
-    writeFileSync(
-      updated,
+    const updated = pgnFile(
+      'updated-line.pgn',
       '[Event "Line \\"updated\\""]\n[Site "?"]\n[Date "2024.02.03"]\n[Round "?"]\n[White "Ü, Ö"]\n' +
         '[Black "Y"]\n[Result "0-1"]\n[Annotator "Tab\there"]\n\n{ new\ncontent } 1. d4 d5 0-1\n',
     );
@@ -207,9 +213,8 @@ describe('NDJSON exports', () => {
 
 describe('an export and then the feed from its cursor, while writers import, update, move and delete', () => {
   test('ends with exactly the store’s games', async () => {
-    const updated = join(env.dir, 'updated.pgn');
-    writeFileSync(
-      updated,
+    const updated = pgnFile(
+      'updated.pgn',
       '[Event "Updated"]\n[Site "?"]\n[Date "2024.01.01"]\n[Round "?"]\n[White "X"]\n[Black "Y"]\n' +
         '[Result "1-0"]\n\n1. e4 e5 2. Nf3 1-0\n',
     );
