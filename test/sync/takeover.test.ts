@@ -33,6 +33,11 @@ describe('a first sync takes the games over from one NDJSON export, then follows
   let proxy: RecordingProxy;
   /** The proxy plays an older server, which refuses format=ndjson as it refuses any format but pgn. */
   let older = false;
+  /**
+   * The proxy sends this many lines of an NDJSON export, and the rest once `released` resolves: a run killed
+   * meanwhile is killed mid-export, however fast the machine.
+   */
+  let holdAfter: { lines: number; released: Promise<void> } | undefined;
 
   before(async () => {
     // STREAM_MIN_RATE off: one test holds the export's body while the CLI writes, as long as a busy machine
@@ -49,7 +54,26 @@ describe('a first sync takes the games over from one NDJSON export, then follows
     server = await startServer(env);
     base = `${server.base}/api/v1`;
     proxy = await recordingProxy(server.base, async (req) => {
-      if (!older || !new URL(req.url ?? '/', 'http://proxy').searchParams.has('format')) return undefined;
+      const format = new URL(req.url ?? '/', 'http://proxy').searchParams.get('format');
+      const held = holdAfter;
+      if (held && format === 'ndjson') {
+        const answer = await fetch(`${server.base}${req.url}`, {
+          headers: { authorization: req.headers.authorization ?? '' },
+        });
+        const text = await answer.text();
+        const cut = text.split('\n', held.lines).join('\n').length + 1;
+        return {
+          status: answer.status,
+          type: answer.headers.get('content-type') ?? '',
+          headers: { 'x-changes-cursor': answer.headers.get('x-changes-cursor') ?? '' },
+          body: (async function* () {
+            yield text.slice(0, cut);
+            await held.released;
+            yield text.slice(cut);
+          })(),
+        };
+      }
+      if (!older || format === null) return undefined;
       return {
         status: 400,
         type: 'application/json',
@@ -191,16 +215,12 @@ describe('a first sync takes the games over from one NDJSON export, then follows
     /** The game the last killed run wrote that was deleted on the server since. */
     let deleted: string | undefined;
     for (const games of [100, 250]) {
-      const run = spawnSync(env, [
-        '--base-url',
-        server.base,
-        '--token',
-        token,
-        '--out',
-        out,
-        '--limit',
-        '20',
-      ]);
+      let release = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      holdAfter = { lines: games + 100, released };
+      const run = spawnSync(env, ['--base-url', proxy.base, '--token', token, '--out', out, '--limit', '20']);
       let finished = false;
       void run.exited.then(() => {
         finished = true;
@@ -212,6 +232,8 @@ describe('a first sync takes the games over from one NDJSON export, then follows
         await new Promise((resolve) => setTimeout(resolve, 10));
       run.child.kill('SIGKILL');
       const exit = await run.exited;
+      release();
+      holdAfter = undefined;
       assert.equal(exit.signal, 'SIGKILL', `the sync was still running at ${games} games: ${exit.stderr}`);
       counts.push(mirroredCount(out));
       // While no sync runs: a game the killed run wrote is deleted; the next take-over must not keep it.
@@ -225,7 +247,7 @@ describe('a first sync takes the games over from one NDJSON export, then follows
     const final = await cliJson<SyncSummary>(env, [
       'sync',
       '--base-url',
-      server.base,
+      proxy.base,
       '--token',
       token,
       '--out',
