@@ -1,11 +1,11 @@
 // Whatever goes wrong, the CLI says it in one line on stderr and exits 1: never a stack trace (unless
 // CHESSPORT_DEBUG asks for it), and a command that fails on its input fails before it writes anything.
-// The commands run in the test's process (run: cliInProcess), as their subject is what they say and leave.
-// Child processes (cli(), spawn) stay where the process is the subject or in-process would not be the same:
-// a relative path or the working folder (`./twice.pgn`, an empty --database-url, sync's --out, a store URL
-// in another folder, the default store: in-process they would be read from the test's own folder); `serve`
-// past its settings (a port in use, a store that does not open: its stop signals are the process's); a file
-// size limit (ulimit); a closed pipe; and cliBothWays, which checks that the real binary says the same.
+// The commands run in the test's process (run: cliInProcess, with a working folder of their own through its
+// cwd), as their subject is what they say and leave. Child processes (cli(), spawn) stay where the process is
+// the subject or in-process would not be the same: `./twice.pgn` said back as given (in-process a relative
+// name is said joined to the working folder); `serve` past its settings (a port in use, a store that does
+// not open: its stop signals are the process's); a file size limit (ulimit); a closed pipe; and cliBothWays,
+// which checks that the real binary says the same.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -278,7 +278,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     delete defaults.env.DATABASE_URL;
     for (const who of [env, defaults]) {
       assertOneLine(
-        await cli(who, ['--database-url', '', 'users', 'add', 'nowhere'], { cwd }),
+        await run(who, ['--database-url', '', 'users', 'add', 'nowhere'], { cwd }),
         /^chessport: --database-url must not be empty\n$/,
       );
     }
@@ -304,7 +304,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     const cwd = join(env.dir, 'sync-here');
     mkdirSync(cwd);
     const sync = (baseUrl: string, out: string) =>
-      cli(env, ['sync', '--base-url', baseUrl, '--token', 'cp_x', '--out', out], { cwd });
+      run(env, ['sync', '--base-url', baseUrl, '--token', 'cp_x', '--out', out], { cwd });
     // An empty --out made mirror.sqlite and sync.lock in the working folder.
     assertOneLine(await sync('http://127.0.0.1:9', ''), /^chessport: --out must not be empty\n$/);
     writeFileSync(join(env.dir, 'a-file'), 'x');
@@ -393,13 +393,13 @@ describe('store and server failures are one line', () => {
   test('a store URL of another scheme, or in a folder that does not exist, is refused; nothing is created', async () => {
     const cwd = join(env.dir, 'elsewhere');
     mkdirSync(cwd);
-    const unsupported = await cli(env, ['--database-url', 'mysql://app:s3cret@db/x', 'users', 'list'], {
+    const unsupported = await run(env, ['--database-url', 'mysql://app:s3cret@db/x', 'users', 'list'], {
       cwd,
     });
     assertOneLine(unsupported, /unsupported store "mysql:\/\/app:\*\*\*@db\/x": give a SQLite file path/);
     const missing = join(env.dir, 'missing/dir/x.sqlite');
     assertOneLine(
-      await cli(env, ['--database-url', missing, 'users', 'list'], { cwd }),
+      await run(env, ['--database-url', missing, 'users', 'list'], { cwd }),
       /the folder .*missing\/dir of the store .* does not exist/,
     );
     assert.deepEqual(readdirSync(cwd), []);
@@ -452,7 +452,7 @@ describe('store and server failures are one line', () => {
     mkdirSync(cwd);
     const defaults = { ...env, env: { ...env.env } };
     delete defaults.env.DATABASE_URL;
-    assert.equal((await cli(defaults, ['users', 'list'], { cwd })).code, 0);
+    assert.equal((await run(defaults, ['users', 'list'], { cwd })).code, 0);
     assert.ok(existsSync(join(cwd, 'data/chessport.sqlite')));
   });
 

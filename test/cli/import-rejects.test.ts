@@ -2,9 +2,8 @@
 // inputs or a file the command did not create by default, and a --rejects path it cannot honour stops the
 // command before anything is imported.
 // The imports run in the test's process (run: cliInProcess; a working folder of its own through its cwd, which
-// the import reads through CliIo). Child processes stay for a relative --rejects path (in-process it would be
-// read from the test's working folder) and for cliBothWays, which checks that the real binary prints the same
-// refusals as the in-process run.
+// the import reads through CliIo); a relative --rejects path is read from there too. cliBothWays, a child
+// process beside the in-process run, checks that the real binary prints the same refusal.
 import assert from 'node:assert/strict';
 import {
   chmodSync,
@@ -19,15 +18,7 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cliInProcess as run } from '../helpers/cli-in-process.ts';
-import {
-  type CliResult,
-  cli,
-  cliBothWays,
-  cliJson,
-  type Env,
-  FIXTURES,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { type CliResult, cliBothWays, cliJson, type Env, FIXTURES, tempEnv } from '../helpers/harness.ts';
 
 const MIXED = readFileSync(join(FIXTURES, 'import/mixed.pgn'), 'utf8'); // 3 games, the 2nd rejected (Ke3)
 const TWO_REJECTS = `${MIXED}\n${MIXED.replace('Ke3', 'Ke4')}`; // 6 games: 2 rejected, the good ones twice
@@ -107,9 +98,7 @@ describe('--rejects', () => {
           rejects,
         ],
         /one of the inputs/,
-        // A relative --rejects path is read from the working folder: a child process's (cliInProcess reads it
-        // from the test's); the others are the both-ways check.
-        rejects === join(dir, 'games.pgn') ? cliBothWays : rejects.startsWith('/') ? run : cli,
+        rejects === join(dir, 'games.pgn') ? cliBothWays : run,
       );
     }
     assert.equal(readFileSync(join(dir, 'games.pgn'), 'utf8'), MIXED);

@@ -29,13 +29,13 @@ export interface InProcessOptions {
 
 /**
  * Runs `chessport <args>` in this process with env.env for its environment: the code, stdout and stderr that
- * the child process of cli() gives, for a command that ends by itself. Differences: relative paths in `args`
- * and a relative DATABASE_URL are read from the test's working folder, not env.dir or `cwd` (give them
- * absolute), though what the command takes from CliIo's working folder (the import's folder for rejects) is
- * `cwd` as the child's; standard input is `stdin` or empty, never a terminal; a command that dies of a signal
- * (CliError.signal) returns code 1 with its line, where the process would die. Commands run here one at a
- * time: a SQLite store's busy wait blocks the thread, so a second command waiting for the first's write lock
- * would keep the first from ever finishing (each child process has a thread of its own).
+ * the child process of cli() gives, for a command that ends by itself. The command reads relative paths (its
+ * inputs, --rejects, --out, a SQLite store) from `cwd` (default env.dir) as the child does, through CliIo
+ * (src/cli/io.ts inWorkingFolder). Differences: a relative path that the command says back is said joined
+ * to `cwd`, where the child says it as given; standard input is `stdin` or empty, never a terminal; a command
+ * that dies of a signal (CliError.signal) returns code 1 with its line, where the process would die. Commands
+ * run here one at a time: a SQLite store's busy wait blocks the thread, so a second command waiting for the
+ * first's write lock would keep the first from ever finishing (each child process has a thread of its own).
  */
 export function cliInProcess(
   env: { env: NodeJS.ProcessEnv; dir: string },

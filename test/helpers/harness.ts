@@ -149,7 +149,7 @@ export async function cliBothWays(env: Env, args: string[]): Promise<CliResult> 
 
 /**
  * Runs a command that must succeed and print JSON (it gets --json), and returns the parsed output. It runs in
- * this process (cliInProcess: paths in `args` are taken from the test's working folder, so give them absolute),
+ * this process (cliInProcess: relative paths in `args` are read from env.dir, as the child reads them),
  * or as a child process with `childProcess` (for a suite whose subject is several processes at once) or when
  * env sets NODE_OPTIONS of its own.
  */
