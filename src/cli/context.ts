@@ -14,10 +14,10 @@ import {
   type User,
 } from '../store/index.ts';
 import { CliError } from './errors.ts';
-import { cliIo } from './io.ts';
+import { cliIo, inWorkingFolder } from './io.ts';
 import { loadSettings, loadStoreSettings, nonEmpty, type Settings, type StoreSettings } from './settings.ts';
 import { storeFailure, storeFailureLine } from './store-failures.ts';
-import { checkStoreUrl, maskUrl, sqliteFiles } from './store-url.ts';
+import { checkStoreUrl, maskUrl, sqliteFiles, storeUrlInWorkingFolder } from './store-url.ts';
 
 /** The store's settings, for the commands that only open the store: the server's are not read. */
 export function storeSettingsOf(command: Command): StoreSettings {
@@ -48,7 +48,7 @@ export function postgresOptions(settings: StoreSettings): OpenOptions {
 export async function openCliStore(settings: StoreSettings): Promise<Store> {
   checkStoreUrl(settings.databaseUrl);
   try {
-    return await openStore(settings.databaseUrl, postgresOptions(settings));
+    return await openStore(storeUrlInWorkingFolder(settings.databaseUrl), postgresOptions(settings));
   } catch (error) {
     if (error instanceof MigrationFailure) {
       throw new CliError(`cannot open the store ${maskUrl(settings.databaseUrl)}: ${error.reason}`, {
@@ -78,7 +78,7 @@ function cantOpenHint(url: string, error: unknown): string {
   if (file === undefined || (error as { code?: unknown }).code !== 'SQLITE_CANTOPEN') return '';
   const folder = dirname(file);
   try {
-    accessSync(folder, constants.W_OK);
+    accessSync(inWorkingFolder(folder), constants.W_OK);
     return '';
   } catch {
     return ` (its folder ${folder} is read-only here, and SQLite creates the ${basename(file)}-wal and -shm files there, also to read)`;

@@ -4,6 +4,7 @@ import { constants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CliError } from './errors.ts';
+import { inWorkingFolder } from './io.ts';
 
 /**
  * Throws a CliError naming the first input that is missing, a folder, not readable, not PGN text (a binary file,
@@ -15,7 +16,7 @@ export async function checkInputs(files: readonly string[]): Promise<void> {
   for (const file of files) {
     const problem = await problemWith(file);
     if (problem) throw new CliError(`${file}: ${problem}`);
-    const { dev, ino } = await stat(file);
+    const { dev, ino } = await stat(inWorkingFolder(file));
     const before = seen.find((s) => s.dev === dev && s.ino === ino);
     if (before) {
       const also = before.file === file ? '' : ` (as ${before.file})`;
@@ -27,7 +28,8 @@ export async function checkInputs(files: readonly string[]): Promise<void> {
 
 async function problemWith(file: string): Promise<string | undefined> {
   if (file === '') return 'no file name';
-  const info = await stat(file).catch((error: NodeJS.ErrnoException) => error);
+  const path = inWorkingFolder(file);
+  const info = await stat(path).catch((error: NodeJS.ErrnoException) => error);
   if (info instanceof Error) {
     if (info.code === 'ENOENT' || info.code === 'ENOTDIR') return `no such file${missingHint(file)}`;
     if (info.code === 'EACCES') return 'permission denied';
@@ -37,14 +39,14 @@ async function problemWith(file: string): Promise<string | undefined> {
   // A pipe or a terminal (/dev/stdin, <(zcat games.pgn.gz)) is read like a file.
   if (!info.isFile() && !info.isFIFO() && !info.isCharacterDevice()) return 'not a file';
   try {
-    await access(file, constants.R_OK);
+    await access(path, constants.R_OK);
   } catch {
     return 'permission denied (not readable)';
   }
   // A pipe's start cannot be looked at without taking it from the import: the import checks it.
   if (!info.isFile()) return undefined;
   const { inputFormatProblem } = await import('../import/input.ts');
-  return inputFormatProblem(file).catch((error: NodeJS.ErrnoException) => error.message);
+  return inputFormatProblem(path).catch((error: NodeJS.ErrnoException) => error.message);
 }
 
 /** What a missing name may have meant: a pattern the shell left alone (quoted), or `-` for standard input. */
@@ -58,7 +60,8 @@ function missingHint(file: string): string {
  * Whether two paths name one file: one existing file under two names (links included), or, where either does
  * not exist (yet), the same name in the same folder. A store's WAL exists only while the store is open.
  */
-export async function sameFile(a: string, b: string): Promise<boolean> {
+export async function sameFile(given: string, other: string): Promise<boolean> {
+  const [a, b] = [inWorkingFolder(given), inWorkingFolder(other)];
   const [x, y] = await Promise.all([stat(a).catch(() => null), stat(b).catch(() => null)]);
   if (x !== null && y !== null) return x.dev === y.dev && x.ino === y.ino;
   return (await canonical(a)) === (await canonical(b));

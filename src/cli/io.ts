@@ -3,6 +3,7 @@
 // others to the commands it runs (the tests that run a command in their own process, test/helpers/harness.ts
 // cliInProcess): `chessport` itself always has the process's.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { isAbsolute, join } from 'node:path';
 
 /** Where a command writes: a stream, a terminal's when isTTY (progress lines then redraw, `columns` wide). */
 export interface CliOutput {
@@ -54,4 +55,14 @@ export function cliIo(): CliIo {
 /** Runs `fn` with `io` as what cliIo() returns, in it and in everything it starts. */
 export function runWithIo<T>(io: CliIo, fn: () => T): T {
   return given.run(io, fn);
+}
+
+/**
+ * A path as the command's working folder (cliIo().cwd) reads it. Where that is the process's own, which the
+ * system reads relative paths from, the path as given, so that what the command prints of it is as typed;
+ * else (commands run in another's process) a relative one joined to it. An empty name stays empty: no path.
+ */
+export function inWorkingFolder(path: string): string {
+  const { cwd } = cliIo();
+  return path === '' || isAbsolute(path) || cwd === process.cwd() ? path : join(cwd, path);
 }

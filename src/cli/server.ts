@@ -11,9 +11,10 @@ import { ANY_OWNER, openStore, type ReplicaEvent, type Store } from '../store/in
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { postgresOptions, storeOpening } from './context.ts';
 import { CliError } from './errors.ts';
+import { inWorkingFolder } from './io.ts';
 import { isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
-import { maskUrl, sqliteFiles } from './store-url.ts';
+import { maskUrl, sqliteFiles, storeUrlInWorkingFolder } from './store-url.ts';
 
 /**
  * Serves until a signal. `signals` were caught when the command began: one that came during its start-up
@@ -184,7 +185,7 @@ async function startWebhooks(
   secret: string,
   log: WorkerLog,
 ): Promise<{ worker: DeliveryWorker; store: Store }> {
-  const own = await openStore(settings.databaseUrl, {
+  const own = await openStore(storeUrlInWorkingFolder(settings.databaseUrl), {
     ...postgresOptions(settings),
     migrate: false,
     poolMax: WORKER_POOL_MAX,
@@ -253,7 +254,7 @@ function openingMessage(store: Store): string {
 /** A SQLite file by its full path (a relative one depends on the working folder); a URL without password. */
 function storeName(url: string): string {
   const [file] = sqliteFiles(url);
-  return file === undefined ? maskUrl(url) : resolve(file);
+  return file === undefined ? maskUrl(url) : resolve(inWorkingFolder(file));
 }
 
 function openingDetails(store: Store, settings: Settings): Record<string, unknown> {

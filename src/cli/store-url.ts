@@ -4,6 +4,7 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DEFAULT_DATABASE_URL } from '../store/index.ts';
 import { CliError } from './errors.ts';
+import { inWorkingFolder } from './io.ts';
 
 /**
  * The URL with its passwords (if any) replaced by `***`: the user's, and the value of every query parameter
@@ -63,7 +64,7 @@ export function checkStoreUrl(url: string): void {
   }
   const [file] = sqliteFiles(url);
   if (file === undefined) return;
-  const info = statSync(file, { throwIfNoEntry: false });
+  const info = statSync(inWorkingFolder(file), { throwIfNoEntry: false });
   if (info?.isDirectory()) {
     throw new CliError(
       `the store ${file} is a folder: name a SQLite file in it, like ${join(file, 'chessport.sqlite')}`,
@@ -71,7 +72,7 @@ export function checkStoreUrl(url: string): void {
   }
   if (info || [DEFAULT_DATABASE_URL, DEMO_STORE].includes(url)) return;
   const folder = dirname(file);
-  const parent = statSync(folder, { throwIfNoEntry: false });
+  const parent = statSync(inWorkingFolder(folder), { throwIfNoEntry: false });
   if (!parent)
     throw new CliError(`the folder ${folder} of the store ${file} does not exist: create it first`);
   if (!parent.isDirectory())
@@ -83,4 +84,11 @@ export function sqliteFiles(url: string): string[] {
   if (/^postgres(ql)?:\/\//i.test(url)) return [];
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   return file === ':memory:' ? [] : [file, `${file}-wal`, `${file}-shm`, `${file}-journal`];
+}
+
+/** The store URL as openStore is to read it: a SQLite file's relative path from the working folder (io.ts). */
+export function storeUrlInWorkingFolder(url: string): string {
+  const [file] = sqliteFiles(url);
+  if (file === undefined) return url;
+  return `${url.slice(0, url.length - file.length)}${inWorkingFolder(file)}`;
 }

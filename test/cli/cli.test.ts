@@ -1,10 +1,14 @@
 // The operator's CLI: --json on every command, clear errors, and an import that loses nothing.
+// The commands run in the test's process (run: cliInProcess): the subject is what they print and store.
+// Child processes stay for the servers (startServer: the API, its own process) and for cliBothWays, which
+// checks that the real binary prints what the in-process runs print, for a listing and a failure.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cli, cliJson, type Env, FIXTURES, http, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { cliBothWays, cliJson, type Env, FIXTURES, http, startServer, tempEnv } from '../helpers/harness.ts';
 import { CLASSICS_PGN } from '../helpers/world.ts';
 
 let env: Env;
@@ -127,7 +131,7 @@ describe('CLI results and errors', () => {
   ];
   for (const [name, args, message] of failures) {
     test(`${name}: exit 1 with a clear message`, async () => {
-      const result = await cli(env, args);
+      const result = await run(env, args);
       assert.equal(result.code, 1);
       assert.match(result.stderr, message);
       assert.ok(!result.stderr.includes('    at '), 'no stack trace');
@@ -150,8 +154,26 @@ describe('CLI results and errors', () => {
     assert.ok(!list.some((d) => d.slug === 'big'), 'the refused one was not created');
   });
 
+  test('the real binary prints what the in-process runs print: a listing, and a failure', async () => {
+    const listed = await cliBothWays(env, ['users', 'list']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /carol/);
+    const refused = await cliBothWays(env, [
+      'tokens',
+      'issue',
+      '--user',
+      'nobody',
+      '--app',
+      'viewer',
+      '--scopes',
+      'user.read',
+    ]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^chessport: /);
+  });
+
   test('a missing required option is a usage error (exit code not 0)', async () => {
-    const result = await cli(env, ['tokens', 'issue', '--user', 'carol']);
+    const result = await run(env, ['tokens', 'issue', '--user', 'carol']);
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /required option/);
   });
@@ -171,7 +193,7 @@ describe('CLI results and errors', () => {
       await server.stop();
     }
     await new Promise((r) => setTimeout(r, 1100));
-    const listed = await cli(env, ['tokens', 'list', '--json']);
+    const listed = await run(env, ['tokens', 'list', '--json']);
     assert.ok(!listed.stdout.includes(a.token) && !listed.stdout.includes(b.token));
     const states = new Map(
       (JSON.parse(listed.stdout) as { id: string; state: string }[]).map((t) => [t.id, t.state]),
@@ -217,7 +239,7 @@ describe('import', () => {
       file,
       '[Event "Fine"]\n\n1. e4 e5 *\n\n[Event "Annotated"]\n\n1. e4 e5 (1... c5 2. Nf3 d6 3. Bxh8) 2. Nf3 *\n',
     );
-    const text = await cli(env, carolsImport(file, 'Warned'));
+    const text = await run(env, carolsImport(file, 'Warned'));
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /2 imported, 0 duplicates skipped, 0 rejected/);
     assert.ok(
@@ -254,9 +276,7 @@ describe('import', () => {
     const pipe = join(pipes, 'games.pgn');
     execFileSync('mkfifo', [pipe]);
     const writer = spawn('sh', ['-c', `printf '[Event "Bad"]\\n\\n1. e4 e4 *\\n' > '${pipe}'`]);
-    const result = await cli(env, carolsImport(pipe, 'Piped', '--json'), {
-      cwd: work,
-    });
+    const result = await run(env, carolsImport(pipe, 'Piped', '--json'), { cwd: work });
     writer.kill();
     assert.equal(result.code, 0, result.stderr);
     const summary = (JSON.parse(result.stdout) as ImportJson).files[0];
@@ -302,7 +322,7 @@ describe('import', () => {
     const result = await cliJson<ImportJson>(env, carolsImport(CLASSICS_PGN, 'small'));
     assert.equal(result.files[0]?.imported, 2);
     assert.equal(result.files[0]?.stoppedAtMaxGames, true);
-    const text = await cli(env, carolsImport(CLASSICS_PGN, 'small', '--allow-duplicates'));
+    const text = await run(env, carolsImport(CLASSICS_PGN, 'small', '--allow-duplicates'));
     assert.match(text.stdout, /stopped: the database reached its maxGames/);
     const list = await carolsDatabases<{ slug: string; games: number }>();
     assert.equal(list.find((d) => d.slug === 'small')?.games, 2);
@@ -322,7 +342,7 @@ describe('import', () => {
         [latin, 0, true, true],
       ],
     );
-    const text = await cli(env, args);
+    const text = await run(env, args);
     assert.equal(text.code, 0);
     assert.match(text.stdout, /stopped: the database reached its maxGames/);
     const lines = text.stdout.split('\n');
@@ -347,7 +367,7 @@ describe('import', () => {
   });
 
   test('a missing input file fails clearly and imports nothing', async () => {
-    const result = await cli(env, carolsImport(join(env.dir, 'missing.pgn'), 'Nothing'));
+    const result = await run(env, carolsImport(join(env.dir, 'missing.pgn'), 'Nothing'));
     assert.equal(result.code, 1);
     assert.match(result.stderr, /missing\.pgn/);
   });

@@ -1,8 +1,11 @@
 // Database names may repeat (slugs do not: archive, archive-2). A command that names a database by a name
 // that several share changes none of them and lists them; the slug or id picks one.
+// The commands run in the test's process (run: cliInProcess), but for cliBothWays, which checks that the
+// real binary prints what the in-process run prints, for a listing and a refusal.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { cliBothWays, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { CLASSICS_PGN } from '../helpers/world.ts';
 
@@ -25,9 +28,9 @@ after(() => env?.cleanup());
 
 const list = () => cliJson<Listed[]>(env, ['databases', 'list', '--user', 'gina']);
 
-async function refusedAsAmbiguous(args: string[]): Promise<void> {
+async function refusedAsAmbiguous(args: string[], both = false): Promise<void> {
   const before = await list();
-  const result = await cli(env, args);
+  const result = await (both ? cliBothWays : run)(env, args);
   assert.equal(result.code, 1, result.stderr);
   assert.match(
     result.stderr,
@@ -37,12 +40,15 @@ async function refusedAsAmbiguous(args: string[]): Promise<void> {
   assert.deepEqual(await list(), before, 'nothing changed');
 }
 
-test('the two databases have one name and two slugs', () => {
+test('the two databases have one name and two slugs, in the list the real binary prints too', async () => {
   assert.deepEqual([first.slug, second.slug], ['archive', 'archive-2']);
+  const listed = await cliBothWays(env, ['databases', 'list', '--user', 'gina']);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /archive-2/);
 });
 
 test('delete, import and games move refuse a name that two databases share', async () => {
-  await refusedAsAmbiguous(['databases', 'delete', 'Archive', '--user', 'gina']);
+  await refusedAsAmbiguous(['databases', 'delete', 'Archive', '--user', 'gina'], true);
   await refusedAsAmbiguous(['import', CLASSICS_PGN, '--user', 'gina', '--database', 'Archive']);
   await refusedAsAmbiguous(['games', 'move', gameId, '--database', 'Archive']);
 });
@@ -99,7 +105,7 @@ test('a slug that is another database’s name is refused too: the id picks one'
     ['import', CLASSICS_PGN, '--user', 'hana', '--database', 'games', '--allow-duplicates'],
     ['games', 'move', row?.id ?? '', '--database', 'games'],
   ]) {
-    const result = await cli(env, args);
+    const result = await run(env, args);
     assert.equal(result.code, 1, `${args.join(' ')}: ${result.stdout}`);
     assert.match(
       result.stderr,

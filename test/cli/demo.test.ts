@@ -1,11 +1,16 @@
 // The demo prints URLs that work: with --port 0 the port the server bound. It never prints the store's
 // password.
+// Child processes stay where the process is the subject: a demo that serves (--port 0, a port taken: the
+// server's exit) and demos and commands at once. The others run in the test's process (run: cliInProcess);
+// cliBothWays checks that the real binary prints the same refusal. The demo's successes print a fresh token
+// each, so no two runs print the same: the serving demo's child process is the real binary's success.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { type AddressInfo, createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { maskUrl } from '../../src/cli/store-url.ts';
-import { BIN, cli, cliJson, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { BIN, cli, cliBothWays, cliJson, tempEnv } from '../helpers/harness.ts';
 import { createTestDatabase, dropTestDatabase, POSTGRES_SKIP, TEST_POSTGRES_URL } from '../helpers/stores.ts';
 
 describe('demo', () => {
@@ -102,7 +107,7 @@ describe('demo', () => {
   test('--no-serve with --port 0 is refused: there is no port to print', async () => {
     const env = tempEnv();
     try {
-      const result = await cli(env, ['demo', '--no-serve', '--port', '0']);
+      const result = await cliBothWays(env, ['demo', '--no-serve', '--port', '0']);
       assert.equal(result.code, 1);
       assert.match(result.stderr, /^chessport: --port 0 picks a free port when the demo serves[^\n]*\n$/);
     } finally {
@@ -122,7 +127,7 @@ describe('demo', () => {
       const json = await cliJson<{ store: string }>(env, ['demo', '--no-serve']);
       assert.equal(json.store, maskUrl(url.toString()));
       assert.ok(!json.store.includes(password));
-      const text = await cli(env, ['demo', '--no-serve']);
+      const text = await run(env, ['demo', '--no-serve']);
       assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /store postgres:\/\/[^:]+:\*\*\*@/);
       assert.ok(!text.stdout.includes(password) && !text.stderr.includes(password));

@@ -1,5 +1,11 @@
 // Whatever goes wrong, the CLI says it in one line on stderr and exits 1: never a stack trace (unless
 // CHESSPORT_DEBUG asks for it), and a command that fails on its input fails before it writes anything.
+// The commands run in the test's process (run: cliInProcess, with a working folder of their own through its
+// cwd), as their subject is what they say and leave. Child processes (cli(), spawn) stay where the process is
+// the subject or in-process would not be the same: `./twice.pgn` said back as given (in-process a relative
+// name is said joined to the working folder); `serve` past its settings (a port in use, a store that does
+// not open: its stop signals are the process's); a file size limit (ulimit); a closed pipe; and cliBothWays,
+// which checks that the real binary says the same.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -7,7 +13,8 @@ import { createServer } from 'node:net';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BIN, type CliResult, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { BIN, type CliResult, cli, cliBothWays, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { writeGames } from '../helpers/production.ts';
 import { queryStore, STORE_DIALECT } from '../helpers/stores.ts';
 import { CLASSICS_PGN } from '../helpers/world.ts';
@@ -31,7 +38,7 @@ async function databaseSlugs(): Promise<string[]> {
 
 describe('import inputs are checked before anything is written', () => {
   const importInto = (database: string, ...files: string[]) =>
-    cli(env, ['import', ...files, '--user', 'alice', '--database', database, '--json']);
+    run(env, ['import', ...files, '--user', 'alice', '--database', database, '--json']);
 
   test('a missing file: no database is created', async () => {
     assertOneLine(await importInto('ghost', join(env.dir, 'nope.pgn')), /nope\.pgn: no such file/);
@@ -65,8 +72,18 @@ describe('import inputs are checked before anything is written', () => {
       await importInto('twice', file, CLASSICS_PGN, file),
       /twice\.pgn: given twice: name each file once/,
     );
-    // The working folder is env.dir: ./twice.pgn is the same file.
-    const result = await importInto('twice', file, './twice.pgn', '--allow-duplicates');
+    // The working folder is env.dir: ./twice.pgn is the same file (a child process, for the relative path).
+    const result = await cli(env, [
+      'import',
+      file,
+      './twice.pgn',
+      '--allow-duplicates',
+      '--user',
+      'alice',
+      '--database',
+      'twice',
+      '--json',
+    ]);
     assertOneLine(result, /: \.\/twice\.pgn: given twice \(as \S+\/twice\.pgn\): name each file once\n$/);
     assert.ok(!(await databaseSlugs()).includes('twice'));
   });
@@ -83,11 +100,21 @@ describe('import inputs are checked before anything is written', () => {
   });
 });
 
+test('the real binary says what the in-process runs say: a listing, and a refusal', async () => {
+  const listed = await cliBothWays(env, ['users', 'list']);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /alice/);
+  assertOneLine(
+    await cliBothWays(env, ['import', join(env.dir, 'nope.pgn'), '--user', 'alice', '--database', 'x']),
+    /nope\.pgn: no such file/,
+  );
+});
+
 describe('several files', () => {
   test('a summary per file, then their total', async () => {
     const a = writeGames(env.dir, 'total-a.pgn', 3, 'Total a');
     const b = writeGames(env.dir, 'total-b.pgn', 2, 'Total b');
-    const result = await cli(env, ['import', a, b, '--user', 'alice', '--database', 'totals']);
+    const result = await run(env, ['import', a, b, '--user', 'alice', '--database', 'totals']);
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 3);
@@ -97,7 +124,7 @@ describe('several files', () => {
       lines[2] as string,
       /^total: 5 imported, 0 duplicates skipped, 0 rejected \(5 games in 2 files read in \d+\.\ds\)$/,
     );
-    const one = await cli(env, ['import', a, '--user', 'alice', '--database', 'totals']);
+    const one = await run(env, ['import', a, '--user', 'alice', '--database', 'totals']);
     assert.doesNotMatch(one.stdout, /^total:/m, 'one file: its summary is the total');
   });
 });
@@ -107,7 +134,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     // `apps add x --sector "$SECTOR"` with the variable unset registered the app in the sector "".
     for (const sector of ['', '  ']) {
       assertOneLine(
-        await cli(env, ['apps', 'add', 'sectorless', '--sector', sector]),
+        await run(env, ['apps', 'add', 'sectorless', '--sector', sector]),
         /^chessport: --sector must not be empty\n$/,
       );
     }
@@ -119,13 +146,13 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     for (const flag of ['--name', '--email', '--image']) {
       for (const value of ['', ' ']) {
         assertOneLine(
-          await cli(env, ['users', 'add', 'nameless', flag, value]),
+          await run(env, ['users', 'add', 'nameless', flag, value]),
           new RegExp(`^chessport: ${flag} must not be empty\n$`),
         );
       }
     }
     assertOneLine(
-      await cli(env, ['users', 'add', 'nameless', '--name', 'Eve\nMallory']),
+      await run(env, ['users', 'add', 'nameless', '--name', 'Eve\nMallory']),
       /^chessport: --name must not hold control characters \(it holds U\+000A\)\n$/,
     );
     const logins = (await cliJson<{ login: string }[]>(env, ['users', 'list'])).map((u) => u.login);
@@ -138,11 +165,11 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     const long = (n: number) =>
       Array.from({ length: n }, (_, i) => String.fromCodePoint(0x1f400 + i)).join('');
     assertOneLine(
-      await cli(env, ['users', 'add', long(201)]),
+      await run(env, ['users', 'add', long(201)]),
       /^chessport: the login is at most 200 characters, got 201\n$/,
     );
     assertOneLine(
-      await cli(env, ['apps', 'add', long(700)]),
+      await run(env, ['apps', 'add', long(700)]),
       /^chessport: the app name is at most 200 characters, got 700\n$/,
     );
     // 200 characters of 4 bytes each, which no compression shortens, fit the index.
@@ -177,7 +204,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
         /^chessport: --database must not hold control characters \(it holds U\+000D\)\n$/,
       ],
     ];
-    for (const [args, message] of cases) assertOneLine(await cli(env, args), message);
+    for (const [args, message] of cases) assertOneLine(await run(env, args), message);
     const logins = (await cliJson<{ login: string }[]>(env, ['users', 'list'])).map((u) => u.login);
     assert.ok(!logins.some((login) => /eve|mallory/.test(login)));
     assert.ok(
@@ -209,7 +236,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
       [['--name', 'Ann\nLee'], /^chessport: --name must not hold control characters \(it holds U\+000A\)\n$/],
     ];
     for (const [options, message] of cases) {
-      assertOneLine(await cli(env, ['users', 'add', 'zoe', ...options]), message);
+      assertOneLine(await run(env, ['users', 'add', 'zoe', ...options]), message);
     }
     assert.ok(!(await cliJson<{ login: string }[]>(env, ['users', 'list'])).some((u) => u.login === 'zoe'));
     const zoe = await cliJson<Record<string, string>>(env, [
@@ -231,7 +258,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
 
   test('a missing user or app: the command that creates it, quoted for a shell, or none for a blank name', async () => {
     const issue = (user: string, app: string) =>
-      cli(env, ['tokens', 'issue', '--user', user, '--app', app, '--scopes', 'games.read']);
+      run(env, ['tokens', 'issue', '--user', user, '--app', app, '--scopes', 'games.read']);
     assertOneLine(
       await issue('ann lee', 'x'),
       /^chessport: no user "ann lee" \(create it with: chessport users add 'ann lee'\)\n$/,
@@ -251,7 +278,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     delete defaults.env.DATABASE_URL;
     for (const who of [env, defaults]) {
       assertOneLine(
-        await cli(who, ['--database-url', '', 'users', 'add', 'nowhere'], { cwd }),
+        await run(who, ['--database-url', '', 'users', 'add', 'nowhere'], { cwd }),
         /^chessport: --database-url must not be empty\n$/,
       );
     }
@@ -263,12 +290,12 @@ describe('empty, overlong and odd inputs are refused before anything is written'
   test('a bad port names where it came from', async () => {
     // Both said `invalid port "x"`: the environment may hold several settings.
     assertOneLine(
-      await cli({ ...env, env: { ...env.env, PORT: '80x' } }, ['serve']),
+      await run({ ...env, env: { ...env.env, PORT: '80x' } }, ['serve']),
       /^chessport: invalid PORT "80x": give a port from 0 to 65535 \(0 picks a free one\)\n$/,
     );
-    assertOneLine(await cli(env, ['serve', '--port', '65536']), /^chessport: invalid --port "65536": /);
+    assertOneLine(await run(env, ['serve', '--port', '65536']), /^chessport: invalid --port "65536": /);
     assertOneLine(
-      await cli(env, ['demo', '--no-serve', '--port', '-1']),
+      await run(env, ['demo', '--no-serve', '--port', '-1']),
       /^chessport: invalid --port "-1": /,
     );
   });
@@ -277,7 +304,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     const cwd = join(env.dir, 'sync-here');
     mkdirSync(cwd);
     const sync = (baseUrl: string, out: string) =>
-      cli(env, ['sync', '--base-url', baseUrl, '--token', 'cp_x', '--out', out], { cwd });
+      run(env, ['sync', '--base-url', baseUrl, '--token', 'cp_x', '--out', out], { cwd });
     // An empty --out made mirror.sqlite and sync.lock in the working folder.
     assertOneLine(await sync('http://127.0.0.1:9', ''), /^chessport: --out must not be empty\n$/);
     writeFileSync(join(env.dir, 'a-file'), 'x');
@@ -310,7 +337,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
       env.databaseUrl,
       `select id from games where database_id = '${database.id}' limit 1`,
     );
-    const update = (file: string) => cli(env, ['games', 'update', game?.id ?? '', file]);
+    const update = (file: string) => run(env, ['games', 'update', game?.id ?? '', file]);
     // It said "cannot read …: ENOENT: no such file or directory, open '…'".
     assertOneLine(await update(join(env.dir, 'gone.pgn')), /^chessport: [^\n]*gone\.pgn: no such file\n$/);
     assertOneLine(await update(env.dir), /: is a folder: name the PGN files in it\n$/);
@@ -332,7 +359,7 @@ describe('empty, overlong and odd inputs are refused before anything is written'
     const large = join(env.dir, 'one-long-line.pgn');
     // One comment line of 40 MB, past the import's largest game (32 MB).
     writeFileSync(large, `[Event "long"]\n\n1. e4 {${'x'.repeat(40 * 1024 * 1024)}} e5 1-0\n`);
-    const result = await cli(env, ['games', 'update', game?.id ?? '', large]);
+    const result = await run(env, ['games', 'update', game?.id ?? '', large]);
     assertOneLine(
       result,
       /one-long-line\.pgn: the game is larger than the largest game chessport checks \(32 MB\)\n$/,
@@ -350,11 +377,11 @@ describe('store and server failures are one line', () => {
     const folder = join(env.dir, 'folder');
     mkdirSync(folder);
     const other = { ...env, env: { ...env.env, DATABASE_URL: folder } };
-    assertOneLine(await cli(other, ['users', 'list']), /store/);
+    assertOneLine(await run(other, ['users', 'list']), /store/);
     const notes = join(env.dir, 'notes.txt');
     writeFileSync(notes, 'not a database, but long enough to have a header of its own\n');
     assertOneLine(
-      await cli(env, ['--database-url', notes, 'users', 'list']),
+      await run(env, ['--database-url', notes, 'users', 'list']),
       /cannot open the store .*notes\.txt: file is not a database/,
     );
     assert.equal(
@@ -366,13 +393,13 @@ describe('store and server failures are one line', () => {
   test('a store URL of another scheme, or in a folder that does not exist, is refused; nothing is created', async () => {
     const cwd = join(env.dir, 'elsewhere');
     mkdirSync(cwd);
-    const unsupported = await cli(env, ['--database-url', 'mysql://app:s3cret@db/x', 'users', 'list'], {
+    const unsupported = await run(env, ['--database-url', 'mysql://app:s3cret@db/x', 'users', 'list'], {
       cwd,
     });
     assertOneLine(unsupported, /unsupported store "mysql:\/\/app:\*\*\*@db\/x": give a SQLite file path/);
     const missing = join(env.dir, 'missing/dir/x.sqlite');
     assertOneLine(
-      await cli(env, ['--database-url', missing, 'users', 'list'], { cwd }),
+      await run(env, ['--database-url', missing, 'users', 'list'], { cwd }),
       /the folder .*missing\/dir of the store .* does not exist/,
     );
     assert.deepEqual(readdirSync(cwd), []);
@@ -386,7 +413,11 @@ describe('store and server failures are one line', () => {
         ['users', 'list'],
         ['serve', '--port', '0'],
       ]) {
-        const result = await cli({ ...env, env: { ...env.env, DATABASE_URL: url } }, args);
+        // `serve` as a child process: its stop signals, set before the store opens, are the process's.
+        const result = await (args[0] === 'serve' ? cli : run)(
+          { ...env, env: { ...env.env, DATABASE_URL: url } },
+          args,
+        );
         assertOneLine(
           result,
           /^chessport: invalid DATABASE_URL: write it like postgres:\/\/user:password@host:5432\/database, /,
@@ -404,7 +435,10 @@ describe('store and server failures are one line', () => {
       ['users', 'list'],
       ['serve', '--port', '0'],
     ]) {
-      const result = await cli({ ...env, env: { ...env.env, DATABASE_URL: url } }, args);
+      const result = await (args[0] === 'serve' ? cli : run)(
+        { ...env, env: { ...env.env, DATABASE_URL: url } },
+        args,
+      );
       assertOneLine(
         result,
         /the store postgres:\/\/app@127\.0\.0\.1:1\/chess\?sslmode=disable&password=\*\*\*&ssl%70assword=\*\*\* failed/,
@@ -418,12 +452,13 @@ describe('store and server failures are one line', () => {
     mkdirSync(cwd);
     const defaults = { ...env, env: { ...env.env } };
     delete defaults.env.DATABASE_URL;
-    assert.equal((await cli(defaults, ['users', 'list'], { cwd })).code, 0);
+    assert.equal((await run(defaults, ['users', 'list'], { cwd })).code, 0);
     assert.ok(existsSync(join(cwd, 'data/chessport.sqlite')));
   });
 
-  const serve = (extra: NodeJS.ProcessEnv, args: string[] = []) =>
-    cli({ ...env, env: { ...env.env, ...extra } }, ['serve', '--port', '0', ...args]);
+  // A setting that is refused fails the command before its store opens and before it takes the stop signals.
+  const serve = (extra: NodeJS.ProcessEnv) =>
+    run({ ...env, env: { ...env.env, ...extra } }, ['serve', '--port', '0']);
 
   test('LOG_LEVEL and TRUST_PROXY are checked like PORT', { timeout: 20_000 }, async () => {
     assertOneLine(await serve({ LOG_LEVEL: 'verbose' }), /invalid LOG_LEVEL "verbose"/);
@@ -491,7 +526,7 @@ describe('store and server failures are one line', () => {
       assert.ok(!result.stderr.includes(secret));
     }
     const enough = { ...env, env: { ...env.env, CHESSPORT_SECRET: 'q'.repeat(32) } };
-    assert.equal((await cli(enough, ['users', 'list'])).code, 0);
+    assert.equal((await run(enough, ['users', 'list'])).code, 0);
   });
 
   test('a port in use, an unknown host', { timeout: 30_000 }, async () => {
@@ -507,7 +542,7 @@ describe('store and server failures are one line', () => {
       taken.close();
     }
     assertOneLine(
-      await serve({}, ['--host', '999.1.1.1']),
+      await cli(env, ['serve', '--port', '0', '--host', '999.1.1.1']),
       /cannot listen on 999\.1\.1\.1 port 0: no such host/,
     );
   });
@@ -549,7 +584,7 @@ describe('store and server failures are one line', () => {
 
   test('CHESSPORT_DEBUG=1 adds the stack trace', async () => {
     const debug = { ...env, env: { ...env.env, CHESSPORT_DEBUG: '1' } };
-    const result = await cli(debug, ['--database-url', env.dir, 'users', 'list']);
+    const result = await run(debug, ['--database-url', env.dir, 'users', 'list']);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /\n {4}at /);
     assert.match(result.stderr, /\nchessport: the store [^\n]+ is a folder[^\n]+\n$/);

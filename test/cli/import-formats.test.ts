@@ -2,13 +2,17 @@
 // read as "games", each rejected into a rejects file larger than the input, and the command exited 0; a
 // .pgn.gz file likewise. Now a gzip- or zstd-compressed PGN file is read decompressed, and anything else that is not
 // text is refused by its first bytes: before anything is written for a file, at its start for a pipe.
+// The imports of files run in the test's process (run: cliInProcess). Child processes stay for the imports
+// through a pipe (piped: `cat | chessport import /dev/stdin`, the process's own standard input) and for
+// cliBothWays, which checks that the real binary prints the same help and refusal as the in-process run.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync, zstdCompressSync } from 'node:zlib';
-import { BIN, cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { BIN, cliBothWays, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { writeGames } from '../helpers/production.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { CLASSICS_PGN } from '../helpers/world.ts';
@@ -120,7 +124,7 @@ describe('refused by their first bytes, before anything is written', () => {
     test(what, async () => {
       const file = join(env.dir, `${what.replaceAll(' ', '-')}.pgn`);
       writeFileSync(file, bytes);
-      const result = await cli(env, [
+      const result = await run(env, [
         'import',
         CLASSICS_PGN,
         file,
@@ -137,7 +141,8 @@ describe('refused by their first bytes, before anything is written', () => {
   }
 
   test('a binary file (the node executable): refused by its first bytes, and no rejects file', async () => {
-    const result = await cli(env, ['import', process.execPath, '--user', 'alice', '--database', 'refused']);
+    const args = ['import', process.execPath, '--user', 'alice', '--database', 'refused'];
+    const result = await cliBothWays(env, args);
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
@@ -197,7 +202,7 @@ describe('gzip-compressed PGN is read decompressed', () => {
     const whole = gzipSync(text);
     const cut = join(env.dir, 'cut.pgn.gz');
     writeFileSync(cut, whole.subarray(0, whole.length >> 1));
-    const result = await cli(env, ['import', first, cut, '--user', 'alice', '--database', 'cut', '--json']);
+    const result = await run(env, ['import', first, cut, '--user', 'alice', '--database', 'cut', '--json']);
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
@@ -248,7 +253,7 @@ describe('zstd-compressed PGN (lichess publishes .pgn.zst) is read decompressed'
 
   test('the help says so, as it says gzip (it named gzip alone)', async () => {
     for (const args of [['--help'], ['import', '--help']]) {
-      const help = await cli(env, args);
+      const help = await (args.length === 1 ? run : cliBothWays)(env, args);
       assert.equal(help.code, 0);
       assert.match(help.stdout.replace(/\s+/g, ' '), /gzip- or zstd-compressed/, args.join(' '));
     }
@@ -271,7 +276,7 @@ describe('zstd-compressed PGN (lichess publishes .pgn.zst) is read decompressed'
       const file = join(env.dir, `${what.replaceAll(' ', '-')}.pgn.zst`);
       writeFileSync(file, damage(zstdCompressSync(text)));
       const database = `zst-${what.replaceAll(' ', '-')}`;
-      const result = await cli(env, ['import', file, '--user', 'alice', '--database', database, '--json']);
+      const result = await run(env, ['import', file, '--user', 'alice', '--database', database, '--json']);
       assert.equal(result.code, 1);
       const stopped = new RegExp(
         `^chessport: ${file.replaceAll('.', '\\.')}: the import stopped after (\\d+) games were imported: its zstd data is damaged or cut off \\((.+)\\)\n$`,

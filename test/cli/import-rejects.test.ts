@@ -1,6 +1,9 @@
 // The import's rejects files lose nothing: a file is written only when a game is rejected, never one of the
 // inputs or a file the command did not create by default, and a --rejects path it cannot honour stops the
 // command before anything is imported.
+// The imports run in the test's process (run: cliInProcess; a working folder of its own through its cwd, which
+// the import reads through CliIo); a relative --rejects path is read from there too. cliBothWays, a child
+// process beside the in-process run, checks that the real binary prints the same refusal.
 import assert from 'node:assert/strict';
 import {
   chmodSync,
@@ -14,7 +17,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cli, cliJson, type Env, FIXTURES, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { type CliResult, cliBothWays, cliJson, type Env, FIXTURES, tempEnv } from '../helpers/harness.ts';
 
 const MIXED = readFileSync(join(FIXTURES, 'import/mixed.pgn'), 'utf8'); // 3 games, the 2nd rejected (Ke3)
 const TWO_REJECTS = `${MIXED}\n${MIXED.replace('Ke3', 'Ke4')}`; // 6 games: 2 rejected, the good ones twice
@@ -44,9 +48,13 @@ async function databaseSlugs(): Promise<string[]> {
 }
 
 /** Exit 1 with one line on stderr that matches, no stack trace, and no database made. */
-async function refused(args: string[], message: RegExp): Promise<void> {
+async function refused(
+  args: string[],
+  message: RegExp,
+  runner: (env: Env, args: string[]) => Promise<CliResult> = run,
+): Promise<void> {
   const before = await databaseSlugs();
-  const result = await cli(env, args);
+  const result = await runner(env, args);
   assert.equal(result.code, 1, result.stderr);
   assert.match(result.stderr, /^chessport: [^\n]+\n$/);
   assert.match(result.stderr, message);
@@ -90,6 +98,7 @@ describe('--rejects', () => {
           rejects,
         ],
         /one of the inputs/,
+        rejects === join(dir, 'games.pgn') ? cliBothWays : run,
       );
     }
     assert.equal(readFileSync(join(dir, 'games.pgn'), 'utf8'), MIXED);
@@ -140,7 +149,7 @@ describe('--rejects', () => {
     const dir = folder('full', { 'games.pgn': TWO_REJECTS });
     const args = ['import', join(dir, 'games.pgn'), '--user', 'alice', '--database', 'Full'];
     // Node's "ENOSPC: no space left on device, write" alone named no file, and came with the hint for bugs.
-    const result = await cli(env, [...args, '--rejects', '/dev/full']);
+    const result = await run(env, [...args, '--rejects', '/dev/full']);
     assert.equal(result.code, 1, result.stderr);
     assert.match(
       result.stderr,
@@ -182,7 +191,7 @@ describe('default rejects files', () => {
       const games = (file: string) => readFileSync(file, 'utf8').match(/\[Event /g)?.length;
       assert.equal(games(first?.rejectsFile ?? ''), 1);
       assert.equal(games(second?.rejectsFile ?? ''), 2);
-      const text = await cli(env, [
+      const text = await run(env, [
         'import',
         join(ro2, 'games.pgn'),
         '--user',
@@ -207,12 +216,10 @@ describe('default rejects files', () => {
     chmodSync(cwd, 0o555);
     try {
       const before = await databaseSlugs();
-      const result = await cli(
+      const result = await run(
         env,
         ['import', join(ro, 'games.pgn'), '--user', 'alice', '--database', 'RO'],
-        {
-          cwd,
-        },
+        { cwd },
       );
       assert.equal(result.code, 1);
       assert.match(result.stderr, /^chessport: .*neither is writable: name a file with --rejects\n$/);

@@ -1,12 +1,17 @@
 // The operator's side of OAuth: registering apps as clients (redirect URIs checked, the secret shown once and
 // kept as a hash), changing them, setting passwords without echo or from standard input, and the server's
 // refusal of an issuer that would hand out codes and tokens over plain http.
+// The commands run in the test's process (inProcess: cliInProcess, standard input given whole with `stdin`).
+// Child processes stay for the servers (startServer), the password typed on a terminal (script(1)), one
+// password given through a real pipe (cliWithInput) and cliBothWays, which checks that the real binary
+// prints what the in-process run prints, for a listing and a refusal.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { BIN, cli, cliJson, type Env, http, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as inProcess } from '../helpers/cli-in-process.ts';
+import { BIN, cliBothWays, cliJson, type Env, http, startServer, tempEnv } from '../helpers/harness.ts';
 import { cliWithInput } from '../helpers/oauth.ts';
 import { storeText } from '../helpers/stores.ts';
 
@@ -46,7 +51,7 @@ describe('apps as OAuth clients', () => {
     assert.ok(!(await storeText(env.databaseUrl)).includes(app.clientSecret ?? ''));
     const listed = await cliJson<AppJson[]>(env, ['apps', 'list']);
     assert.ok(listed.every((a) => !('clientSecret' in a)));
-    const human = await cli(env, ['apps', 'list']);
+    const human = await cliBothWays(env, ['apps', 'list']);
     assert.match(human.stdout, /web .* confidential, https:\/\/app\.example\.org\/callback/);
   });
 
@@ -66,7 +71,7 @@ describe('apps as OAuth clients', () => {
     const plain = await cliJson<AppJson>(env, ['apps', 'add', 'plain']);
     assert.equal(plain.clientId, null);
     assert.equal(plain.oauth, null);
-    const human = await cli(env, ['apps', 'add', 'human', '--redirect-uri', 'https://h.example/cb']);
+    const human = await inProcess(env, ['apps', 'add', 'human', '--redirect-uri', 'https://h.example/cb']);
     assert.match(
       human.stdout,
       /^registered app human\nclient id: [0-9a-f-]{36}\nclient secret: cps_\S+\n\(shown once/,
@@ -83,11 +88,11 @@ describe('apps as OAuth clients', () => {
       ['/callback', /absolute URL/],
       ['javascript:alert(1)', /https, or http/],
     ] as const) {
-      const result = await cli(env, ['apps', 'add', `bad-${uri.length}`, '--redirect-uri', uri]);
+      const result = await inProcess(env, ['apps', 'add', `bad-${uri.length}`, '--redirect-uri', uri]);
       assert.equal(result.code, 1, uri);
       assert.match(result.stderr, reason, uri);
     }
-    const lone = await cli(env, ['apps', 'add', 'lone', '--public']);
+    const lone = await inProcess(env, ['apps', 'add', 'lone', '--public']);
     assert.match(lone.stderr, /--public makes an OAuth client: give --redirect-uri or --device too/);
     assert.equal((await cliJson<AppJson[]>(env, ['apps', 'list'])).filter((a) => a.clientId).length, 4);
   });
@@ -114,9 +119,9 @@ describe('apps as OAuth clients', () => {
     ]);
     assert.equal(became.clientId, became.id);
     assert.match(became.clientSecret ?? '', /^cps_/);
-    const refused = await cli(env, ['apps', 'update', 'native', '--new-secret']);
+    const refused = await inProcess(env, ['apps', 'update', 'native', '--new-secret']);
     assert.match(refused.stderr, /is a public client: it has no secret/);
-    const none = await cli(env, ['apps', 'update', 'nothing-here', '--device']);
+    const none = await cliBothWays(env, ['apps', 'update', 'nothing-here', '--device']);
     assert.match(none.stderr, /no app "nothing-here"/);
   });
 });
@@ -136,19 +141,17 @@ describe('users passwd', () => {
     const text = await storeText(env.databaseUrl);
     assert.ok(!text.includes('a fine long password'));
     assert.ok(text.includes('$scrypt$ln=15,r=8,p=1$'));
-    const short = await cliWithInput(env, ['users', 'passwd', 'ann', '--stdin'], 'short\n');
+    const short = await inProcess(env, ['users', 'passwd', 'ann', '--stdin'], { stdin: 'short\n' });
     assert.equal(short.code, 1);
     assert.match(short.stderr, /the password must be 8 to 1024 characters, got 5: nothing changed/);
-    const nobody = await cliWithInput(
-      env,
-      ['users', 'passwd', 'nobody', '--stdin'],
-      'a fine long password\n',
-    );
+    const nobody = await inProcess(env, ['users', 'passwd', 'nobody', '--stdin'], {
+      stdin: 'a fine long password\n',
+    });
     assert.match(nobody.stderr, /no user "nobody"/);
   });
 
   test('without --stdin and without a terminal, it says to use --stdin', async () => {
-    const result = await cliWithInput(env, ['users', 'passwd', 'ann'], 'a fine long password\n');
+    const result = await inProcess(env, ['users', 'passwd', 'ann'], { stdin: 'a fine long password\n' });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /standard input is not a terminal: give the password on it with --stdin/);
   });
@@ -178,7 +181,7 @@ describe('serve: the issuer', () => {
   });
   after(() => env?.cleanup());
   const serve = (extra: NodeJS.ProcessEnv, args: string[] = []) =>
-    cli({ ...env, env: { ...env.env, ...extra } }, ['serve', '--port', '0', ...args]);
+    inProcess({ ...env, env: { ...env.env, ...extra } }, ['serve', '--port', '0', ...args]);
 
   test('PUBLIC_URL must be https, or http on a loopback address, and an origin', async () => {
     for (const [url, reason] of [

@@ -2,14 +2,17 @@
 // (docs/cli.md "Ids that begin with '-'"): an OAuth grant id or access token is base64url, and one in 64 of
 // those the OAuth library makes begins with '-', which commander alone reads as an option (`tokens revoke
 // -UvAtN…`: unknown option; `tokens revoke -VAbc…`: the version printed, nothing revoked). Thousands of ids
-// through the command's parser in-process, then the real command on ids stored as such.
+// through the command's parser in-process, then the command on ids stored as such, in-process too (run:
+// cliInProcess) but for one revoke by the real binary (its argv as Node gives it) and cliBothWays, which checks
+// that the real binary prints what the in-process run prints, for a listing and an unknown option.
 import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type Command, CommanderError } from 'commander';
 import { chessportProgram } from '../../src/cli/program.ts';
 import { openStore } from '../../src/store/index.ts';
-import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { cli, cliBothWays, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 
 /** What a parse came to: the command it would run, with its operands and options; or commander's refusal. */
 type Parse =
@@ -328,10 +331,10 @@ describe('the command on ids that begin with "-", stored as such', () => {
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.deepEqual(JSON.parse(revoked.stdout).id, versionLike);
     assert.equal(
-      (await cli(env, ['tokens', 'revoke', dashed])).stdout,
+      (await run(env, ['tokens', 'revoke', dashed])).stdout,
       `revoked grant ${dashed} of ann to web, with its tokens\n`,
     );
-    assert.equal((await cli(env, ['tokens', 'revoke', '--', helpLike])).code, 0, '-- still ends the options');
+    assert.equal((await run(env, ['tokens', 'revoke', '--', helpLike])).code, 0, '-- still ends the options');
     const states = await grantStates();
     for (const id of grantIds) assert.equal(states.get(id), 'revoked', id);
   });
@@ -339,14 +342,14 @@ describe('the command on ids that begin with "-", stored as such', () => {
   test('webhooks take an endpoint id that begins with "-"', async () => {
     const disabled = await cliJson<{ id: string; state: string }>(env, ['webhooks', 'disable', endpointId]);
     assert.deepEqual(disabled, { ...disabled, id: endpointId, state: 'disabled' });
-    const listed = await cli(env, ['webhooks', 'deliveries', endpointId]);
+    const listed = await cliBothWays(env, ['webhooks', 'deliveries', endpointId]);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.equal((await cli(env, ['webhooks', 'remove', endpointId])).code, 0);
+    assert.equal((await run(env, ['webhooks', 'remove', endpointId])).code, 0);
     assert.deepEqual(await cliJson(env, ['webhooks', 'list']), []);
   });
 
   test('an unknown option is still one, in one clear line and the usage', async () => {
-    const result = await cli(env, ['tokens', 'revoke', 'abc', '--jsn']);
+    const result = await cliBothWays(env, ['tokens', 'revoke', 'abc', '--jsn']);
     assert.equal(result.code, 1);
     assert.equal(result.stdout, '');
     assert.match(

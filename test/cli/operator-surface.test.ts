@@ -1,11 +1,15 @@
 // What the operator meets around the commands: `--version`, a Node.js too old to run them, which settings a
 // command reads, CHESSPORT_DEBUG's off values, and counts in the text output said in the singular for one.
+// The commands run in the test's process (run: cliInProcess), but for a Node.js version set by NODE_OPTIONS
+// (it acts on a process that starts with it: bin/'s check) and cliBothWays, which checks that the real binary
+// prints what the in-process run prints (--version, a refused setting).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { cli, cliBothWays, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 import { writeGames } from '../helpers/production.ts';
 
 const VERSION = (
@@ -24,7 +28,7 @@ const withEnv = (extra: NodeJS.ProcessEnv): Env => ({ ...env, env: { ...env.env,
 describe('--version', () => {
   test('--version and -V print the version of package.json, and exit 0', async () => {
     for (const flag of ['--version', '-V']) {
-      const result = await cli(env, [flag]);
+      const result = await cliBothWays(env, [flag]);
       assert.deepEqual(result, { code: 0, stdout: `${VERSION}\n`, stderr: '' }, flag);
     }
   });
@@ -77,7 +81,7 @@ describe('each command checks the settings it reads', () => {
 
   test('a bad server setting does not stop a store command (every one failed on it)', async () => {
     for (const [name, value] of Object.entries(serverOnly)) {
-      const result = await cli(withEnv({ [name]: value }), ['users', 'list', '--json']);
+      const result = await run(withEnv({ [name]: value }), ['users', 'list', '--json']);
       assert.equal(result.code, 0, `${name}=${value}: ${result.stderr}`);
       assert.deepEqual(
         (JSON.parse(result.stdout) as { login: string }[]).map((u) => u.login),
@@ -92,7 +96,7 @@ describe('each command checks the settings it reads', () => {
       ['demo', '--port', '0'],
     ]) {
       for (const [name, value] of Object.entries(serverOnly)) {
-        const result = await cli(withEnv({ [name]: value }), command);
+        const result = await run(withEnv({ [name]: value }), command);
         assert.equal(result.code, 1, `${command[0]} with ${name}=${value}`);
         assert.match(result.stderr, new RegExp(`^chessport: [^\\n]*${name}[^\\n]*\\n$`), result.stderr);
       }
@@ -112,7 +116,7 @@ describe('each command checks the settings it reads', () => {
     ]) {
       for (const [name, value] of Object.entries(serverItself)) {
         const store = join(env.dir, `fresh-${command[0]}-${name}.sqlite`);
-        const result = await cli(withEnv({ [name]: value, DATABASE_URL: store }), command);
+        const result = await run(withEnv({ [name]: value, DATABASE_URL: store }), command);
         assert.equal(result.code, 1, `${command[0]} with ${name}=${value}`);
         assert.match(result.stderr, new RegExp(`^chessport: [^\\n]*${name}[^\\n]*\\n$`), result.stderr);
         assert.equal(existsSync(store), false, `${command[0]} with ${name}=${value} made ${store}`);
@@ -121,14 +125,14 @@ describe('each command checks the settings it reads', () => {
   });
 
   test('the store settings are still checked by store commands', async () => {
-    const result = await cli(withEnv({ PG_POOL_MAX: 'many' }), ['users', 'list']);
+    const result = await cliBothWays(withEnv({ PG_POOL_MAX: 'many' }), ['users', 'list']);
     assert.equal(result.code, 1);
     assert.equal(result.stderr, 'chessport: PG_POOL_MAX must be a positive integer, got "many"\n');
   });
 
   test('PG_POOL_MODE is session or transaction; anything else is refused, naming both', async () => {
     for (const value of ['statement', 'Transaction', 'pgbouncer']) {
-      const result = await cli(withEnv({ PG_POOL_MODE: value }), ['users', 'list']);
+      const result = await run(withEnv({ PG_POOL_MODE: value }), ['users', 'list']);
       assert.equal(result.code, 1, value);
       assert.match(
         result.stderr,
@@ -138,14 +142,14 @@ describe('each command checks the settings it reads', () => {
       );
     }
     for (const value of ['session', 'transaction']) {
-      const result = await cli(withEnv({ PG_POOL_MODE: value }), ['users', 'list', '--json']);
+      const result = await run(withEnv({ PG_POOL_MODE: value }), ['users', 'list', '--json']);
       assert.equal(result.code, 0, `${value}: ${result.stderr}`);
     }
   });
 
   test('DATABASE_LISTEN_URL must be a postgres:// URL, and is not echoed (it may hold a password)', async () => {
     for (const value of ['http://u:secret@db/x', 'db.example:5432', 'secret']) {
-      const result = await cli(withEnv({ DATABASE_LISTEN_URL: value }), ['users', 'list']);
+      const result = await run(withEnv({ DATABASE_LISTEN_URL: value }), ['users', 'list']);
       assert.equal(result.code, 1, value);
       assert.match(
         result.stderr,
@@ -159,7 +163,7 @@ describe('each command checks the settings it reads', () => {
 describe('CHESSPORT_DEBUG', () => {
   // A store that is a folder: an error the operator can act on, said in one line.
   const failing = (value: string) =>
-    cli(withEnv({ CHESSPORT_DEBUG: value }), ['--database-url', env.dir, 'users', 'list']);
+    run(withEnv({ CHESSPORT_DEBUG: value }), ['--database-url', env.dir, 'users', 'list']);
 
   test('0, false, no, off (any case) and empty leave the stack trace out (any text added it)', async () => {
     for (const value of ['0', 'false', 'FALSE', 'no', 'Off', '', ' ']) {
@@ -186,15 +190,15 @@ describe('counts of one in the singular (--json unchanged)', () => {
   test('import: a file of one game, once and again; a database that takes one game', async () => {
     const one = writeGames(env.dir, 'one.pgn', 1, 'One');
     const args = ['import', one, '--user', 'alice', '--database', 'Singles'];
-    const first = await cli(env, args);
+    const first = await run(env, args);
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /one\.pgn: 1 imported, 0 duplicates skipped, 0 rejected \(1 game read in /);
-    const again = await cli(env, args);
+    const again = await run(env, args);
     assert.match(again.stdout, /one\.pgn: 0 imported, 1 duplicate skipped, 0 rejected \(1 game read in /);
 
     await cliJson(env, ['databases', 'add', 'Capped', '--user', 'alice', '--max-games', '1']);
     const two = writeGames(env.dir, 'two.pgn', 2, 'Two');
-    const capped = await cli(env, ['import', two, one, '--user', 'alice', '--database', 'capped']);
+    const capped = await run(env, ['import', two, one, '--user', 'alice', '--database', 'capped']);
     assert.equal(capped.code, 0, capped.stderr);
     assert.match(capped.stdout, /\n {2}stopped: the database reached its maxGames; 1 game not added\n/);
     assert.match(
@@ -208,7 +212,7 @@ describe('counts of one in the singular (--json unchanged)', () => {
   test('databases delete: its 1 game', async () => {
     const one = writeGames(env.dir, 'gone.pgn', 1, 'Gone');
     await cliJson(env, ['import', one, '--user', 'alice', '--database', 'Gone']);
-    const result = await cli(env, ['databases', 'delete', 'gone', '--user', 'alice']);
+    const result = await run(env, ['databases', 'delete', 'gone', '--user', 'alice']);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^deleted database gone \(\S+\) and its 1 game\n$/);
   });

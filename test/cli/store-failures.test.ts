@@ -3,6 +3,8 @@
 // the driver's message alone ("database or disk is full", "terminating connection due to administrator
 // command") came out, with the hint meant for bugs (CHESSPORT_DEBUG=1), and a write under a PostgreSQL
 // lock held elsewhere waited, silent, for as long as that session lived.
+// The import on a full disk runs in the test's process (run: cliInProcess): its subject is what it says and
+// what it leaves in the store, not its process.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,8 +16,9 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { storeFailure, storeFailureLine } from '../../src/cli/store-failures.ts';
 import { openStore } from '../../src/store/index.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
 import { DIALECTS, openTestStore } from '../helpers/dialects.ts';
-import { cli, cliJson, tempEnv } from '../helpers/harness.ts';
+import { cliJson, tempEnv } from '../helpers/harness.ts';
 import { writeGames } from '../helpers/production.ts';
 import { queryPostgres, queryStore, STORE_DIALECT } from '../helpers/stores.ts';
 
@@ -118,7 +121,7 @@ describe('a full disk (a small tmpfs)', () => {
       const file = writeGames(env.dir, 'many.pgn', 6000, 'Full', 'a comment that makes the games longer');
       await cliJson(env, ['users', 'add', 'alice']);
       const args = ['import', file, '--user', 'alice', '--database', 'full'];
-      const full = await cli(env, args);
+      const full = await run(env, args);
       assert.equal(full.code, 1, full.stderr);
       assert.match(
         full.stderr,

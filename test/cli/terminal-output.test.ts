@@ -2,14 +2,19 @@
 // the operator's terminal: no character of it may be one the terminal obeys instead of showing (ESC
 // sequences recolour, clear the screen, set the window title; U+009B is a one-character CSI) or one that
 // reorders what is shown (bidi controls). With --json the values stay exact.
+// The commands run in the test's process (run: cliInProcess): the subject is the text, not the process (nor
+// a terminal: stdout and stderr are pipes in both). Child processes stay for the server (startServer, which the
+// game ids come from) and cliBothWays, which checks that the real binary prints the same escaped listing and
+// refusal as the in-process run.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
 import {
   type CliResult,
-  cli,
+  cliBothWays,
   cliJson,
   type Env,
   http,
@@ -87,7 +92,7 @@ function assertInert(result: CliResult, what: string): void {
 
 describe('what a PGN file holds never reaches the terminal as control characters', () => {
   test('the import summary, its rejections and warnings; --json keeps the values exact', async () => {
-    const shown = await cli(env, ['import', file, '--user', 'alice', '--database', 'hostile']);
+    const shown = await run(env, ['import', file, '--user', 'alice', '--database', 'hostile']);
     assert.equal(shown.code, 0, shown.stderr);
     assertInert(shown, 'import');
     assert.match(shown.stdout, /3 imported/);
@@ -95,7 +100,7 @@ describe('what a PGN file holds never reaches the terminal as control characters
     assert.match(shown.stdout, /unexpected token 'Zz\\u001b\[31m9'/);
     assert.match(shown.stdout, /"0-1\\u001b\[31m"/);
 
-    const json = await cli(env, ['games', 'delete', '--json', await gameOf('Evil')]);
+    const json = await run(env, ['games', 'delete', '--json', await gameOf('Evil')]);
     assertInert(json, 'games delete --json');
     const change = JSON.parse(json.stdout) as { white: { name: string }; black: { name: string } };
     assert.equal(change.white.name, `Evil${RED}Red`);
@@ -103,20 +108,20 @@ describe('what a PGN file holds never reaches the terminal as control characters
   });
 
   test('games delete and update print the players escaped; a game file that fails says why, escaped', async () => {
-    const deleted = await cli(env, ['games', 'delete', await gameOf('Csi')]);
+    const deleted = await run(env, ['games', 'delete', await gameOf('Csi')]);
     assert.equal(deleted.code, 0, deleted.stderr);
     assertInert(deleted, 'games delete');
     assert.match(deleted.stdout, /Csi \\u009b31mLatin - B4/);
 
     const bad = join(env.dir, 'bad.pgn');
     writeFileSync(bad, `[White "x"]\n[Black "y"]\n\n1. e4 Qx${TITLE} *\n`);
-    const refused = await cli(env, ['games', 'update', await gameOf('W3'), bad]);
+    const refused = await run(env, ['games', 'update', await gameOf('W3'), bad]);
     assert.equal(refused.code, 1);
     assertInert(refused, 'games update');
     assert.match(refused.stderr, /'Qx\\u001b\]0'/);
     // CHESSPORT_DEBUG=1 adds the stack trace, whose first line is the same message.
     const debug = { ...env, env: { ...env.env, CHESSPORT_DEBUG: '1' } };
-    const traced = await cli(debug, ['games', 'update', await gameOf('W3'), bad]);
+    const traced = await run(debug, ['games', 'update', await gameOf('W3'), bad]);
     assert.equal(traced.code, 1);
     assertInert(traced, 'games update with CHESSPORT_DEBUG=1');
     assert.match(traced.stderr, /\n\s+at /, 'a stack trace');
@@ -124,7 +129,7 @@ describe('what a PGN file holds never reaches the terminal as control characters
 
   test('databases list shows a name holding controls escaped', async () => {
     // The CLI no longer takes such a name; a store of an older version may hold one.
-    const refused = await cli(env, ['databases', 'add', `Mine${RED}${RLO}`, '--user', 'alice']);
+    const refused = await cliBothWays(env, ['databases', 'add', `Mine${RED}${RLO}`, '--user', 'alice']);
     assert.equal(refused.code, 1);
     assertInert(refused, 'databases add');
     const { id } = await cliJson<{ id: string }>(env, ['databases', 'add', 'Mine', '--user', 'alice']);
@@ -138,7 +143,7 @@ describe('what a PGN file holds never reaches the terminal as control characters
       db.prepare('update databases set name = ? where id = ?').run(`Mine${RED}${RLO}`, id);
       db.close();
     }
-    const listed = await cli(env, ['databases', 'list']);
+    const listed = await cliBothWays(env, ['databases', 'list']);
     assertInert(listed, 'databases list');
     assert.match(listed.stdout, /Mine\\u001b\[31m\\u202e/);
     const names = (await cliJson<{ name: string }[]>(env, ['databases', 'list'])).map((d) => d.name);

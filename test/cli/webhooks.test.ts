@@ -1,9 +1,12 @@
 // `chessport webhooks ...`: the operator's endpoints, as the CLI's conventions have it (docs/cli.md): one JSON
 // document with --json, one-line errors, and every check before anything is written. An endpoint at a
 // loopback, private or metadata address is refused without WEBHOOK_ALLOW_PRIVATE.
+// The commands run in the test's process (run: cliInProcess); no test here is about the process. cliBothWays,
+// a child process beside the in-process run, checks that the real binary prints the same list and refusal.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { cli, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess as run } from '../helpers/cli-in-process.ts';
+import { cliBothWays, cliJson, type Env, tempEnv } from '../helpers/harness.ts';
 
 let env: Env;
 before(async () => {
@@ -14,7 +17,7 @@ before(async () => {
 after(() => env?.cleanup());
 
 const add = (url: string, extra: NodeJS.ProcessEnv = {}) =>
-  cli({ ...env, env: { ...env.env, ...extra } }, ['webhooks', 'add', '--app', 'app1', '--url', url]);
+  run({ ...env, env: { ...env.env, ...extra } }, ['webhooks', 'add', '--app', 'app1', '--url', url]);
 const endpoints = () => cliJson<{ id: string; url: string; state: string }[]>(env, ['webhooks', 'list']);
 
 /** A refusal: exit 1, one line on stderr, nothing on stdout. */
@@ -69,7 +72,7 @@ describe('webhooks add: where an endpoint may point', () => {
 
   test('an unknown app is refused in one line, before its URL is looked at', async () => {
     refused(
-      await cli(env, ['webhooks', 'add', '--app', 'nope', '--url', 'https://nowhere.invalid/']),
+      await run(env, ['webhooks', 'add', '--app', 'nope', '--url', 'https://nowhere.invalid/']),
       /^chessport: no app "nope" \(create it with: chessport apps add nope\)\n$/,
     );
   });
@@ -105,11 +108,11 @@ describe('webhooks: managing endpoints', () => {
         createdAt: listed[0]?.createdAt,
       },
     ]);
-    const human = await cli(env, ['webhooks', 'list']);
+    const human = await cliBothWays(env, ['webhooks', 'list']);
     assert.equal(human.stdout.split('\n')[0]?.replace(/\s+/g, ' '), 'ID APP URL EVENTS STATE');
     assert.ok(!human.stdout.includes(secret) && !JSON.stringify(listed).includes(secret));
     assert.deepEqual(await cliJson(env, ['webhooks', 'list', '--app', 'app1']), listed);
-    refused(await cli(env, ['webhooks', 'list', '--app', 'nope']), /no app "nope"/);
+    refused(await cliBothWays(env, ['webhooks', 'list', '--app', 'nope']), /no app "nope"/);
   });
 
   test('rotate-secret prints a new secret once; the old one signs for 24 hours more', async () => {
@@ -124,7 +127,7 @@ describe('webhooks: managing endpoints', () => {
     const [listed] = await cliJson<{ previousSecretUntil: string }[]>(env, ['webhooks', 'list']);
     assert.equal(listed?.previousSecretUntil, rotated.previousSecretUntil);
     refused(
-      await cli(env, ['webhooks', 'rotate-secret', 'ep_nope']),
+      await run(env, ['webhooks', 'rotate-secret', 'ep_nope']),
       /no webhook endpoint "ep_nope" \(chessport webhooks list shows them\)/,
     );
   });
@@ -137,29 +140,29 @@ describe('webhooks: managing endpoints', () => {
     ]);
     assert.deepEqual([disabled.state, disabled.disabledReason], ['disabled', 'disabled by the operator']);
     assert.equal(
-      (await cli(env, ['webhooks', 'disable', id])).stdout,
+      (await run(env, ['webhooks', 'disable', id])).stdout,
       `endpoint ${id} is disabled already\n`,
     );
-    assert.match((await cli(env, ['webhooks', 'list'])).stdout, /disabled: disabled by the operator/);
-    assert.equal((await cli(env, ['webhooks', 'enable', id])).stdout, `enabled endpoint ${id}\n`);
-    assert.equal((await cli(env, ['webhooks', 'enable', id])).stdout, `endpoint ${id} is enabled already\n`);
-    refused(await cli(env, ['webhooks', 'enable', 'ep_nope']), /no webhook endpoint "ep_nope"/);
+    assert.match((await run(env, ['webhooks', 'list'])).stdout, /disabled: disabled by the operator/);
+    assert.equal((await run(env, ['webhooks', 'enable', id])).stdout, `enabled endpoint ${id}\n`);
+    assert.equal((await run(env, ['webhooks', 'enable', id])).stdout, `endpoint ${id} is enabled already\n`);
+    refused(await run(env, ['webhooks', 'enable', 'ep_nope']), /no webhook endpoint "ep_nope"/);
   });
 
   test('deliveries and retry: checked arguments, one-line errors', async () => {
     assert.deepEqual(await cliJson(env, ['webhooks', 'deliveries']), []);
     assert.deepEqual(await cliJson(env, ['webhooks', 'deliveries', id, '--failed']), []);
-    refused(await cli(env, ['webhooks', 'deliveries', 'ep_nope']), /no webhook endpoint "ep_nope"/);
+    refused(await run(env, ['webhooks', 'deliveries', 'ep_nope']), /no webhook endpoint "ep_nope"/);
     refused(
-      await cli(env, ['webhooks', 'deliveries', '--limit', '0']),
+      await run(env, ['webhooks', 'deliveries', '--limit', '0']),
       /--limit must be a positive integer, got "0"/,
     );
     refused(
-      await cli(env, ['webhooks', 'deliveries', '--limit', '5000']),
+      await run(env, ['webhooks', 'deliveries', '--limit', '5000']),
       /--limit is at most 1000, got "5000"/,
     );
     refused(
-      await cli(env, ['webhooks', 'retry', 'msg_nope']),
+      await run(env, ['webhooks', 'retry', 'msg_nope']),
       /no webhook delivery "msg_nope" \(chessport webhooks deliveries shows them\)/,
     );
   });
@@ -168,6 +171,6 @@ describe('webhooks: managing endpoints', () => {
     const removed = await cliJson<{ id: string }>(env, ['webhooks', 'remove', id]);
     assert.equal(removed.id, id);
     assert.deepEqual(await endpoints(), []);
-    refused(await cli(env, ['webhooks', 'remove', id]), /no webhook endpoint/);
+    refused(await run(env, ['webhooks', 'remove', id]), /no webhook endpoint/);
   });
 });

@@ -19,20 +19,30 @@ export interface CliResult {
 /** The command running in this process, which the next one waits for (cliInProcess). */
 let running: Promise<unknown> = Promise.resolve();
 
+/** What cliInProcess gives the command beside its arguments, as cli() gives the child process. */
+export interface InProcessOptions {
+  /** The working folder the command reads through CliIo (cwd; default env.dir), as cli()'s `cwd`. */
+  cwd?: string;
+  /** Its standard input, whole (default: empty), as a pipe that a script writes and closes. */
+  stdin?: string;
+}
+
 /**
  * Runs `chessport <args>` in this process with env.env for its environment: the code, stdout and stderr that
- * the child process of cli() gives, for a command that ends by itself. Differences: relative paths in `args`
- * are read from the test's working folder, not env.dir (give them absolute), though the import's working folder
- * for rejects is env.dir as the child's; standard input is empty and no terminal; a command that dies of
- * a signal (CliError.signal) returns code 1 with its line, where the process would die. Commands run here one
- * at a time: a SQLite store's busy wait blocks the thread, so a second command waiting for the first's write
- * lock would keep the first from ever finishing (each child process has a thread of its own).
+ * the child process of cli() gives, for a command that ends by itself. The command reads relative paths (its
+ * inputs, --rejects, --out, a SQLite store) from `cwd` (default env.dir) as the child does, through CliIo
+ * (src/cli/io.ts inWorkingFolder). Differences: a relative path that the command says back is said joined
+ * to `cwd`, where the child says it as given; standard input is `stdin` or empty, never a terminal; a command
+ * that dies of a signal (CliError.signal) returns code 1 with its line, where the process would die. Commands
+ * run here one at a time: a SQLite store's busy wait blocks the thread, so a second command waiting for the
+ * first's write lock would keep the first from ever finishing (each child process has a thread of its own).
  */
 export function cliInProcess(
   env: { env: NodeJS.ProcessEnv; dir: string },
   args: string[],
+  options: InProcessOptions = {},
 ): Promise<CliResult> {
-  const result = running.then(() => runInProcess(env, args));
+  const result = running.then(() => runInProcess(env, args, options));
   running = result.catch(() => undefined);
   return result;
 }
@@ -40,6 +50,7 @@ export function cliInProcess(
 async function runInProcess(
   env: { env: NodeJS.ProcessEnv; dir: string },
   args: string[],
+  options: InProcessOptions,
 ): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
@@ -59,9 +70,9 @@ async function runInProcess(
         return true;
       },
     },
-    stdin: Readable.from([]),
+    stdin: Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]),
     env: env.env,
-    cwd: env.dir,
+    cwd: options.cwd ?? env.dir,
     setExitCode: (code) => {
       exitCode = code;
     },

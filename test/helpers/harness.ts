@@ -1,6 +1,7 @@
 // Black-box test harness: a temp store, the real `chessport` CLI as a child process, the real server. Seeding
 // through the CLI's commands (cliJson, importPgn, issueToken) runs them in the test's process (cli-in-process.ts):
 // a child process costs about 0.4 s of CPU, and their subject is the data, not the process.
+import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -130,8 +131,25 @@ export async function cli(env: Env, args: string[], options: { cwd?: string } = 
 }
 
 /**
+ * Runs `chessport <args>` in this process (cliInProcess), then as the real binary (cli()), and checks that both
+ * end alike: one exit code, one stdout, one stderr. For a command that changes nothing (a failure, a listing):
+ * each suite that runs its commands in-process proves with it, for a success and a failure, that the real
+ * `chessport` says the same.
+ */
+export async function cliBothWays(env: Env, args: string[]): Promise<CliResult> {
+  const { cliInProcess } = await import('./cli-in-process.ts'); // as cliJson's
+  const inProcess = await cliInProcess(env, args);
+  assert.deepEqual(
+    await cli(env, args),
+    inProcess,
+    `chessport ${args.join(' ')}: child process and in-process`,
+  );
+  return inProcess;
+}
+
+/**
  * Runs a command that must succeed and print JSON (it gets --json), and returns the parsed output. It runs in
- * this process (cliInProcess: paths in `args` are taken from the test's working folder, so give them absolute),
+ * this process (cliInProcess: relative paths in `args` are read from env.dir, as the child reads them),
  * or as a child process with `childProcess` (for a suite whose subject is several processes at once) or when
  * env sets NODE_OPTIONS of its own.
  */

@@ -11,6 +11,7 @@ import type { GameChange, GameRecord, Store } from '../../store/index.ts';
 import { jsonOption, oneDatabase, withStore } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { checkInputs } from '../inputs.ts';
+import { inWorkingFolder } from '../io.ts';
 import { emit } from '../output.ts';
 
 /** Whether a game is one the import would reject unchecked: too large to hold, or cut short in a rejects file. */
@@ -78,7 +79,7 @@ export function gamesCommand(program: Command): void {
         const id = storedId(given);
         await requireGame(store, id);
         await checkInputs([file]); // as the import says it: "x.pgn: no such file", not Node's ENOENT text
-        const record = await readSingleGame(file);
+        const record = await readSingleGame(inWorkingFolder(file));
         const change = await store.games.update(id, record);
         if (!change) throw new CliError(`no game "${id}"`);
         emit(Boolean(opts.json), changeJson(change), () => `updated game ${id}: ${describe(change)}`);

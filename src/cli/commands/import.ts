@@ -5,7 +5,7 @@ import type { Database } from '../../store/index.ts';
 import { jsonOption, oneDatabase, requireUser, storeSettingsOf, withStore } from '../context.ts';
 import { CliError } from '../errors.ts';
 import { checkInputs, sameFile } from '../inputs.ts';
-import { cliIo } from '../io.ts';
+import { cliIo, inWorkingFolder } from '../io.ts';
 import { counted, emit, failureLine, terminalSafe } from '../output.ts';
 import { progressReporter } from '../progress.ts';
 import { parseMaxGameSizeMb, parseName } from '../settings.ts';
@@ -209,7 +209,7 @@ interface ImportCommandOptions {
 }
 
 async function importFiles(
-  files: string[],
+  given: string[],
   opts: ImportCommandOptions,
   cmd: Command,
   interrupt: ReturnType<typeof interruptions>,
@@ -221,8 +221,11 @@ async function importFiles(
   // must take them.
   parseName(opts.database, '--database');
   const maxGameSize = maxGameSizeOf(opts.maxGameSize);
-  await checkInputs(files);
-  const rejects = await rejectsFiles(files, opts.rejects, storeUrl);
+  await checkInputs(given);
+  // Read from the working folder, as checkInputs read them (io.ts; the names as given in the process's own).
+  const files = given.map(inWorkingFolder);
+  const named = opts.rejects === undefined ? undefined : inWorkingFolder(opts.rejects);
+  const rejects = await rejectsFiles(files, named, storeUrl);
   // The workers boot while the store opens, and every file's import uses them (warm from the second).
   const { poolForFiles } = await import('../../import/normalize-pool.ts');
   const pool = await poolForFiles(files);
@@ -261,7 +264,7 @@ async function importFiles(
             allowDuplicates: Boolean(opts.allowDuplicates),
             maxGameSize,
             rejects,
-            ...(opts.rejects !== undefined && { rejectsFile: opts.rejects }),
+            ...(named !== undefined && { rejectsFile: named }),
             onProgress: (p) => progress.update(p),
             signal: interrupt.signal,
           });

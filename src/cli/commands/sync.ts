@@ -19,7 +19,7 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { workerUrl } from '../../workers/bundle.ts';
 import { jsonOption } from '../context.ts';
 import { CliError } from '../errors.ts';
-import { type CliOutput, cliIo } from '../io.ts';
+import { type CliOutput, cliIo, inWorkingFolder } from '../io.ts';
 import { counted, emit, terminalSafe } from '../output.ts';
 import { nonEmpty, parsePositiveInt } from '../settings.ts';
 
@@ -135,7 +135,9 @@ export function syncCommand(program: Command): void {
       if (opts.clientId !== undefined) nonEmpty(opts.clientId, '--client-id');
       // --login is asked for explicitly, so it wins over CHESSPORT_TOKEN; a token wins over a saved sign-in.
       const token = opts.login ? undefined : (opts.token ?? cliIo().env.CHESSPORT_TOKEN);
-      if (!token && !opts.login && !existsSync(join(opts.out, TOKENS_FILE)))
+      // The mirror's folder, read from the working folder (io.ts); said as given.
+      const out = inWorkingFolder(opts.out);
+      if (!token && !opts.login && !existsSync(join(out, TOKENS_FILE)))
         throw new CliError(
           'give a token with --token or CHESSPORT_TOKEN, or sign in with --login --client-id <id>',
         );
@@ -147,7 +149,7 @@ export function syncCommand(program: Command): void {
       // and a base URL that is not one made an empty mirror, then failed with "Invalid URL".
       nonEmpty(opts.out, '--out');
       // mkdir said only "EEXIST: file already exists, mkdir '…'".
-      if (statSync(opts.out, { throwIfNoEntry: false })?.isDirectory() === false)
+      if (statSync(out, { throwIfNoEntry: false })?.isDirectory() === false)
         throw new CliError(`--out ${opts.out} is not a folder: name the folder of the mirror`);
       checkBaseUrl(opts.baseUrl);
       if (!['auto', 'on', 'off'].includes(opts.compression))
@@ -176,7 +178,7 @@ export function syncCommand(program: Command): void {
           ...(opts.login && {
             login: { ...(opts.clientId !== undefined && { clientId: opts.clientId }), onPrompt: showPrompt },
           }),
-          out: opts.out,
+          out,
           ...(pageSize !== undefined && { pageSize }),
           concurrency,
           pgnFiles: Boolean(opts.pgnFiles),
