@@ -3,12 +3,16 @@
 // without a cursor (the next run takes over again), and it ends on every path: a faulty line, an export that
 // ends inside a line (which the client tells), an interruption mid-export, a thread that fails to start.
 // Against a real server, through a proxy that spoils the export's answer.
+// The syncs run in the test's process (cliInProcess, cliJson), the writer thread with them: their subject is
+// the one-line error and the mirror. Child processes stay for the server (startServer) and the run
+// interrupted by SIGINT mid-export (spawnSync: the signal and the exit code 130 are the subject).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   assertSameData,
   mirrorData,
@@ -58,7 +62,7 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
   });
 
   const syncVia = (through: string, out: string) =>
-    cli(env, ['sync', '--base-url', through, '--token', token, '--out', out, '--limit', '100']);
+    cliInProcess(env, ['sync', '--base-url', through, '--token', token, '--out', out, '--limit', '100']);
 
   /** A first run that failed, then one without the proxy's spoiling: a new take-over, equal to the server. */
   async function failsThenTakesOver(out: string, message: RegExp): Promise<void> {
