@@ -1,11 +1,15 @@
 // `chessport sync --watch` (issue 27): once current, the sync keeps its mirror current, woken by long-polls as
 // the CLI's writes commit, through a restart of the server, until SIGINT or SIGTERM ends it with exit 0 and a
 // mirror equal to the server's data, its PGN files included.
+// The watches stay child processes (spawnCli): a signal ends each, and its exit code and last lines are the
+// subject; so does the server (startServer), which one test stops and starts again. The CLI's writes while a
+// watch runs, the run after it and the refused options run in the test's process (cliInProcess, cliJson).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, type Server, spawnCli, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, type Server, spawnCli, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -108,7 +112,7 @@ describe('chessport sync --watch', () => {
       ['games', 'move', b, '--database', 'Main'],
       ['games', 'delete', c],
     ]) {
-      assert.equal((await cli(env, args)).code, 0, args.join(' '));
+      assert.equal((await cliInProcess(env, args)).code, 0, args.join(' '));
     }
     // Bob's changes wake nothing of alice's.
     await importInto(env, 'bob', 'Bob', CLASSICS_PGN);
@@ -181,7 +185,7 @@ describe('chessport sync --watch', () => {
       [['--watch', '--wait', '61'], /--wait must be from 1 to 60/],
       [['--watch', '--wait', '0'], /--wait/],
     ] as const) {
-      const result = await cli(env, syncArgs(server, token, out, [...extra]));
+      const result = await cliInProcess(env, syncArgs(server, token, out, [...extra]));
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, message);
     }
