@@ -147,6 +147,7 @@ describe('chessport sync --watch', () => {
 
   test('outlives a restart of the server, and SIGINT ends it with exit 0', async () => {
     const out = join(env.dir, 'restarted');
+    const logged = server.log().length;
     const sync = watchSync(env, syncArgs(server, token, out, ['--watch', '--json']));
     // --json prints nothing until the end: the mirror's own count says when the backfill is in.
     const base = `${server.base}/api/v1`;
@@ -163,6 +164,22 @@ describe('chessport sync --watch', () => {
       }
     };
     await waitForMirror((await serverData(base, token)).games.size);
+    // The server stops once the run has read a feed page and then the databases (the settle at the end of its
+    // catch-up): its next request is the long-poll, retried until the server is back. A request of the
+    // catch-up that the stop refuses is retried 4 times over a few seconds only, less than a restart takes on
+    // a busy machine: the run then failed ("failed after 5 attempts"), and the mirror never came to equal the
+    // server's data. (The test's own serverData reads /databases too, but no feed page.)
+    const settled = () => {
+      const log = server.log().slice(logged);
+      const page = log.indexOf('"url":"/api/v1/changes?');
+      return page >= 0 && log.includes('"url":"/api/v1/databases"', page);
+    };
+    const until = Date.now() + 30_000;
+    while (!settled()) {
+      if (Date.now() > until)
+        throw new Error(`the run did not settle in 30 s:\n${server.log().slice(logged)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const port = Number(new URL(server.base).port);
     assert.equal(await server.stop(), 0);
     // While the server is down: the watch retries its long-poll.
