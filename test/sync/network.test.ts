@@ -1,9 +1,9 @@
 // `chessport sync` when the network fails, through the CLI: a closed port, and a gateway that starts cutting
 // the answers mid-way through a run. The run says why in one line, without a stack or the token, exits 1,
 // keeps the pages it wrote, and the next run finishes the mirror.
-// The syncs run in the test's process (cliInProcess, cliJson), the gateway and the hostile server beside
-// them: their subject is the one line, the exit code and the mirror. Only the server (startServer) is a
-// child process.
+// The syncs run in the test's process (cliInProcess, cliJson), the gateway, the hostile server and the
+// server (serveInProcess) beside them: their subject is the one line, the exit code and the mirror. No child
+// process starts.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
@@ -13,7 +13,8 @@ import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
-import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { assertSameData, mirrorData, mirroredCount, serverData } from '../helpers/mirror-check.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 
@@ -23,7 +24,7 @@ const ONE_LINE =
 
 describe('chessport sync when the network fails', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   let gateway: CuttingGateway;
   let gatewayBase: string;
@@ -38,7 +39,7 @@ describe('chessport sync when the network fails', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
     token = await issue(env, 'alice');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     // Feed pages pass whole until wholePages of them have; every one after is cut.
     gateway = await cuttingGateway(
       server.base,

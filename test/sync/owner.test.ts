@@ -1,15 +1,16 @@
 // Whose a mirror is, end to end: a real server with two users, and `chessport sync` runs on one folder with
 // tokens of the owner, of another user, of the owner through another app and at another address. A run
 // that must not follow the folder's owner writes nothing, and says why with exit code 6.
-// The syncs run in the test's process (cliInProcess, cliJson): their subject is the mirror, the message and
-// the exit code. Only the servers (startServer, the same store at a second address) are child processes.
+// The syncs and the servers (serveInProcess, the same store at a second address) run in the test's process
+// (cliInProcess, cliJson): the subject is the mirror, the message and the exit code. No child process starts.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import { cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -22,7 +23,7 @@ import { importInto, issue, syncArgs } from '../helpers/sync-setup.ts';
 
 describe('a mirror belongs to the reader and the server it was made for', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let out: string;
   const tokens = { carol: '', bob: '', carolOtherApp: '', carolWithoutUserRead: '' };
@@ -37,7 +38,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     tokens.bob = await issue(env, 'bob');
     tokens.carolOtherApp = await issue(env, 'carol', undefined, 'other');
     tokens.carolWithoutUserRead = await issue(env, 'carol', 'games.read,databases.read');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = `${server.base}/api/v1`;
     out = join(env.dir, 'carol-mirror');
   });
@@ -118,7 +119,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     const moved = join(env.dir, 'moved');
     await cliJson(env, syncArgs(server, tokens.carol, moved));
     // The same server (store and secret) at a second address: the same reader ids.
-    const second = await startServer(env);
+    const second = await serveInProcess(env);
     try {
       const before = { data: mirrorData(moved), state: mirrorState(moved) };
       for (const token of [tokens.carol, tokens.bob]) {

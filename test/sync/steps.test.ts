@@ -2,8 +2,8 @@
 // server, its data changed through the CLI: `open` (whose mirror, the claim), `catchUp` (the pages to the end
 // of the feed), `readPage` (an older server's refusals), `apply` (one page, with the details its items lack),
 // `settle` (databases and PGN files) and `watch`. The runs end to end, through the command, are in
-// sync.test.ts, owner.test.ts and watch.test.ts. The CLI's writes run in the test's process too
-// (cliInProcess, cliJson); only the server (startServer) is a child process.
+// sync.test.ts, owner.test.ts and watch.test.ts. The CLI's writes and the server (serveInProcess) run in the
+// test's process too (cliInProcess, cliJson): no child process starts.
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +14,8 @@ import { RetryTally } from '../../packages/sync/src/retries.ts';
 import type { RunOptions } from '../../packages/sync/src/run.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import { cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { assertPgnFiles, assertSameData, mirrorData, serverData } from '../helpers/mirror-check.ts';
 import { type RecordingProxy, recordingProxy } from '../helpers/recording-proxy.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
@@ -31,7 +32,7 @@ const failsWith = (reason: string) => (error: unknown) => {
 
 describe('the steps of a sync run, each alone against a real server', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   /** Tokens of users with 5 games in Main (alice), none (bob), 3 (carol), 2 (dave) and 1 (erin). */
   const tokens: Record<string, string> = {};
@@ -49,7 +50,7 @@ describe('the steps of a sync run, each alone against a real server', () => {
         await importInto(env, user, 'Main', writePgn(env.dir, `${user}.pgn`, numberedGames(user, count)));
       tokens[user] = await issue(env, user);
     }
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = `${server.base}/api/v1`;
     proxy = await recordingProxy(server.base, async (req) => {
       const url = new URL(req.url ?? '/', 'http://proxy');

@@ -1,11 +1,11 @@
 // `chessport sync` end to end, as an integrator runs it: a real server, data changed only through the CLI,
 // the mirror compared game for game with what the API serves. Also: SIGKILL at several points and a rerun,
 // a 429 storm, 401/403 and a rotated server secret with their exit codes. owner.test.ts: whose a mirror is.
-// The syncs and the CLI's writes run in the test's process (cliInProcess, cliJson): their subject is the
-// mirror, the summary, the message and the exit code. Child processes stay for the servers (startServer, a
-// restart with another secret), the syncs killed with SIGKILL mid-run (spawnSync: the kill is the subject),
-// and cliBothWays, which checks that the real binary prints what the in-process run prints, for a refused
-// token (exit 3) and a refused option.
+// The syncs, the CLI's writes and the servers run in the test's process (cliInProcess, cliJson,
+// serveInProcess): their subject is the mirror, the summary, the message and the exit code. Child processes
+// stay for the first suite's server (startServer: it restarts on its own port with another secret), the syncs
+// killed with SIGKILL mid-run (spawnSync: the kill is the subject), and cliBothWays, which checks that the
+// real binary prints what the in-process run prints, for a refused token (exit 3) and a refused option.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -25,6 +25,7 @@ import {
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -247,7 +248,7 @@ describe('a mirror that follows the server through imports, updates, moves and d
 describe('a sync killed with SIGKILL and run again', () => {
   const GAMES = 2000;
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let token: string;
 
@@ -263,7 +264,7 @@ describe('a sync killed with SIGKILL and run again', () => {
       writePgn(env.dir, 'other.pgn', numberedGames('Other', GAMES * 0.25)),
     );
     token = await issue(env, 'alice');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = `${server.base}/api/v1`;
   });
   after(async () => {
@@ -347,8 +348,8 @@ describe('a sync killed with SIGKILL and run again', () => {
 
 describe('a 429 storm', () => {
   let env: Env;
-  let limited: Server;
-  let unlimited: Server;
+  let limited: InProcessServer;
+  let unlimited: InProcessServer;
   let token: string;
 
   before(async () => {
@@ -357,8 +358,8 @@ describe('a 429 storm', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'carol', 'Storm', writePgn(env.dir, 'storm.pgn', numberedGames('Storm', 12)));
     token = await issue(env, 'carol');
-    limited = await startServer(env, { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW: '1s' });
-    unlimited = await startServer(env, { RATE_LIMIT_MAX: '1000000' });
+    limited = await serveInProcess(env, { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW: '1s' });
+    unlimited = await serveInProcess(env, { RATE_LIMIT_MAX: '1000000' });
   });
   after(async () => {
     await limited?.stop();
@@ -388,7 +389,7 @@ describe('a 429 storm', () => {
 
 describe('a proxy or server that answers what chessport would not', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let proxy: RecordingProxy;
   let token: string;
   /** The game whose feed items the proxy sends without their game, and whose first detail request it answers with its own 404 page. */
@@ -402,7 +403,7 @@ describe('a proxy or server that answers what chessport would not', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
     token = await issue(env, 'alice');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     // A proxy in front of the server, as a gateway during a deploy: once, a 404 page of its own.
     proxy = await recordingProxy(server.base, async (req) => {
       const json = (body: unknown) => ({ status: 200, type: 'application/json', body: JSON.stringify(body) });
@@ -464,7 +465,7 @@ describe('a proxy or server that answers what chessport would not', () => {
 
 describe('one request per feed page, each with its games', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   /** Whether the proxy plays an older server, which refuses expand like any unknown parameter. */
   let older = false;
@@ -481,7 +482,7 @@ describe('one request per feed page, each with its games', () => {
     await importInto(env, 'erin', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 1200)));
     await importInto(env, 'erin', 'Side', writePgn(env.dir, 'side.pgn', numberedGames('Side', 100)));
     token = await issue(env, 'erin');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     proxy = await recordingProxy(server.base, async (req) => {
       const url = new URL(req.url ?? '/', 'http://proxy');
       if ((older || noExport) && url.searchParams.get('format') === 'ndjson')
