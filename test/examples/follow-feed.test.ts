@@ -2,6 +2,8 @@
 // the example is copied into a fresh project that installed the packed @chessport/client (nothing else), and
 // run against the demo: it saves every game, then, after a delete and an update through the CLI, a second run
 // continues from its cursor with just those changes.
+// The example and the demo are child processes (the example's runs are the subject; the demo serves them);
+// the CLI's writes between two runs run in the test's process (cliInProcess).
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -10,8 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { writePgn } from '../helpers/changes-fixtures.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { installClient, packClient } from '../helpers/client-package.ts';
-import { cli, type Env, http, ROOT, spawnCli, tempEnv } from '../helpers/harness.ts';
+import { type Env, http, ROOT, spawnCli, tempEnv } from '../helpers/harness.ts';
 
 const run = promisify(execFile);
 const EXAMPLE = join(ROOT, 'examples/follow-feed.mjs');
@@ -96,11 +99,11 @@ describe('examples/follow-feed.mjs against chessport demo', () => {
   test('the next run continues from the cursor: a deleted game goes, an updated one is saved again', async () => {
     const [gone, changed] = await api<{ id: string }[]>('/games?limit=2');
     assert.ok(gone && changed);
-    assert.equal((await cli(env, ['games', 'delete', gone.id])).code, 0);
+    assert.equal((await cliInProcess(env, ['games', 'delete', gone.id])).code, 0);
     const update = writePgn(env.dir, 'update.pgn', [
       { white: 'New White', black: 'New Black', result: '0-1' },
     ]);
-    assert.equal((await cli(env, ['games', 'update', changed.id, update])).code, 0);
+    assert.equal((await cliInProcess(env, ['games', 'update', changed.id, update])).code, 0);
     const output = await example();
     const updated = await api<Detail>(`/games/${changed.id}`);
     assert.equal(

@@ -42,30 +42,61 @@ export function cliInProcess(
   args: string[],
   options: InProcessOptions = {},
 ): Promise<CliResult> {
-  const result = running.then(() => runInProcess(env, args, options));
-  running = result.catch(() => undefined);
-  return result;
+  return startInProcess(env, args, options).exited;
+}
+
+/** A command started in this process (startInProcess), as harness.ts's Spawned is one in a child process. */
+export interface StartedInProcess {
+  /** What it has written so far. */
+  output(): { stdout: string; stderr: string };
+  /** Whether it has returned. */
+  ended(): boolean;
+  exited: Promise<CliResult>;
+}
+
+/**
+ * Starts `chessport <args>` in this process as cliInProcess runs it, without waiting for it: for a test that
+ * reads what the command prints while it runs (the code a `sync --login` waits with). It runs once the
+ * commands started before it have returned, and those started after it wait for it.
+ */
+export function startInProcess(
+  env: { env: NodeJS.ProcessEnv; dir: string },
+  args: string[],
+  options: InProcessOptions = {},
+): StartedInProcess {
+  const written = { stdout: '', stderr: '' };
+  let ended = false;
+  const exited = running.then(() => runInProcess(env, args, options, written));
+  running = exited.catch(() => undefined);
+  void exited.then(
+    () => {
+      ended = true;
+    },
+    () => {
+      ended = true;
+    },
+  );
+  return { output: () => ({ ...written }), ended: () => ended, exited };
 }
 
 async function runInProcess(
   env: { env: NodeJS.ProcessEnv; dir: string },
   args: string[],
   options: InProcessOptions,
+  written: { stdout: string; stderr: string },
 ): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
   let exitCode: number | undefined;
   const io: CliIo = {
     stdout: {
       write: (text, done) => {
-        stdout += text;
+        written.stdout += text;
         done?.();
         return true;
       },
     },
     stderr: {
       write: (text, done) => {
-        stderr += text;
+        written.stderr += text;
         done?.();
         return true;
       },
@@ -80,11 +111,11 @@ async function runInProcess(
   return runWithIo(io, async () => {
     try {
       await chessportProgram().parseAsync(args, { from: 'user' });
-      return { code: exitCode ?? 0, stdout, stderr };
+      return { code: exitCode ?? 0, ...written };
     } catch (error) {
-      if (error instanceof CommanderError) return { code: error.exitCode, stdout, stderr };
-      stderr += failureReport(error);
-      return { code: 1, stdout, stderr };
+      if (error instanceof CommanderError) return { code: error.exitCode, ...written };
+      written.stderr += failureReport(error);
+      return { code: 1, ...written };
     }
   });
 }

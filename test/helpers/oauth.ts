@@ -28,10 +28,11 @@ export function cliWithInput(env: Env, args: string[], input: string): Promise<C
   });
 }
 
-/** A user who can sign in: `users add`, then `users passwd --stdin`. */
+/** A user who can sign in: `users add`, then `users passwd --stdin`, both in this process (seeding). */
 export async function addUserWithPassword(env: Env, login: string, password = PASSWORD): Promise<void> {
   await cliJson(env, ['users', 'add', login, '--name', `${login} Example`]);
-  const set = await cliWithInput(env, ['users', 'passwd', login, '--stdin'], `${password}\n`);
+  const { cliInProcess } = await import('./cli-in-process.ts'); // as cliJson's
+  const set = await cliInProcess(env, ['users', 'passwd', login, '--stdin'], { stdin: `${password}\n` });
   if (set.code !== 0) throw new Error(`users passwd failed: ${set.stderr}`);
 }
 

@@ -12,7 +12,7 @@ export function importInto(env: Env, user: string, database: string, file: strin
   return importPgn(env, file, user, database);
 }
 
-export const syncArgs = (server: Server, token: string, out: string, extra: string[] = []) => [
+export const syncArgs = (server: Pick<Server, 'base'>, token: string, out: string, extra: string[] = []) => [
   'sync',
   '--base-url',
   server.base,
@@ -24,7 +24,7 @@ export const syncArgs = (server: Server, token: string, out: string, extra: stri
 ];
 
 /** `chessport sync` signing in through the device flow (--login) instead of a token. */
-export const loginArgs = (server: Server, out: string, extra: string[] = []) => [
+export const loginArgs = (server: Pick<Server, 'base'>, out: string, extra: string[] = []) => [
   'sync',
   '--base-url',
   server.base,

@@ -3,12 +3,17 @@
 // not take for the device flow, a code that expires (exit code 8), an interrupt while it waits (130), a
 // sign-in of another user that does not replace the mirror's (exit code 6), and a saved sign-in that is not
 // sent to another address (exit code 6).
+// The syncs run in the test's process (cliInProcess; startInProcess for those that sign in, whose code the
+// test reads while they wait): their subject is the message, the exit code and the tokens kept. Child
+// processes stay for the sync interrupted by SIGINT while it waits (exit 130: the signal is the subject) and
+// the server (startServer).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cli, type Env, type Server, type Spawned, spawnCli, startServer } from '../helpers/harness.ts';
+import { cliInProcess, type StartedInProcess, startInProcess } from '../helpers/cli-in-process.ts';
+import { type Env, type Server, type Spawned, spawnCli, startServer } from '../helpers/harness.ts';
 import { addClient, enterDeviceCode, FormBrowser, syncLoginEnv } from '../helpers/oauth.ts';
 import { executeOnStore } from '../helpers/stores.ts';
 import { devicePrompt } from '../helpers/sync-processes.ts';
@@ -33,24 +38,41 @@ describe('chessport sync --login', () => {
     env?.cleanup();
   });
 
-  const login = (out: string, extra: string[] = []) => spawnCli(env, loginArgs(server, out, extra));
+  const login = (out: string, extra: string[] = []) => startInProcess(env, loginArgs(server, out, extra));
 
-  const codeOf = async (sync: Spawned): Promise<string> => (await devicePrompt(sync)).code;
+  const codeOf = async (sync: Spawned | StartedInProcess): Promise<string> => (await devicePrompt(sync)).code;
 
   const tokensFile = (out: string) => join(out, 'oauth-tokens.json');
 
   test('options it refuses', async () => {
     const out = join(env.dir, 'refused');
-    const both = await cli(env, ['sync', '--base-url', server.base, '--out', out, '--login', '--token', 'x']);
+    const both = await cliInProcess(env, [
+      'sync',
+      '--base-url',
+      server.base,
+      '--out',
+      out,
+      '--login',
+      '--token',
+      'x',
+    ]);
     assert.equal(both.code, 1);
     assert.match(both.stderr, /give --token or --login, not both/);
-    const alone = await cli(env, ['sync', '--base-url', server.base, '--out', out, '--client-id', clientId]);
+    const alone = await cliInProcess(env, [
+      'sync',
+      '--base-url',
+      server.base,
+      '--out',
+      out,
+      '--client-id',
+      clientId,
+    ]);
     assert.equal(alone.code, 1);
     assert.match(alone.stderr, /--client-id goes with --login/);
-    const none = await cli(env, ['sync', '--base-url', server.base, '--out', out]);
+    const none = await cliInProcess(env, ['sync', '--base-url', server.base, '--out', out]);
     assert.equal(none.code, 1);
     assert.match(none.stderr, /give a token with --token or CHESSPORT_TOKEN, or sign in with --login/);
-    const noClient = await cli(env, ['sync', '--base-url', server.base, '--out', out, '--login']);
+    const noClient = await cliInProcess(env, ['sync', '--base-url', server.base, '--out', out, '--login']);
     assert.equal(noClient.code, 1);
     assert.match(noClient.stderr, /--login needs --client-id <id>/);
     assert.match(noClient.stderr, /chessport apps add "chessport sync" --device --public/);
@@ -59,7 +81,7 @@ describe('chessport sync --login', () => {
   test('a client id the server does not take for the device flow', async () => {
     for (const id of [randomUUID(), webClientId]) {
       const out = join(env.dir, `client-${id}`);
-      const refused = await cli(env, [
+      const refused = await cliInProcess(env, [
         'sync',
         '--base-url',
         server.base,
@@ -95,7 +117,7 @@ describe('chessport sync --login', () => {
   });
 
   test('interrupted while it waits for the user: exit code 130', { timeout: 60_000 }, async () => {
-    const sync = login(join(env.dir, 'interrupted'), ['--client-id', clientId]);
+    const sync = spawnCli(env, loginArgs(server, join(env.dir, 'interrupted'), ['--client-id', clientId]));
     await codeOf(sync);
     sync.child.kill('SIGINT');
     const done = await sync.exited;
@@ -118,7 +140,7 @@ describe('chessport sync --login', () => {
     assert.equal(done.code, 6, done.stderr);
     assert.match(done.stderr, /is the mirror of reader/);
     assert.equal(readFileSync(tokensFile(out), 'utf8'), saved, "ann's sign-in is kept as it was");
-    const again = await cli(env, ['sync', '--base-url', server.base, '--out', out]);
+    const again = await cliInProcess(env, ['sync', '--base-url', server.base, '--out', out]);
     assert.equal(again.code, 0, again.stderr);
   });
 
@@ -130,7 +152,7 @@ describe('chessport sync --login', () => {
     const saved = readFileSync(tokensFile(out), 'utf8');
     // The same server by another name: --full may move a mirror there, but the tokens stay where they were given.
     const elsewhere = server.base.replace('127.0.0.1', 'localhost');
-    const moved = await cli(env, ['sync', '--base-url', elsewhere, '--out', out, '--full']);
+    const moved = await cliInProcess(env, ['sync', '--base-url', elsewhere, '--out', out, '--full']);
     assert.equal(moved.code, 6, moved.stderr);
     assert.match(
       moved.stderr,

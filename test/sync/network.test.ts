@@ -1,6 +1,9 @@
 // `chessport sync` when the network fails, through the CLI: a closed port, and a gateway that starts cutting
 // the answers mid-way through a run. The run says why in one line, without a stack or the token, exits 1,
 // keeps the pages it wrote, and the next run finishes the mirror.
+// The syncs run in the test's process (cliInProcess, cliJson), the gateway, the hostile server and the
+// server (serveInProcess) beside them: their subject is the one line, the exit code and the mirror. No child
+// process starts.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
@@ -8,8 +11,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { type CuttingGateway, cuttingGateway } from '../helpers/cutting-gateway.ts';
-import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { assertSameData, mirrorData, mirroredCount, serverData } from '../helpers/mirror-check.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 
@@ -19,7 +24,7 @@ const ONE_LINE =
 
 describe('chessport sync when the network fails', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   let gateway: CuttingGateway;
   let gatewayBase: string;
@@ -34,7 +39,7 @@ describe('chessport sync when the network fails', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
     token = await issue(env, 'alice');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     // Feed pages pass whole until wholePages of them have; every one after is cut.
     gateway = await cuttingGateway(
       server.base,
@@ -56,7 +61,7 @@ describe('chessport sync when the network fails', () => {
     const { port } = probe.address() as AddressInfo;
     await new Promise((resolve) => probe.close(resolve));
     const out = join(env.dir, 'closed');
-    const run = await cli(env, [
+    const run = await cliInProcess(env, [
       'sync',
       '--base-url',
       `http://127.0.0.1:${port}`,
@@ -79,7 +84,7 @@ describe('chessport sync when the network fails', () => {
     // Through the feed from the start (--since a time before every game), not the export's take-over. Its
     // first request for changes is the check of --since (one change), then two whole pages.
     wholePages = 3;
-    const first = await cli(env, [...args, '--since', '2000-01-01T00:00:00Z']).finally(() => {
+    const first = await cliInProcess(env, [...args, '--since', '2000-01-01T00:00:00Z']).finally(() => {
       wholePages = Number.POSITIVE_INFINITY;
     });
     assert.equal(first.code, 1, first.stderr);
@@ -98,7 +103,7 @@ describe('chessport sync when the network fails', () => {
     const out = join(env.dir, 'cut-export');
     const args = ['sync', '--base-url', gatewayBase, '--token', token, '--out', out, '--limit', '4'];
     cutExport = true;
-    const first = await cli(env, args).finally(() => {
+    const first = await cliInProcess(env, args).finally(() => {
       cutExport = false;
     });
     assert.equal(first.code, 1, first.stderr);
@@ -130,7 +135,7 @@ describe('chessport sync against a hostile server', () => {
     await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
     try {
       const base = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
-      const run = await cli(env, [
+      const run = await cliInProcess(env, [
         'sync',
         '--base-url',
         base,

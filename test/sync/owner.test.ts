@@ -1,12 +1,16 @@
 // Whose a mirror is, end to end: a real server with two users, and `chessport sync` runs on one folder with
 // tokens of the owner, of another user, of the owner through another app and at another address. A run
 // that must not follow the folder's owner writes nothing, and says why with exit code 6.
+// The syncs and the servers (serveInProcess, the same store at a second address) run in the test's process
+// (cliInProcess, cliJson): the subject is the mirror, the message and the exit code. No child process starts.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -19,7 +23,7 @@ import { importInto, issue, syncArgs } from '../helpers/sync-setup.ts';
 
 describe('a mirror belongs to the reader and the server it was made for', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let out: string;
   const tokens = { carol: '', bob: '', carolOtherApp: '', carolWithoutUserRead: '' };
@@ -34,7 +38,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     tokens.bob = await issue(env, 'bob');
     tokens.carolOtherApp = await issue(env, 'carol', undefined, 'other');
     tokens.carolWithoutUserRead = await issue(env, 'carol', 'games.read,databases.read');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = `${server.base}/api/v1`;
     out = join(env.dir, 'carol-mirror');
   });
@@ -60,7 +64,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     const before = snapshot();
     const bob = await readerOf(tokens.bob);
     for (const extra of [[], ['--full'], ['--full', '--pgn-files'], ['--limit', '1']]) {
-      const refused = await cli(env, syncArgs(server, tokens.bob, out, extra));
+      const refused = await cliInProcess(env, syncArgs(server, tokens.bob, out, extra));
       assert.equal(refused.code, 6, `${extra.join(' ')}: ${refused.stderr}`);
       assert.match(
         refused.stderr,
@@ -80,7 +84,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
 
   test("the owner's token through another app is another reader (another pairwise id): exit 6", async () => {
     const before = snapshot();
-    const refused = await cli(env, syncArgs(server, tokens.carolOtherApp, out));
+    const refused = await cliInProcess(env, syncArgs(server, tokens.carolOtherApp, out));
     assert.equal(refused.code, 6, refused.stderr);
     assert.match(refused.stderr, /another user's or another app's/);
     assert.deepEqual(snapshot(), before);
@@ -88,7 +92,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
 
   test('--switch-reader goes only with --full', async () => {
     const before = snapshot();
-    const refused = await cli(env, syncArgs(server, tokens.bob, out, ['--switch-reader']));
+    const refused = await cliInProcess(env, syncArgs(server, tokens.bob, out, ['--switch-reader']));
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /--switch-reader goes with --full/);
     assert.deepEqual(snapshot(), before);
@@ -96,7 +100,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
 
   test('a token without user.read is refused with exit 4, naming the scope; the mirror is untouched', async () => {
     const before = snapshot();
-    const refused = await cli(env, syncArgs(server, tokens.carolWithoutUserRead, out));
+    const refused = await cliInProcess(env, syncArgs(server, tokens.carolWithoutUserRead, out));
     assert.equal(refused.code, 4);
     assert.match(
       refused.stderr,
@@ -115,16 +119,16 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     const moved = join(env.dir, 'moved');
     await cliJson(env, syncArgs(server, tokens.carol, moved));
     // The same server (store and secret) at a second address: the same reader ids.
-    const second = await startServer(env);
+    const second = await serveInProcess(env);
     try {
       const before = { data: mirrorData(moved), state: mirrorState(moved) };
       for (const token of [tokens.carol, tokens.bob]) {
-        const refused = await cli(env, syncArgs(second, token, moved));
+        const refused = await cliInProcess(env, syncArgs(second, token, moved));
         assert.equal(refused.code, 6, refused.stderr);
         assert.ok(refused.stderr.includes(`mirrors ${base}, not ${second.base}/api/v1.`), refused.stderr);
         assert.match(refused.stderr, /Nothing was written/);
       }
-      const other = await cli(env, syncArgs(second, tokens.bob, moved, ['--full']));
+      const other = await cliInProcess(env, syncArgs(second, tokens.bob, moved, ['--full']));
       assert.equal(other.code, 6, other.stderr);
       assert.match(other.stderr, /is the mirror of reader/);
       assert.deepEqual({ data: mirrorData(moved), state: mirrorState(moved) }, before);
@@ -142,7 +146,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     setMirrorState(out, 'reader', null);
     const before = snapshot();
     for (const extra of [[], ['--full']]) {
-      const refused = await cli(env, syncArgs(server, tokens.bob, out, extra));
+      const refused = await cliInProcess(env, syncArgs(server, tokens.bob, out, extra));
       assert.equal(refused.code, 6, refused.stderr);
       assert.match(refused.stderr, /does not record whose mirror it is.*refuses its saved cursor/);
       assert.deepEqual(snapshot(), before);
@@ -156,7 +160,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     const { cursor } = mirrorState(out);
     assert.ok(cursor);
     setMirrorState(out, 'cursor', `${cursor.slice(0, -2)}${cursor.endsWith('AA') ? 'BB' : 'AA'}`);
-    const rejected = await cli(env, syncArgs(server, tokens.carol, out));
+    const rejected = await cliInProcess(env, syncArgs(server, tokens.carol, out));
     assert.equal(rejected.code, 5, rejected.stderr);
     // The server's description, then the advice, as two sentences on one line.
     assert.match(
@@ -181,7 +185,7 @@ describe('a mirror belongs to the reader and the server it was made for', () => 
     const bob = await serverData(base, tokens.bob);
     assertSameData(mirrorData(out), bob, "bob's mirror");
     await assertPgnFiles(out, base, tokens.bob, bob.databases);
-    const refused = await cli(env, syncArgs(server, tokens.carol, out));
+    const refused = await cliInProcess(env, syncArgs(server, tokens.carol, out));
     assert.equal(refused.code, 6, refused.stderr);
   });
 });

@@ -2,7 +2,8 @@
 // server, its data changed through the CLI: `open` (whose mirror, the claim), `catchUp` (the pages to the end
 // of the feed), `readPage` (an older server's refusals), `apply` (one page, with the details its items lack),
 // `settle` (databases and PGN files) and `watch`. The runs end to end, through the command, are in
-// sync.test.ts, owner.test.ts and watch.test.ts.
+// sync.test.ts, owner.test.ts and watch.test.ts. The CLI's writes and the server (serveInProcess) run in the
+// test's process too (cliInProcess, cliJson): no child process starts.
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,9 @@ import type { RetryEvent } from '../../packages/client/src/index.ts';
 import { RetryTally } from '../../packages/sync/src/retries.ts';
 import type { RunOptions } from '../../packages/sync/src/run.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { assertPgnFiles, assertSameData, mirrorData, serverData } from '../helpers/mirror-check.ts';
 import { type RecordingProxy, recordingProxy } from '../helpers/recording-proxy.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
@@ -29,7 +32,7 @@ const failsWith = (reason: string) => (error: unknown) => {
 
 describe('the steps of a sync run, each alone against a real server', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   /** Tokens of users with 5 games in Main (alice), none (bob), 3 (carol), 2 (dave) and 1 (erin). */
   const tokens: Record<string, string> = {};
@@ -47,7 +50,7 @@ describe('the steps of a sync run, each alone against a real server', () => {
         await importInto(env, user, 'Main', writePgn(env.dir, `${user}.pgn`, numberedGames(user, count)));
       tokens[user] = await issue(env, user);
     }
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = `${server.base}/api/v1`;
     proxy = await recordingProxy(server.base, async (req) => {
       const url = new URL(req.url ?? '/', 'http://proxy');
@@ -188,7 +191,7 @@ describe('the steps of a sync run, each alone against a real server', () => {
     );
     delete kept.game;
     delete gone.game;
-    assert.equal((await cli(env, ['games', 'delete', gone.id])).code, 0);
+    assert.equal((await cliInProcess(env, ['games', 'delete', gone.id])).code, 0);
     await run.apply(page);
     const games = mirror.games();
     assert.deepEqual(
@@ -227,7 +230,7 @@ describe('the steps of a sync run, each alone against a real server', () => {
       { pages: 1, changes: 2, gamesUpserted: 2, gamesDeleted: 0, mirrorGames: 2, mirrorDatabases: 2 },
     ]);
 
-    assert.equal((await cli(env, ['databases', 'delete', 'Extra', '--user', 'dave'])).code, 0);
+    assert.equal((await cliInProcess(env, ['databases', 'delete', 'Extra', '--user', 'dave'])).code, 0);
     await run.settle();
     assert.deepEqual(
       mirror.databases().map((database) => database.name),

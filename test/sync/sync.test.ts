@@ -1,6 +1,11 @@
 // `chessport sync` end to end, as an integrator runs it: a real server, data changed only through the CLI,
 // the mirror compared game for game with what the API serves. Also: SIGKILL at several points and a rerun,
 // a 429 storm, 401/403 and a rotated server secret with their exit codes. owner.test.ts: whose a mirror is.
+// The syncs, the CLI's writes and the servers run in the test's process (cliInProcess, cliJson,
+// serveInProcess): their subject is the mirror, the summary, the message and the exit code. Child processes
+// stay for the first suite's server (startServer: it restarts on its own port with another secret), the syncs
+// killed with SIGKILL mid-run (spawnSync: the kill is the subject), and cliBothWays, which checks that the
+// real binary prints what the in-process run prints, for a refused token (exit 3) and a refused option.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -11,7 +16,16 @@ import Sqlite from 'better-sqlite3';
 import packageJson from '../../package.json' with { type: 'json' };
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import {
+  cliBothWays,
+  cliJson,
+  type Env,
+  http,
+  type Server,
+  startServer,
+  tempEnv,
+} from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -122,14 +136,14 @@ describe('a mirror that follows the server through imports, updates, moves and d
     const future = new Date(Date.now() + 3_600_000).toISOString();
     const summary = await cliJson<SyncSummary>(env, syncArgs(server, token, later, ['--since', future]));
     assert.deepEqual([summary.changes, summary.mirrorGames, summary.mirrorDatabases], [0, 0, 2]);
-    const again = await cli(env, syncArgs(server, token, later, ['--since', future]));
+    const again = await cliInProcess(env, syncArgs(server, token, later, ['--since', future]));
     assert.equal(again.code, 1);
     assert.match(again.stderr, /--since only applies to a first run/);
   });
 
   test('a --since the server refuses leaves the folder to any reader: nothing is claimed', async () => {
     const typo = join(env.dir, 'since-typo');
-    const refused = await cli(env, syncArgs(server, token, typo, ['--since', '2026-11-21']));
+    const refused = await cliInProcess(env, syncArgs(server, token, typo, ['--since', '2026-11-21']));
     assert.equal(refused.code, 1, refused.stderr);
     assert.match(refused.stderr, /^chessport sync: the server answered 400 invalid_request: since must be/);
     // Bob's token is another reader: had the first run claimed the folder for alice, this would be exit 6.
@@ -138,7 +152,7 @@ describe('a mirror that follows the server through imports, updates, moves and d
   });
 
   test('the human summary names pages, upserts, deletions and time', async () => {
-    const result = await cli(env, syncArgs(server, token, out));
+    const result = await cliInProcess(env, syncArgs(server, token, out));
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
@@ -150,7 +164,7 @@ describe('a mirror that follows the server through imports, updates, moves and d
   test('a new mirror is its owner’s only, whatever the umask: it holds private games; a PGN file keeps its mode', async () => {
     const mirror = join(env.dir, 'private', 'mirror');
     const modeOf = (path: string) => statSync(path).mode & 0o777;
-    const umask = process.umask(0o002); // the commands run as children, under this umask
+    const umask = process.umask(0o002); // the commands run in this process, under this umask
     try {
       await cliJson(env, syncArgs(server, token, mirror, ['--pgn-files']));
       const files = readdirSync(mirror).filter((name) => name !== 'pgn');
@@ -175,17 +189,17 @@ describe('a mirror that follows the server through imports, updates, moves and d
     const before = mirrorData(out);
     const revoked = await issue(env, 'alice');
     await cliJson(env, ['tokens', 'revoke', revoked]);
-    const refused = await cli(env, syncArgs(server, revoked, out));
+    const refused = await cliBothWays(env, syncArgs(server, revoked, out));
     assert.equal(refused.code, 3);
     assert.match(refused.stderr, /^chessport sync: the server refused the token \(401 invalid_token\)/);
     assert.match(refused.stderr, /Get a new token/);
     const gamesOnly = await issue(env, 'alice', 'games.read');
-    const forbidden = await cli(env, syncArgs(server, gamesOnly, out));
+    const forbidden = await cliInProcess(env, syncArgs(server, gamesOnly, out));
     assert.equal(forbidden.code, 4);
     assert.match(forbidden.stderr, /\(403 insufficient_scope\).*databases\.read/);
     assert.doesNotMatch(refused.stderr + forbidden.stderr, /\n\s+at /, 'no stack trace');
     assert.deepEqual(mirrorData(out), before);
-    const help = await cli(env, ['sync', '--help']);
+    const help = await cliInProcess(env, ['sync', '--help']);
     assert.match(
       help.stdout,
       /Exit codes:[\s\S]*3 +401 invalid_token[\s\S]*4 +403 insufficient_scope[\s\S]*6 +the folder is the mirror of another reader/,
@@ -197,7 +211,7 @@ describe('a mirror that follows the server through imports, updates, moves and d
     const lock = new Sqlite(join(out, 'sync.lock'));
     lock.exec('begin exclusive');
     try {
-      const busy = await cli(env, syncArgs(server, token, out));
+      const busy = await cliInProcess(env, syncArgs(server, token, out));
       assert.equal(busy.code, 1);
       assert.match(busy.stderr, /another chessport sync is running/);
     } finally {
@@ -212,14 +226,14 @@ describe('a mirror that follows the server through imports, updates, moves and d
     // The same port: a restarted server must keep its address, or the mirror would rightly refuse to follow it.
     server = await startServer(env, { CHESSPORT_SECRET: 'a-rotated-secret-for-the-sync-test' }, port);
     const before = mirrorData(out);
-    const rejected = await cli(env, syncArgs(server, token, out));
+    const rejected = await cliInProcess(env, syncArgs(server, token, out));
     assert.equal(rejected.code, 6);
     assert.match(
       rejected.stderr,
       /the server's secret was changed.*Nothing was written.*--full --switch-reader/,
     );
     // The reader id the mirror records is gone with the old secret: to the sync this is another reader.
-    const full = await cli(env, syncArgs(server, token, out, ['--full']));
+    const full = await cliInProcess(env, syncArgs(server, token, out, ['--full']));
     assert.equal(full.code, 6, full.stderr);
     assert.deepEqual(mirrorData(out), before);
     const summary = await cliJson<SyncSummary>(
@@ -234,7 +248,7 @@ describe('a mirror that follows the server through imports, updates, moves and d
 describe('a sync killed with SIGKILL and run again', () => {
   const GAMES = 2000;
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let token: string;
 
@@ -250,7 +264,7 @@ describe('a sync killed with SIGKILL and run again', () => {
       writePgn(env.dir, 'other.pgn', numberedGames('Other', GAMES * 0.25)),
     );
     token = await issue(env, 'alice');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = `${server.base}/api/v1`;
   });
   after(async () => {
@@ -334,8 +348,8 @@ describe('a sync killed with SIGKILL and run again', () => {
 
 describe('a 429 storm', () => {
   let env: Env;
-  let limited: Server;
-  let unlimited: Server;
+  let limited: InProcessServer;
+  let unlimited: InProcessServer;
   let token: string;
 
   before(async () => {
@@ -344,8 +358,8 @@ describe('a 429 storm', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'carol', 'Storm', writePgn(env.dir, 'storm.pgn', numberedGames('Storm', 12)));
     token = await issue(env, 'carol');
-    limited = await startServer(env, { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW: '1s' });
-    unlimited = await startServer(env, { RATE_LIMIT_MAX: '1000000' });
+    limited = await serveInProcess(env, { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW: '1s' });
+    unlimited = await serveInProcess(env, { RATE_LIMIT_MAX: '1000000' });
   });
   after(async () => {
     await limited?.stop();
@@ -375,7 +389,7 @@ describe('a 429 storm', () => {
 
 describe('a proxy or server that answers what chessport would not', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let proxy: RecordingProxy;
   let token: string;
   /** The game whose feed items the proxy sends without their game, and whose first detail request it answers with its own 404 page. */
@@ -389,7 +403,7 @@ describe('a proxy or server that answers what chessport would not', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 12)));
     token = await issue(env, 'alice');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     // A proxy in front of the server, as a gateway during a deploy: once, a 404 page of its own.
     proxy = await recordingProxy(server.base, async (req) => {
       const json = (body: unknown) => ({ status: 200, type: 'application/json', body: JSON.stringify(body) });
@@ -423,11 +437,11 @@ describe('a proxy or server that answers what chessport would not', () => {
     const out = join(env.dir, 'mirror');
     const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, '--limit', '4'];
     // Through the feed (--since a time before every game), whose items the proxy strips, not the export.
-    const first = await cli(env, [...args, '--since', '2000-01-01T00:00:00Z']);
+    const first = await cliInProcess(env, [...args, '--since', '2000-01-01T00:00:00Z']);
     assert.equal(first.code, 1, `the run fails: ${first.stderr}`);
     assert.match(first.stderr, /404/);
     assert.equal(hidden, undefined, 'the proxy answered its 404');
-    const second = await cli(env, [...args, '--json']);
+    const second = await cliInProcess(env, [...args, '--json']);
     assert.equal(second.code, 0, second.stderr);
     assertSameData(mirrorData(out), expected, 'after the proxy’s 404');
   });
@@ -437,21 +451,21 @@ describe('a proxy or server that answers what chessport would not', () => {
     const args = ['sync', '--base-url', proxy.base, '--token', token, '--out', out, '--pgn-files'];
     for (const bad of ['../escaped', '.hidden', 'a/b']) {
       slug = bad;
-      const run = await cli(env, args);
+      const run = await cliInProcess(env, args);
       assert.equal(run.code, 1, `${bad}: ${run.stderr}`);
       assert.match(run.stderr, /is not a plain file name: no PGN file was written/);
     }
     assert.equal(existsSync(join(out, 'escaped.pgn')), false);
     assert.equal(existsSync(join(out, 'pgn')), false);
     slug = undefined;
-    assert.equal((await cli(env, args)).code, 0);
+    assert.equal((await cliInProcess(env, args)).code, 0);
     assert.deepEqual(readdirSync(join(out, 'pgn')), ['main.pgn']);
   });
 });
 
 describe('one request per feed page, each with its games', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   /** Whether the proxy plays an older server, which refuses expand like any unknown parameter. */
   let older = false;
@@ -468,7 +482,7 @@ describe('one request per feed page, each with its games', () => {
     await importInto(env, 'erin', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 1200)));
     await importInto(env, 'erin', 'Side', writePgn(env.dir, 'side.pgn', numberedGames('Side', 100)));
     token = await issue(env, 'erin');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     proxy = await recordingProxy(server.base, async (req) => {
       const url = new URL(req.url ?? '/', 'http://proxy');
       if ((older || noExport) && url.searchParams.get('format') === 'ndjson')
@@ -554,7 +568,10 @@ describe('one request per feed page, each with its games', () => {
     assert.equal(compressed.summary.mirrorGames, 1300);
     await syncThroughProxy(join(env.dir, 'plain'), ['--compression', 'off']);
     assert.deepEqual(encodings(proxy.headers), new Set(['identity']));
-    const wrong = await cli(env, syncArgs(server, token, join(env.dir, 'x'), ['--compression', 'yes']));
+    const wrong = await cliBothWays(
+      env,
+      syncArgs(server, token, join(env.dir, 'x'), ['--compression', 'yes']),
+    );
     assert.equal(wrong.code, 1);
     assert.equal(wrong.stderr, 'chessport: --compression must be auto, on or off\n');
   });
@@ -590,7 +607,7 @@ describe('one request per feed page, each with its games', () => {
         await serverData(`${server.base}/api/v1`, token),
         'from an older server',
       );
-      const human = await cli(env, [
+      const human = await cliInProcess(env, [
         'sync',
         '--base-url',
         proxy.base,

@@ -3,12 +3,17 @@
 // without a cursor (the next run takes over again), and it ends on every path: a faulty line, an export that
 // ends inside a line (which the client tells), an interruption mid-export, a thread that fails to start.
 // Against a real server, through a proxy that spoils the export's answer.
+// The syncs run in the test's process (cliInProcess, cliJson), the writer thread with them, and so does the
+// server (serveInProcess): their subject is the one-line error and the mirror. Only the run interrupted by
+// SIGINT mid-export is a child process (spawnSync: the signal and the exit code 130 are the subject).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   assertSameData,
   mirrorData,
@@ -23,7 +28,7 @@ import { TakeOverWriter } from '../helpers/workspace-sources.ts';
 
 describe("the take-over's writer thread fails as the sync does, and ends with it", () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let token: string;
   let proxy: RecordingProxy;
@@ -36,7 +41,7 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'alice', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 1200)));
     token = await issue(env, 'alice');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = `${server.base}/api/v1`;
     proxy = await recordingProxy(server.base, async (req) => {
       if (!spoil || !req.url?.includes('format=ndjson')) return undefined;
@@ -58,7 +63,7 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
   });
 
   const syncVia = (through: string, out: string) =>
-    cli(env, ['sync', '--base-url', through, '--token', token, '--out', out, '--limit', '100']);
+    cliInProcess(env, ['sync', '--base-url', through, '--token', token, '--out', out, '--limit', '100']);
 
   /** A first run that failed, then one without the proxy's spoiling: a new take-over, equal to the server. */
   async function failsThenTakesOver(out: string, message: RegExp): Promise<void> {

@@ -4,6 +4,9 @@
 // mirror through the feed, a take-over killed mid-export and run again, and a server without the export,
 // which the sync takes over through the feed as before. Every check compares the mirror with what the API
 // serves, game for game.
+// The syncs and the CLI's writes run in the test's process (cliInProcess, cliJson, SyncRun). Child processes
+// stay for the server (startServer) and the take-overs killed with SIGKILL mid-export (spawnSync: the kill
+// is the subject).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import type { SyncSummary } from '@chessport/sync';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   assertSameData,
   mirrorData,
@@ -127,7 +130,7 @@ describe('a first sync takes the games over from one NDJSON export, then follows
   });
 
   test('the human summary says the games came from one export', async () => {
-    const human = await cli(env, [
+    const human = await cliInProcess(env, [
       'sync',
       '--base-url',
       server.base,

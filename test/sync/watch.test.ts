@@ -1,11 +1,15 @@
 // `chessport sync --watch` (issue 27): once current, the sync keeps its mirror current, woken by long-polls as
 // the CLI's writes commit, through a restart of the server, until SIGINT or SIGTERM ends it with exit 0 and a
 // mirror equal to the server's data, its PGN files included.
+// The watches stay child processes (spawnCli): a signal ends each, and its exit code and last lines are the
+// subject; so does the server (startServer), which one test stops and starts again. The CLI's writes while a
+// watch runs, the run after it and the refused options run in the test's process (cliInProcess, cliJson).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, type Server, spawnCli, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, type Server, spawnCli, startServer, tempEnv } from '../helpers/harness.ts';
 import {
   assertPgnFiles,
   assertSameData,
@@ -108,7 +112,7 @@ describe('chessport sync --watch', () => {
       ['games', 'move', b, '--database', 'Main'],
       ['games', 'delete', c],
     ]) {
-      assert.equal((await cli(env, args)).code, 0, args.join(' '));
+      assert.equal((await cliInProcess(env, args)).code, 0, args.join(' '));
     }
     // Bob's changes wake nothing of alice's.
     await importInto(env, 'bob', 'Bob', CLASSICS_PGN);
@@ -143,6 +147,7 @@ describe('chessport sync --watch', () => {
 
   test('outlives a restart of the server, and SIGINT ends it with exit 0', async () => {
     const out = join(env.dir, 'restarted');
+    const logged = server.log().length;
     const sync = watchSync(env, syncArgs(server, token, out, ['--watch', '--json']));
     // --json prints nothing until the end: the mirror's own count says when the backfill is in.
     const base = `${server.base}/api/v1`;
@@ -159,6 +164,22 @@ describe('chessport sync --watch', () => {
       }
     };
     await waitForMirror((await serverData(base, token)).games.size);
+    // The server stops once the run has read a feed page and then the databases (the settle at the end of its
+    // catch-up): its next request is the long-poll, retried until the server is back. A request of the
+    // catch-up that the stop refuses is retried 4 times over a few seconds only, less than a restart takes on
+    // a busy machine: the run then failed ("failed after 5 attempts"), and the mirror never came to equal the
+    // server's data. (The test's own serverData reads /databases too, but no feed page.)
+    const settled = () => {
+      const log = server.log().slice(logged);
+      const page = log.indexOf('"url":"/api/v1/changes?');
+      return page >= 0 && log.includes('"url":"/api/v1/databases"', page);
+    };
+    const until = Date.now() + 30_000;
+    while (!settled()) {
+      if (Date.now() > until)
+        throw new Error(`the run did not settle in 30 s:\n${server.log().slice(logged)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const port = Number(new URL(server.base).port);
     assert.equal(await server.stop(), 0);
     // While the server is down: the watch retries its long-poll.
@@ -181,7 +202,7 @@ describe('chessport sync --watch', () => {
       [['--watch', '--wait', '61'], /--wait must be from 1 to 60/],
       [['--watch', '--wait', '0'], /--wait/],
     ] as const) {
-      const result = await cli(env, syncArgs(server, token, out, [...extra]));
+      const result = await cliInProcess(env, syncArgs(server, token, out, [...extra]));
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, message);
     }
