@@ -44,29 +44,16 @@ describe('chessport sync --login', () => {
 
   const tokensFile = (out: string) => join(out, 'oauth-tokens.json');
 
+  /** `chessport sync` of `server` into `out` with `options`, in this process: for the runs that are refused. */
+  const syncOn = (out: string, options: string[]) =>
+    cliInProcess(env, ['sync', '--base-url', server.base, '--out', out, ...options]);
+
   test('options it refuses', async () => {
     const out = join(env.dir, 'refused');
-    const both = await cliInProcess(env, [
-      'sync',
-      '--base-url',
-      server.base,
-      '--out',
-      out,
-      '--login',
-      '--token',
-      'x',
-    ]);
+    const both = await syncOn(out, ['--login', '--token', 'x']);
     assert.equal(both.code, 1);
     assert.match(both.stderr, /give --token or --login, not both/);
-    const alone = await cliInProcess(env, [
-      'sync',
-      '--base-url',
-      server.base,
-      '--out',
-      out,
-      '--client-id',
-      clientId,
-    ]);
+    const alone = await syncOn(out, ['--client-id', clientId]);
     assert.equal(alone.code, 1);
     assert.match(alone.stderr, /--client-id goes with --login/);
     const none = await cliInProcess(env, ['sync', '--base-url', server.base, '--out', out]);
@@ -81,16 +68,7 @@ describe('chessport sync --login', () => {
   test('a client id the server does not take for the device flow', async () => {
     for (const id of [randomUUID(), webClientId]) {
       const out = join(env.dir, `client-${id}`);
-      const refused = await cliInProcess(env, [
-        'sync',
-        '--base-url',
-        server.base,
-        '--out',
-        out,
-        '--login',
-        '--client-id',
-        id,
-      ]);
+      const refused = await syncOn(out, ['--login', '--client-id', id]);
       assert.equal(refused.code, 1, refused.stderr);
       assert.match(refused.stderr, new RegExp(`the server refuses client id ${id} for the device flow`));
       assert.equal(existsSync(tokensFile(out)), false);
