@@ -17,17 +17,14 @@ export interface RecordingProxy {
  * An answer of the proxy's own (with more header fields, if given; its body whole, or in parts as they come);
  * undefined passes the request on.
  */
-export type Intercept = (req: IncomingMessage) =>
-  | Promise<
-      | {
-          status: number;
-          type: string;
-          body: string | AsyncIterable<string>;
-          headers?: Record<string, string>;
-        }
-      | undefined
-    >
-  | undefined;
+export type Intercept = (req: IncomingMessage) => Promise<OwnAnswer | undefined> | undefined;
+
+export interface OwnAnswer {
+  status: number;
+  type: string;
+  body: string | AsyncIterable<string>;
+  headers?: Record<string, string>;
+}
 
 export async function recordingProxy(upstream: string, intercept?: Intercept): Promise<RecordingProxy> {
   const target = new URL(upstream);
@@ -74,4 +71,39 @@ export async function upstreamJson<T>(upstream: string, req: IncomingMessage): P
     headers: { authorization: req.headers.authorization ?? '' },
   });
   return (await answer.json()) as T;
+}
+
+/**
+ * The upstream's answer to the same export request (NDJSON, with its X-Changes-Cursor), passed on with its text
+ * made by `body`: spoilt, or held part-way (heldAfter).
+ */
+export async function upstreamExport(
+  upstream: string,
+  req: IncomingMessage,
+  body: (text: string) => string | AsyncIterable<string>,
+): Promise<OwnAnswer> {
+  const answer = await fetch(`${upstream}${req.url}`, {
+    headers: { authorization: req.headers.authorization ?? '' },
+  });
+  return {
+    status: answer.status,
+    type: answer.headers.get('content-type') ?? '',
+    headers: { 'x-changes-cursor': answer.headers.get('x-changes-cursor') ?? '' },
+    body: body(await answer.text()),
+  };
+}
+
+/**
+ * The text's first `lines` lines at once, and the rest once `released` resolves: an export that a test holds
+ * mid-way, so that what it does to the reader (a kill, a signal) comes mid-export however fast the reader is.
+ */
+export async function* heldAfter(
+  text: string,
+  lines: number,
+  released: Promise<void>,
+): AsyncGenerator<string> {
+  const cut = text.split('\n', lines).join('\n').length + 1;
+  yield text.slice(0, cut);
+  await released;
+  yield text.slice(cut);
 }

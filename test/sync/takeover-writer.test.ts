@@ -21,7 +21,12 @@ import {
   mirrorState,
   serverData,
 } from '../helpers/mirror-check.ts';
-import { type RecordingProxy, recordingProxy } from '../helpers/recording-proxy.ts';
+import {
+  heldAfter,
+  type RecordingProxy,
+  recordingProxy,
+  upstreamExport,
+} from '../helpers/recording-proxy.ts';
 import { spawnSync } from '../helpers/sync-processes.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 import { TakeOverWriter } from '../helpers/workspace-sources.ts';
@@ -45,15 +50,7 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
     base = `${server.base}/api/v1`;
     proxy = await recordingProxy(server.base, async (req) => {
       if (!spoil || !req.url?.includes('format=ndjson')) return undefined;
-      const answer = await fetch(`${server.base}${req.url}`, {
-        headers: { authorization: req.headers.authorization ?? '' },
-      });
-      return {
-        status: answer.status,
-        type: answer.headers.get('content-type') ?? '',
-        headers: { 'x-changes-cursor': answer.headers.get('x-changes-cursor') ?? '' },
-        body: spoil(await answer.text()),
-      };
+      return upstreamExport(server.base, req, spoil);
     });
   });
   after(async () => {
@@ -116,17 +113,8 @@ describe("the take-over's writer thread fails as the sync does, and ends with it
     const out = join(env.dir, 'interrupted');
     // The proxy sends the first 300 lines of the export, and the rest only once the run has been interrupted:
     // the signal comes mid-export, however fast the run.
-    let release = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    spoil = (text) =>
-      (async function* () {
-        const cut = text.split('\n', 300).join('\n').length + 1;
-        yield text.slice(0, cut);
-        await released;
-        yield text.slice(cut);
-      })();
+    const { promise: released, resolve: release } = Promise.withResolvers<void>();
+    spoil = (text) => heldAfter(text, 300, released);
     const run = spawnSync(env, ['--base-url', proxy.base, '--token', token, '--out', out, '--limit', '20']);
     let finished = false;
     void run.exited.then(() => {

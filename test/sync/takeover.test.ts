@@ -22,7 +22,12 @@ import {
   mirrorHolds,
   serverData,
 } from '../helpers/mirror-check.ts';
-import { type RecordingProxy, recordingProxy } from '../helpers/recording-proxy.ts';
+import {
+  heldAfter,
+  type RecordingProxy,
+  recordingProxy,
+  upstreamExport,
+} from '../helpers/recording-proxy.ts';
 import { spawnSync } from '../helpers/sync-processes.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 import { Mirror, SyncRun } from '../helpers/workspace-sources.ts';
@@ -59,23 +64,8 @@ describe('a first sync takes the games over from one NDJSON export, then follows
     proxy = await recordingProxy(server.base, async (req) => {
       const format = new URL(req.url ?? '/', 'http://proxy').searchParams.get('format');
       const held = holdAfter;
-      if (held && format === 'ndjson') {
-        const answer = await fetch(`${server.base}${req.url}`, {
-          headers: { authorization: req.headers.authorization ?? '' },
-        });
-        const text = await answer.text();
-        const cut = text.split('\n', held.lines).join('\n').length + 1;
-        return {
-          status: answer.status,
-          type: answer.headers.get('content-type') ?? '',
-          headers: { 'x-changes-cursor': answer.headers.get('x-changes-cursor') ?? '' },
-          body: (async function* () {
-            yield text.slice(0, cut);
-            await held.released;
-            yield text.slice(cut);
-          })(),
-        };
-      }
+      if (held && format === 'ndjson')
+        return upstreamExport(server.base, req, (text) => heldAfter(text, held.lines, held.released));
       if (!older || format === null) return undefined;
       return {
         status: 400,
@@ -218,10 +208,7 @@ describe('a first sync takes the games over from one NDJSON export, then follows
     /** The game the last killed run wrote that was deleted on the server since. */
     let deleted: string | undefined;
     for (const games of [100, 250]) {
-      let release = () => {};
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
+      const { promise: released, resolve: release } = Promise.withResolvers<void>();
       holdAfter = { lines: games + 100, released };
       const run = spawnSync(env, ['--base-url', proxy.base, '--token', token, '--out', out, '--limit', '20']);
       let finished = false;
