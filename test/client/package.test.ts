@@ -379,10 +379,16 @@ describe('the chessport project installed as a dependency', () => {
   test('its chessport command says in one line that it runs from a checkout, not from node_modules', async () => {
     const env = tempEnv();
     try {
-      const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', env.dir], {
-        cwd: ROOT,
-        maxBuffer: 16 << 20,
-      });
+      // Without scripts: the project's `prepare` rebuilds packages/client/dist, which the other suites of the
+      // run load meanwhile; the checkout's dist, built by `npm ci`, is what the tarball needs.
+      const { stdout } = await run(
+        'npm',
+        ['pack', '--json', '--ignore-scripts', '--pack-destination', env.dir],
+        {
+          cwd: ROOT,
+          maxBuffer: 16 << 20,
+        },
+      );
       const [packed] = JSON.parse(stdout) as { filename: string }[];
       assert.ok(packed);
       // npm cannot install the project offline (it asks the registry for the full documents of the server's
