@@ -2,11 +2,11 @@
 // finish (a PGN export streaming for minutes included, up to SHUTDOWN_TIMEOUT), then closes Redis and the
 // store and exits 0. A second signal exits at once.
 import { resolve } from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import packageJson from '../../package.json' with { type: 'json' };
 import { connectRedis, redisAddress, redisReady } from '../platform/redis.ts';
 import { type ApiOptions, buildApp } from '../server/app.ts';
-import { answersClosed } from '../server/plugins/logging.ts';
+import { answersClosed, type LogStream } from '../server/plugins/logging.ts';
 import { ANY_OWNER, openStore, type ReplicaEvent, type Store } from '../store/index.ts';
 import { DeliveryWorker, type WorkerLog } from '../webhooks/worker.ts';
 import { postgresOptions, storeOpening } from './context.ts';
@@ -15,6 +15,22 @@ import { inWorkingFolder } from './io.ts';
 import { isLoopbackHost, type ServerSettings, type Settings } from './settings.ts';
 import type { StopSignals } from './stop-signals.ts';
 import { maskUrl, sqliteFiles, storeUrlInWorkingFolder } from './store-url.ts';
+
+/** What the server runs in: the process (`chessport serve`), or a test's process that serves beside its tests. */
+export interface ServerHost {
+  /** Where the log lines go (default: stdout). */
+  logStream?: LogStream;
+  /** Ends the server's life once it has stopped, with its exit status. */
+  exit(code: number): void;
+}
+
+/** A server that listens: its address, and the application (whose connections a test may cut). */
+export interface Serving {
+  address: string;
+  app: FastifyInstance;
+}
+
+const PROCESS_HOST: ServerHost = { exit: (code) => process.exit(code) };
 
 /**
  * Serves until a signal. `signals` were caught when the command began: one that came during its start-up
@@ -25,7 +41,8 @@ export async function runServer(
   settings: Settings,
   server: ServerSettings,
   signals: StopSignals,
-): Promise<string> {
+  host: ServerHost = PROCESS_HOST,
+): Promise<Serving> {
   // The secret may be created (a write) on first start: that still waits as long as the CLI's writers do.
   const secret = settings.secret ?? (await store.accounts.serverSecret());
   // From here on the server only reads. SQLite: WAL readers never wait for writers; what makes them wait is
@@ -41,7 +58,7 @@ export async function runServer(
   };
   const redis = settings.redisUrl ? connectRedis(settings.redisUrl, redisLog) : null;
   const oauthOn = oauthServed(settings, server);
-  const app = buildApp(apiOptions(store, settings, server, secret, redis));
+  const app = buildApp({ ...apiOptions(store, settings, server, secret, redis), logStream: host.logStream });
   app.log.info(openingDetails(store, settings), openingMessage(store));
   logChangeListener(app.log, store);
   // The API's reads from replicas (docs/operations.md, "Replicas"), logged as each is skipped or taken back.
@@ -59,7 +76,8 @@ export async function runServer(
   const shutdown = async (signal: string) => {
     if (closing) {
       app.log.warn({ signal }, 'second signal: exiting without waiting');
-      process.exit(1);
+      host.exit(1);
+      return;
     }
     closing = true;
     app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
@@ -86,7 +104,7 @@ export async function runServer(
     await webhooks?.store.close().catch(() => undefined);
     await store.close();
     app.log.info('stopped');
-    process.exit(code);
+    host.exit(code);
   };
   // From here a signal, also one that came before, stops the server; start-up then goes no further, and
   // waits for shutdown() to end the process.
@@ -123,7 +141,7 @@ export async function runServer(
   webhooks = await startWebhooks(store, settings, server, secret, app.log);
   // A signal during the start of the worker found it not yet there to stop: stopped here.
   if (closing) await webhooks.worker.stop();
-  return address;
+  return { address, app };
 }
 
 /**

@@ -10,21 +10,35 @@ export class StopSignals {
   /** Settles at the first signal, so that a start-up wait can end at once. */
   readonly first: Promise<NodeJS.Signals>;
   #handler: ((signal: NodeJS.Signals) => void) | undefined;
+  #settle: (signal: NodeJS.Signals) => void = () => undefined;
+  readonly #exit: (code: number) => void;
 
-  constructor() {
-    let settle: (signal: NodeJS.Signals) => void = () => undefined;
+  /**
+   * Catches the process's SIGTERM and SIGINT, or with `listen: false` only what `deliver` hands it (a server
+   * run in a test's process, stopped as a signal stops it). `exit` ends the process (default process.exit).
+   */
+  constructor(options: { listen?: boolean; exit?: (code: number) => void } = {}) {
+    this.#exit = options.exit ?? ((code) => process.exit(code));
     this.first = new Promise((resolve) => {
-      settle = resolve;
+      this.#settle = resolve;
     });
-    const on = (signal: NodeJS.Signals) => {
-      if (this.#handler) return this.#handler(signal);
-      // Start-up stops at its next step (runServer); a second signal does not wait for it.
-      if (this.received) process.exit(1);
-      this.received = signal;
-      settle(signal);
-    };
+    if (options.listen === false) return;
+    const on = (signal: NodeJS.Signals) => this.deliver(signal);
     process.on('SIGTERM', on);
     process.on('SIGINT', on);
+  }
+
+  /** A signal: to the handler once there is one; before that, remembered (and a second one exits). */
+  deliver(signal: NodeJS.Signals): void {
+    if (this.#handler) {
+      this.#handler(signal);
+    } else if (this.received) {
+      // Start-up stops at its next step (runServer); a second signal does not wait for it.
+      this.#exit(1);
+    } else {
+      this.received = signal;
+      this.#settle(signal);
+    }
   }
 
   /** Hands every signal from now on to `handler`, and at once the one that came before, if any. */

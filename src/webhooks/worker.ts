@@ -72,6 +72,8 @@ export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
   private soon: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** A round is to start at the next turn of the event loop (wake()). */
+  private roundDue = false;
   private again = false;
   private stopped = true;
   private failingSince: number | undefined;
@@ -98,13 +100,25 @@ export class DeliveryWorker {
       this.again = true;
       return;
     }
+    if (this.roundDue) return;
     clearTimeout(this.timer);
+    this.roundDue = true;
+    // The round starts in a task of its own, never inside the code that woke it (a commit's subscribers, an
+    // attempt's end): on SQLite its transactions would otherwise interleave with that code's next ones on the
+    // same thread, and a write of the server's, waiting synchronously for the lock, would wait for a
+    // transaction that cannot go on until the wait ends.
+    this.timer = setTimeout(() => this.startRound(), 0);
+  }
+
+  private startRound(): void {
+    this.roundDue = false;
+    if (this.stopped || this.running) return;
     this.running = this.round().finally(() => {
       this.running = undefined;
       if (this.stopped) return;
       const wait = this.again ? 0 : this.options.settings.pollIntervalMs;
       this.again = false;
-      this.timer = setTimeout(() => this.wake(), wait);
+      this.timer = setTimeout(() => this.startRound(), wait);
     });
   }
 

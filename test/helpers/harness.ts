@@ -238,7 +238,7 @@ export async function startServer(env: Env, extraEnv: NodeJS.ProcessEnv = {}, po
  * before the lines written while it was made: a request marked with an id of its own is made, and its line
  * awaited, after which every line written before it is in.
  */
-export async function settledLog(server: Server): Promise<string> {
+export async function settledLog(server: Pick<Server, 'base' | 'log'>): Promise<string> {
   const mark = randomUUID();
   await (await fetch(`${server.base}/healthz`, { headers: { 'x-request-id': mark } })).arrayBuffer();
   for (let waited = 0; !server.log().includes(mark); waited += 20) {

@@ -3,69 +3,64 @@
 // users, apps, tokens, databases and games written through the store's resource objects and the import, as the
 // CLI's commands write them. No child process starts: the suites whose subject is the process (signals, exit
 // codes, the CLI's text, two instances, crashes, the log on stdout) keep harness.ts's startServer() and cli().
-import type { FastifyInstance } from 'fastify';
 import { openCliStore } from '../../src/cli/context.ts';
-import { apiOptions } from '../../src/cli/server.ts';
+import { runServer, type Serving } from '../../src/cli/server.ts';
 import { loadServerSettings, loadSettings, loadStoreSettings } from '../../src/cli/settings.ts';
+import { StopSignals } from '../../src/cli/stop-signals.ts';
 import { importFile } from '../../src/import/index.ts';
-import { buildApp } from '../../src/server/app.ts';
 import type { Database, Store } from '../../src/store/index.ts';
 import type { Env } from './harness.ts';
 
 export interface InProcessServer {
   /** http://127.0.0.1:<port>, as harness.ts's Server.base. */
   base: string;
-  app: FastifyInstance;
   /** The server's own store: seed it through `seed(server.store)`. */
   store: Store;
   /** Every line the server has logged so far (JSON lines, as `chessport serve` prints them). */
   log(): string;
-  /** Closes the server (its open connections included) and its store. */
-  stop(): Promise<void>;
+  /**
+   * Stops the server as `signal` stops `chessport serve` (the webhook worker, Redis and the store close) and
+   * gives its exit status. The connections still open are cut at once (a long-poll, an export the test no
+   * longer reads), as the test has ended; with `graceful`, requests in flight finish first, up to
+   * SHUTDOWN_TIMEOUT, as they do in `chessport serve`.
+   */
+  stop(signal?: NodeJS.Signals, options?: { graceful?: boolean }): Promise<number>;
 }
 
 /**
- * The server of `chessport serve` on `env`'s store, in this process: the same settings from the same
- * environment (env.env, then `extraEnv`), LOG_LEVEL info unless given. No webhook worker runs, and no signal
- * stops it: stop() does.
+ * `chessport serve --port 0` on `env`'s store, in this process: runServer (src/cli/server.ts) with the same
+ * settings from the same environment (env.env, then `extraEnv`; LOG_LEVEL info unless given), its webhook
+ * worker, Redis and replicas included. Its log lines are kept apart (log()), and no signal of the process
+ * reaches it: stop() delivers one.
  */
 export async function serveInProcess(env: Env, extraEnv: NodeJS.ProcessEnv = {}): Promise<InProcessServer> {
   const vars = { ...env.env, LOG_LEVEL: 'info', ...extraEnv };
-  const settings = loadSettings(vars);
+  const settings = { ...loadSettings(vars), port: 0 };
   const server = loadServerSettings(vars);
-  if (settings.redisUrl) throw new Error('serveInProcess: REDIS_URL is for the suites that start the server');
+  const exited = Promise.withResolvers<number>();
+  const signals = new StopSignals({ listen: false, exit: exited.resolve });
   const store = await openCliStore(settings);
-  const secret = settings.secret ?? (await store.accounts.serverSecret());
-  // As runServer: the server's reads wait briefly for a lock, then answer 503.
-  await store.dialect.limitLockWaits(server.storeBusyTimeoutMs);
-  store.dialect.dropSilentConnections(server.pgAnswerTimeoutMs);
   let lines = '';
-  const app = buildApp({
-    ...apiOptions(store, settings, server, secret, null),
-    logStream: {
-      write: (line) => {
-        lines += line;
-      },
+  const logStream = {
+    write: (line: string) => {
+      lines += line;
     },
-  });
-  let base: string;
+  };
+  let serving: Serving;
   try {
-    base = await app.listen({ host: settings.host, port: 0 });
+    serving = await runServer(store, settings, server, signals, { logStream, exit: exited.resolve });
   } catch (error) {
     await store.close();
     throw error;
   }
   return {
-    base,
-    app,
+    base: serving.address,
     store,
     log: () => lines,
-    stop: async () => {
-      // Requests in flight (a long-poll, an export) are cut rather than awaited: the test has ended.
-      const closing = app.close();
-      app.server.closeAllConnections();
-      await closing;
-      await store.close();
+    stop: async (signal = 'SIGTERM', { graceful = false } = {}) => {
+      signals.deliver(signal);
+      if (!graceful) serving.app.server.closeAllConnections();
+      return exited.promise;
     },
   };
 }

@@ -106,7 +106,7 @@ export function demoCommand(program: Command): void {
       if (signals) {
         settings.logLevel = cliIo().env.LOG_LEVEL || 'warn';
         const { runServer } = await import('../server.ts'); // see serve.ts
-        port = Number(new URL(await runServer(store, settings, server, signals)).port);
+        port = Number(new URL((await runServer(store, settings, server, signals)).address).port);
       }
       // Issued once the server listens: a demo that cannot (its port taken) left a live 30-day token behind.
       const token = await issueDemoToken(store, seeded);
