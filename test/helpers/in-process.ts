@@ -28,14 +28,18 @@ export interface InProcessServer {
 }
 
 /**
- * `chessport serve --port 0` on `env`'s store, in this process: runServer (src/cli/server.ts) with the same
+ * `chessport serve --port <port>` (a free one by default) on `env`'s store, in this process: runServer (src/cli/server.ts) with the same
  * settings from the same environment (env.env, then `extraEnv`; LOG_LEVEL info unless given), its webhook
  * worker, Redis and replicas included. Its log lines are kept apart (log()), and no signal of the process
  * reaches it: stop() delivers one.
  */
-export async function serveInProcess(env: Env, extraEnv: NodeJS.ProcessEnv = {}): Promise<InProcessServer> {
+export async function serveInProcess(
+  env: Env,
+  extraEnv: NodeJS.ProcessEnv = {},
+  port = 0,
+): Promise<InProcessServer> {
   const vars = { ...env.env, LOG_LEVEL: 'info', ...extraEnv };
-  const settings = { ...loadSettings(vars), port: 0 };
+  const settings = { ...loadSettings(vars), port };
   const server = loadServerSettings(vars);
   const exited = Promise.withResolvers<number>();
   const signals = new StopSignals({ listen: false, exit: exited.resolve });
