@@ -5,7 +5,9 @@
 // DEVELOPER_CONSOLE=invite opens it to the users marked developers only, off to nobody.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   addClient,
   addUserWithPassword,
@@ -54,7 +56,7 @@ function encodings(id: string): string[] {
 
 describe('the developer console', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let receiver: Receiver;
   let ann: Signed;
   let eve: Signed;
@@ -66,7 +68,7 @@ describe('the developer console', () => {
     env = tempEnv();
     for (const login of ['ann', 'eve', 'bob']) await addUserWithPassword(env, login);
     await addClient(env, 'Operator App', ['--redirect-uri', 'https://operator.example.org/cb']);
-    server = await startServer(env, { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_INTERVAL_MS: '50' });
+    server = await serveInProcess(env, { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_INTERVAL_MS: '50' });
     receiver = await startReceiver();
     ann = await signIn(server.base, 'ann');
     eve = await signIn(server.base, 'eve');
@@ -360,7 +362,7 @@ describe('the developer console', () => {
     timeout: 300_000,
   }, async () => {
     await server.stop();
-    server = await startServer(env, { DEVELOPER_CONSOLE: 'invite' });
+    server = await serveInProcess(env, { DEVELOPER_CONSOLE: 'invite' });
     let eveNow = await signIn(server.base, 'eve');
     assert.equal((await eveNow.browser.request(`${server.base}/developers`)).status, 403);
     const made = await eveNow.browser.request(`${server.base}/developers/apps/new`, {
@@ -372,11 +374,11 @@ describe('the developer console', () => {
       },
     });
     assert.equal(made.status, 403);
-    const marked = await cli(env, ['users', 'update', 'eve', '--developer']);
+    const marked = await cliInProcess(env, ['users', 'update', 'eve', '--developer']);
     assert.equal(marked.code, 0, marked.stderr);
     assert.equal((await eveNow.browser.request(`${server.base}/developers`)).status, 200);
     await server.stop();
-    server = await startServer(env, { DEVELOPER_CONSOLE: 'off' });
+    server = await serveInProcess(env, { DEVELOPER_CONSOLE: 'off' });
     eveNow = await signIn(server.base, 'eve');
     assert.equal((await eveNow.browser.request(`${server.base}/developers`)).status, 404);
     assert.doesNotMatch((await eveNow.browser.request(`${server.base}/account`)).text, /Developer console/);

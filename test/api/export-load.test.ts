@@ -1,9 +1,12 @@
 // The database PGN export under load, on a real server: what an export costs the process while its
-// client reads slowly or not at all, measured from outside through /metrics.
+// client reads slowly or not at all, measured from outside through /metrics. The suite's server is
+// `chessport serve` as a child process, whose heap is its own to measure; the server of IDLE_TIMEOUT runs in
+// the test's process.
 import assert from 'node:assert/strict';
 import { type ClientRequest, request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { serveInProcess } from '../helpers/in-process.ts';
 import { bearer, header, raw, type Seeded, seed, waitFor, writeGames } from '../helpers/production.ts';
 
 const GAMES = 300;
@@ -17,7 +20,8 @@ before(async () => {
   env = tempEnv();
   seeded = await seed(env, GAMES, COMMENT);
   // One token holds 8 exports at once below, and asks for a 9th as they go away: more than a client may by
-  // default (heavy-requests.test.ts).
+  // default (heavy-requests.test.ts). A child process: the stalled exports' test reads its heap in /metrics,
+  // which in the test's process would hold the test's own too.
   server = await startServer(env, { EXPORTS_PER_CLIENT: '9' });
 });
 after(async () => {
@@ -82,14 +86,17 @@ describe('PGN export under load', () => {
   test('a client that stops reading is disconnected after IDLE_TIMEOUT, its export counted as aborted', async () => {
     // Three seconds: long enough that a busy machine's slow start of an answer (the token look-up, the
     // snapshot) is not taken for a client that stopped reading.
-    const idle = await startServer(env, { IDLE_TIMEOUT: '3s' });
-    const abortedExports = async () => {
-      // Counted where the `request aborted` log line is written (logging.ts), when the server drops the socket.
+    const idle = await serveInProcess(env, { IDLE_TIMEOUT: '3s' });
+    // Counted where the `request aborted` log line is written (logging.ts), when the server drops the socket;
+    // the counter is the process's (src/platform/metrics.ts), counted here from this test's start.
+    const abortedSoFar = async () => {
       const metrics = (await raw(idle.base, '/metrics')).body.toString();
       const line =
         /^chessport_http_requests_aborted_total\{[^}]*route="\/api\/v1\/databases\/:id\/games"[^}]*\} (\d+)/m;
       return Number(line.exec(metrics)?.[1] ?? 0);
     };
+    const abortedBefore = await abortedSoFar();
+    const abortedExports = async () => (await abortedSoFar()) - abortedBefore;
     let client: ClientRequest | undefined;
     try {
       const url = new URL(idle.base + exportPath());

@@ -8,16 +8,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CORPUS, CORPUS_PRESENT, NO_CORPUS } from '../helpers/corpus.ts';
-import {
-  cliJson,
-  type Env,
-  http,
-  importPgn,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { cliJson, type Env, http, importPgn, issueToken, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 
 type Player = { name: string | null; fideId: string | null };
 interface Game {
@@ -34,7 +26,7 @@ interface Game {
 }
 
 let env: Env;
-let server: Server;
+let server: InProcessServer;
 let base: string;
 let alice: string;
 let bob: string;
@@ -76,7 +68,7 @@ describe('filters and ids over a corpus slice', { skip: CORPUS_PRESENT ? false :
     await importPgn(env, join(CORPUS, 'annotated/pychess__dortmund.pgn'), 'bob', 'Dortmund');
     alice = await issueToken(env, 'alice', 'app-one', 'games.read');
     bob = await issueToken(env, 'bob', 'app-one', 'games.read');
-    server = await startServer(env, SERVER_ENV);
+    server = await serveInProcess(env, SERVER_ENV);
     base = `${server.base}/api/v1`;
     // A few deleted games: tombstones, which the filter indexes hold and a filter's count takes off.
     const before = await ndjson('/games?format=ndjson');
@@ -260,7 +252,7 @@ describe('filters and ids over a corpus slice', { skip: CORPUS_PRESENT ? false :
       [n - 1, { PAGE_CACHE_MB: '0' }],
       [0, {}],
     ] as const) {
-      const other = await startServer(env, { ...SERVER_ENV, FILTER_TOTAL_MAX: String(max), ...extra });
+      const other = await serveInProcess(env, { ...SERVER_ENV, FILTER_TOTAL_MAX: String(max), ...extra });
       try {
         await pages(`${other.base}/api/v1`, max);
       } finally {

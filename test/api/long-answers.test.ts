@@ -5,16 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChessportClient, ChessportNetworkError } from '../../packages/client/src/index.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import {
-  cliJson,
-  type Env,
-  importPgn,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { cliJson, type Env, importPgn, issueToken, tempEnv } from '../helpers/harness.ts';
 import { type HeldExport, holdExport, seedLarge, writeRandomGames } from '../helpers/held-exports.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { bearer, raw, type Seeded, waitFor, writeGames } from '../helpers/production.ts';
 
 const ALL = 'user.read,databases.read,games.read';
@@ -31,7 +24,11 @@ before(async () => {
 });
 after(() => env?.cleanup());
 
-async function cutsOf(server: Server, reason: string): Promise<number> {
+/**
+ * The cuts for `reason` in the server's /metrics. The servers of this suite run in its process, one after the
+ * other, and the counter is the process's (src/platform/metrics.ts): each test counts from its own start.
+ */
+async function cutsOf(server: InProcessServer, reason: string): Promise<number> {
   const text = (await raw(server.base, '/metrics')).body.toString();
   const line = new RegExp(`^chessport_streams_cut_total\\{reason="${reason}"\\} (\\d+)`, 'm');
   return Number(line.exec(text)?.[1] ?? 0);
@@ -46,9 +43,9 @@ async function importMore(n: number, marker: string): Promise<void> {
 }
 
 describe('a PGN export ends with its token', () => {
-  let server: Server;
+  let server: InProcessServer;
   before(async () => {
-    server = await startServer(env);
+    server = await serveInProcess(env);
     const whole = await raw(server.base, exportOf, { headers: bearer(seeded.tokens.alice) });
     assert.equal(whole.status, 200);
     wholeLength = whole.body.length;
@@ -57,6 +54,7 @@ describe('a PGN export ends with its token', () => {
 
   test('revoked while its client reads: the next batch is not sent, and the client sees a broken transfer', async () => {
     const token = await issueToken(env, 'alice', 'app-one', ALL);
+    const cutBefore = await cutsOf(server, 'token_revoked');
     const held = await holdExport(server.base, exportOf, token);
     assert.equal(held.status, 200);
     await held.read(3_000_000); // a few batches in
@@ -69,7 +67,7 @@ describe('a PGN export ends with its token', () => {
     assert.ok(body.length < wholeLength, `${body.length} of ${wholeLength} bytes`);
     assert.ok(!body.toString().includes('AfterRevocation'));
     assert.ok(gamesIn(body) < 300);
-    assert.equal(await cutsOf(server, 'token_revoked'), 1);
+    assert.equal(await cutsOf(server, 'token_revoked'), cutBefore + 1);
     // And the token is refused from then on, as always.
     assert.equal((await raw(server.base, exportOf, { headers: bearer(token) })).status, 401);
   });
@@ -87,11 +85,12 @@ describe('a PGN export ends with its token', () => {
   });
 
   test('expiring while it streams: cut off at the expiry', async () => {
+    const cutBefore = await cutsOf(server, 'token_expired');
     const token = await issueToken(env, 'alice', 'app-one', ALL, ['--expires-in', '3s']);
     const held = await holdExport(server.base, exportOf, token);
     assert.equal(held.status, 200);
     await held.read(500_000);
-    await waitFor('the export to be cut', async () => (await cutsOf(server, 'token_expired')) > 0);
+    await waitFor('the export to be cut', async () => (await cutsOf(server, 'token_expired')) > cutBefore);
     const { ended, body } = await held.finish();
     assert.equal(ended, 'error');
     assert.ok(body.length < wholeLength);
@@ -143,10 +142,11 @@ describe('a PGN export ends with its token', () => {
 
 describe('a PGN export cannot crawl', () => {
   test('STREAM_MAX_DURATION: an export that runs longer is cut off', async () => {
-    const server = await startServer(env, { STREAM_MAX_DURATION: '2s' });
+    const server = await serveInProcess(env, { STREAM_MAX_DURATION: '2s' });
     try {
+      const cutBefore = await cutsOf(server, 'too_long');
       const held = await holdExport(server.base, exportOf, seeded.tokens.alice);
-      await waitFor('the export to be cut', async () => (await cutsOf(server, 'too_long')) > 0);
+      await waitFor('the export to be cut', async () => (await cutsOf(server, 'too_long')) > cutBefore);
       assert.equal((await held.finish()).ended, 'error');
     } finally {
       await server.stop();
@@ -154,26 +154,27 @@ describe('a PGN export cannot crawl', () => {
   });
 
   test('STREAM_MIN_RATE: a client that takes less over a window is cut off; one that reads is not', async () => {
-    const server = await startServer(env, { STREAM_MIN_RATE: '1MB/s', STREAM_RATE_WINDOW: '2s' });
+    const server = await serveInProcess(env, { STREAM_MIN_RATE: '1MB/s', STREAM_RATE_WINDOW: '2s' });
     let slow: HeldExport | undefined;
     try {
+      const cutBefore = await cutsOf(server, 'too_slow');
       slow = await holdExport(server.base, exportOf, seeded.tokens.alice);
       const reader = slow;
       // A few KB every half second, as a slow-reading attacker would.
       const trickle = (async () => {
-        while ((await cutsOf(server, 'too_slow')) === 0) {
+        while ((await cutsOf(server, 'too_slow')) === cutBefore) {
           await reader.read(4096);
           await new Promise((resolve) => setTimeout(resolve, 500));
         }
       })();
-      await waitFor('the slow export to be cut', async () => (await cutsOf(server, 'too_slow')) > 0);
+      await waitFor('the slow export to be cut', async () => (await cutsOf(server, 'too_slow')) > cutBefore);
       await trickle;
       assert.equal((await slow.finish()).ended, 'error');
       // A client that reads at once is well above 1 MB/s.
       const fast = await raw(server.base, exportOf, { headers: bearer(seeded.tokens.alice) });
       assert.equal(fast.status, 200);
       assert.ok(fast.body.length >= wholeLength);
-      assert.equal(await cutsOf(server, 'too_slow'), 1);
+      assert.equal(await cutsOf(server, 'too_slow'), cutBefore + 1);
     } finally {
       slow?.leave();
       await server.stop();

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type Env, type Server, settledLog, startServer, tempEnv } from '../helpers/harness.ts';
+import { type Env, settledLog, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   addClient,
   addUserWithPassword,
@@ -32,7 +33,7 @@ async function recordsByModel(env: Env): Promise<Record<string, number>> {
 
 describe('OAuth: anonymous visits keep nothing', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let web: Client;
   let device: Client;
@@ -42,7 +43,7 @@ describe('OAuth: anonymous visits keep nothing', () => {
     await addUserWithPassword(env, 'ann');
     web = await addClient(env, 'Web', ['--redirect-uri', WEB_REDIRECT]);
     device = await addClient(env, 'Chess CLI', ['--device', '--public']);
-    server = await startServer(env, { TRUST_PROXY: 'loopback' });
+    server = await serveInProcess(env, { TRUST_PROXY: 'loopback' });
     base = server.base;
   });
   after(async () => {
@@ -210,11 +211,11 @@ async function assertRefused(answer: Response, probe: Probe): Promise<void> {
 describe('OAuth: the OAuth and account paths are limited per client address', () => {
   const MAX = 12;
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
 
   before(async () => {
     env = tempEnv();
-    server = await startServer(env, {
+    server = await serveInProcess(env, {
       TRUST_PROXY: 'loopback',
       OAUTH_RATE_LIMIT_MAX: String(MAX),
       OAUTH_RATE_LIMIT_WINDOW: '60s',
@@ -263,7 +264,7 @@ describe('OAuth: the OAuth and account paths are limited per client address', ()
 describe('OAuth: what one address can leave in the store is bounded', () => {
   const FLOWS = 5;
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let web: Client;
   let device: Client;
 
@@ -271,7 +272,7 @@ describe('OAuth: what one address can leave in the store is bounded', () => {
     env = tempEnv();
     web = await addClient(env, 'Web', ['--redirect-uri', WEB_REDIRECT]);
     device = await addClient(env, 'Chess CLI', ['--device', '--public']);
-    server = await startServer(env, {
+    server = await serveInProcess(env, {
       TRUST_PROXY: 'loopback',
       OAUTH_FLOWS_PER_ADDRESS: String(FLOWS),
     });
@@ -366,8 +367,8 @@ describe('OAuth: the limits are shared through Redis', {
 }, () => {
   const MAX = 6;
   let env: Env;
-  let one: Server;
-  let two: Server;
+  let one: InProcessServer;
+  let two: InProcessServer;
 
   before(async () => {
     env = tempEnv();
@@ -377,8 +378,8 @@ describe('OAuth: the limits are shared through Redis', {
       REDIS_PREFIX: `chessport-test-${randomUUID()}:`,
       OAUTH_RATE_LIMIT_MAX: String(MAX),
     };
-    one = await startServer(env, shared);
-    two = await startServer(env, shared);
+    one = await serveInProcess(env, shared);
+    two = await serveInProcess(env, shared);
   });
   after(async () => {
     await one?.stop();

@@ -1,19 +1,12 @@
-// The OAuth authorization server against a real server on a real store, set up through the CLI: the code
-// flow with PKCE through the server's own pages, tokens that the API takes as any other, refresh with
-// rotation, revocation, and each refusal a hostile client or page might try.
+// The OAuth authorization server against a real server (in the test's process) on a real store, set up
+// through the CLI: the code flow with PKCE through the server's own pages, tokens that the API takes as any
+// other, refresh with rotation, revocation, and each refusal a hostile client or page might try.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import {
-  cli,
-  cliJson,
-  type Env,
-  http,
-  type Server,
-  settledLog,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { cliJson, type Env, http, settledLog, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   action,
   addClient,
@@ -21,7 +14,6 @@ import {
   authorize,
   authorizeUrl,
   type Client,
-  cliWithInput,
   FormBrowser,
   field,
   freePort,
@@ -37,7 +29,7 @@ const NATIVE_REDIRECT = 'http://127.0.0.1/callback';
 
 describe('OAuth: the authorization code flow with PKCE', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let web: Client;
   let native: Client;
@@ -50,7 +42,7 @@ describe('OAuth: the authorization code flow with PKCE', () => {
     await addUserWithPassword(env, 'pat'); // users passwd's: sessions that end
     web = await addClient(env, 'Web <App>', ['--redirect-uri', WEB_REDIRECT]);
     native = await addClient(env, 'Native', ['--redirect-uri', NATIVE_REDIRECT, '--public']);
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = server.base;
   });
   after(async () => {
@@ -397,11 +389,9 @@ describe('OAuth: the authorization code flow with PKCE', () => {
       ).map((row) => row.model);
     assert.deepEqual(await signIns(), ['Interaction', 'Session', 'WebSession']);
 
-    const changed = await cliWithInput(
-      env,
-      ['users', 'passwd', 'pat', '--stdin'],
-      'a new password for pat\n',
-    );
+    const changed = await cliInProcess(env, ['users', 'passwd', 'pat', '--stdin'], {
+      stdin: 'a new password for pat\n',
+    });
     assert.equal(changed.code, 0, changed.stderr);
     assert.deepEqual(await signIns(), []);
 
@@ -525,7 +515,7 @@ describe('OAuth: the authorization code flow with PKCE', () => {
     assert.ok(active[0]?.lastUsedAt);
     const listed = await cliJson<{ grant: string | null; state: string }[]>(env, ['tokens', 'list']);
     assert.ok(listed.some((t) => t.grant === active[0]?.id && t.state === 'active'));
-    const revoked = await cli(env, ['tokens', 'revoke', active[0]?.id ?? '']);
+    const revoked = await cliInProcess(env, ['tokens', 'revoke', active[0]?.id ?? '']);
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.equal((await http(base, '/api/v1/me', { token: access })).status, 401);
   });
@@ -550,7 +540,7 @@ describe('OAuth: a NUL byte is an unknown value', () => {
   // PostgreSQL refuses text holding U+0000, even as a query parameter: a look-up by such an id or login
   // must answer "not found", as SQLite does, not fail with a 500 and an error in the log.
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let web: Client;
   let device: Client;
@@ -560,7 +550,7 @@ describe('OAuth: a NUL byte is an unknown value', () => {
     await addUserWithPassword(env, 'ann');
     web = await addClient(env, 'Web', ['--redirect-uri', WEB_REDIRECT]);
     device = await addClient(env, 'Chess CLI', ['--device', '--public']);
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = server.base;
   });
   after(async () => {
@@ -671,7 +661,7 @@ describe('OAuth: a NUL byte is an unknown value', () => {
 });
 
 /** The server wrote no error-level line and no stack trace since its log was `from` characters long. */
-async function assertNoErrorLogged(server: Server, from: number): Promise<void> {
+async function assertNoErrorLogged(server: InProcessServer, from: number): Promise<void> {
   const log = (await settledLog(server)).slice(from);
   assert.doesNotMatch(log, /"level":(50|60)/, log);
   assert.doesNotMatch(log, /^\s+at /m, log);
@@ -679,8 +669,8 @@ async function assertNoErrorLogged(server: Server, from: number): Promise<void> 
 
 describe('OAuth: two instances on one store', () => {
   let env: Env;
-  let one: Server;
-  let two: Server;
+  let one: InProcessServer;
+  let two: InProcessServer;
   let web: Client;
 
   before(async () => {
@@ -690,8 +680,8 @@ describe('OAuth: two instances on one store', () => {
     // Behind one address, as behind a load balancer: both are the same issuer.
     const port = await freePort();
     const publicUrl = { PUBLIC_URL: `http://127.0.0.1:${port}` };
-    one = await startServer(env, publicUrl, port);
-    two = await startServer(env, publicUrl);
+    one = await serveInProcess(env, publicUrl, port);
+    two = await serveInProcess(env, publicUrl);
   });
   after(async () => {
     await one?.stop();
@@ -745,13 +735,13 @@ describe('OAuth: two instances on one store', () => {
 
 describe('OAuth: metadata', () => {
   let env: Env;
-  let server: Server;
-  let behindProxy: Server;
+  let server: InProcessServer;
+  let behindProxy: InProcessServer;
 
   before(async () => {
     env = tempEnv();
-    server = await startServer(env);
-    behindProxy = await startServer(env, { PUBLIC_URL: 'https://chess.example.org' });
+    server = await serveInProcess(env);
+    behindProxy = await serveInProcess(env, { PUBLIC_URL: 'https://chess.example.org' });
   });
   after(async () => {
     await server?.stop();
@@ -822,13 +812,13 @@ describe('OAuth: metadata', () => {
 
 describe('OAuth: Strict-Transport-Security', () => {
   let env: Env;
-  let server: Server;
-  let behindProxy: Server;
+  let server: InProcessServer;
+  let behindProxy: InProcessServer;
 
   before(async () => {
     env = tempEnv();
-    server = await startServer(env);
-    behindProxy = await startServer(env, { PUBLIC_URL: 'https://chess.example.org' });
+    server = await serveInProcess(env);
+    behindProxy = await serveInProcess(env, { PUBLIC_URL: 'https://chess.example.org' });
   });
   after(async () => {
     await server?.stop();

@@ -1,14 +1,16 @@
 // The operator's CLI: --json on every command, clear errors, and an import that loses nothing.
 // The commands run in the test's process (run: cliInProcess): the subject is what they print and store.
-// Child processes stay for the servers (startServer: the API, its own process) and for cliBothWays, which
-// checks that the real binary prints what the in-process runs print, for a listing and a failure.
+// The servers the API is checked against run in the test's process too (serveInProcess). Child processes stay
+// for cliBothWays, which checks that the real binary prints what the in-process runs print, for a listing and
+// a failure.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cliInProcess as run } from '../helpers/cli-in-process.ts';
-import { cliBothWays, cliJson, type Env, FIXTURES, http, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliBothWays, cliJson, type Env, FIXTURES, http, tempEnv } from '../helpers/harness.ts';
+import { serveInProcess } from '../helpers/in-process.ts';
 import { CLASSICS_PGN } from '../helpers/world.ts';
 
 let env: Env;
@@ -184,7 +186,7 @@ describe('CLI results and errors', () => {
       env,
       carolsToken('user.read', '--expires-in', '1s'),
     );
-    const server = await startServer(env);
+    const server = await serveInProcess(env);
     try {
       assert.equal((await http(server.base, '/api/v1/me', { token: a.token })).status, 200);
       await cliJson(env, ['tokens', 'revoke', a.id]);
@@ -352,7 +354,7 @@ describe('import', () => {
   test('a Latin-1 file is decoded: accented names arrive intact', async () => {
     await cliJson(env, carolsImport(join(FIXTURES, 'import/latin1.pgn'), 'Latin'));
     const { token } = await cliJson<{ token: string }>(env, carolsToken('games.read'));
-    const server = await startServer(env);
+    const server = await serveInProcess(env);
     try {
       const res = await http<{ data: { white: { name: string }; black: { name: string } }[] }>(
         server.base,
@@ -383,7 +385,7 @@ describe('demo', () => {
       ]);
       const again = await cliJson<{ token: string }>(demo, ['demo', '--no-serve']);
       assert.notEqual(first.token, again.token, 'each run prints a fresh token');
-      const server = await startServer(demo);
+      const server = await serveInProcess(demo);
       try {
         for (const token of [first.token, again.token]) {
           const games = await http<{ data: unknown[] }>(server.base, '/api/v1/games', { token });

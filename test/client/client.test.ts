@@ -1,5 +1,6 @@
 // The typed client against a real server: every method gives what the raw HTTP answer holds, the iterators
 // follow Link rel="next" and the feed's nextCursor, errors are typed, 429 is waited out as Retry-After says.
+// The servers run in the test's process (makeWorld's, and serveInProcess for the rate-limited one).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -9,7 +10,8 @@ import {
   ChessportNetworkError,
   type RetryEvent,
 } from '../../packages/client/src/index.ts';
-import { http, type Server, startServer } from '../helpers/harness.ts';
+import { http } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -189,9 +191,9 @@ describe('typed errors', () => {
 });
 
 describe('429: waiting as Retry-After says', () => {
-  let limited: Server;
+  let limited: InProcessServer;
   before(async () => {
-    limited = await startServer(world.env, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1s' });
+    limited = await serveInProcess(world.env, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1s' });
   });
   after(async () => limited?.stop());
 

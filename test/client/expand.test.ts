@@ -1,6 +1,7 @@
 // The feed with its games, through the client: changes({ expand: 'game' }) and feed({ expand: 'game' })
 // against a real server whose data the CLI changed (a deleted game, an updated one): every live item carries
-// the game as game(id) gives it, a tombstone null, and every page is asked with expand=game.
+// the game as game(id) gives it, a tombstone null, and every page is asked with expand=game. The server runs in
+// the test's process (serveInProcess).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -10,12 +11,13 @@ import {
   type GameDetail,
 } from '../../packages/client/src/index.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cli, cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 
 describe("the feed with each change's game", () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   let deleted: string;
   let updated: string;
@@ -29,7 +31,7 @@ describe("the feed with each change's game", () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'dana', 'Main', writePgn(env.dir, 'main.pgn', numberedGames('Main', 7)));
     token = await issue(env, 'dana');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     const listed = (await http<{ data: { id: string }[] }>(`${server.base}/api/v1`, '/games', { token })).json
       .data;
     [deleted, updated] = listed.map((game) => game.id) as [string, string];

@@ -2,7 +2,8 @@
 // pages, the device flow): an access token the API refuses is refreshed once and the call repeated, the new
 // pair saved before it is used; concurrent refusals share one refresh; a refresh token that was used twice
 // (the grant revoked) fails the call with invalid_grant, and later calls send no refresh; the device flow's
-// answers (allowed, denied); the metadata is checked before a token goes anywhere.
+// answers (allowed, denied); the metadata is checked before a token goes anywhere. The server runs in the
+// test's process (serveInProcess).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +18,8 @@ import {
   type TokenSet,
   type TokenSource,
 } from '../../packages/client/src/index.ts';
-import { cliJson, type Env, issueToken, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, issueToken, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   addClient,
   addUserWithPassword,
@@ -46,7 +48,7 @@ async function thrown(promise: Promise<unknown>): Promise<unknown> {
 
 describe('the client with OAuth tokens', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let base: string;
   let web: Client;
   let device: Client;
@@ -59,7 +61,7 @@ describe('the client with OAuth tokens', () => {
     await cliJson(env, ['apps', 'add', 'own-source']);
     web = await addClient(env, 'Web App', ['--redirect-uri', REDIRECT]);
     device = await addClient(env, 'Chess CLI', ['--device', '--public']);
-    server = await startServer(env);
+    server = await serveInProcess(env);
     base = server.base;
   });
   after(async () => {

@@ -3,7 +3,8 @@
 // has no dependency for npm to fetch), used from a plain .mjs file under Node.js, which strips no types in
 // node_modules, and from strict TypeScript, type-checked with the package's declarations and run, both
 // against a real server. Also: the chessport project itself, installed as a dependency, says in one line
-// that its command runs from a checkout.
+// that its command runs from a checkout. The server runs in the test's process (serveInProcess); the programs
+// that use the package are child processes.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
 import { CLIENT_PACKAGE, installClient, packClient } from '../helpers/client-package.ts';
-import { cliJson, type Env, http, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, http, ROOT, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 
 const run = promisify(execFile);
@@ -134,7 +136,7 @@ console.log(
 
 describe('@chessport/client from its npm package', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   let dir: string;
   let tarball: string;
@@ -146,7 +148,7 @@ describe('@chessport/client from its npm package', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importInto(env, 'carol', 'Carol Games', writePgn(env.dir, 'carol.pgn', numberedGames('Carol', 5)));
     token = await issue(env, 'carol');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     dir = join(env.dir, 'consumer');
     app = join(dir, 'app');
     mkdirSync(app, { recursive: true });

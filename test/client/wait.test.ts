@@ -1,17 +1,19 @@
 // Long-polls through the client: changes({ wait }) is held by the server until a change commits (a CLI import)
 // and is not cut by the client's own timeout, which the wait lengthens; feed({ wait }) follows the feed past
-// its end, yielding each change as it commits, until its signal aborts.
+// its end, yielding each change as it commits, until its signal aborts. The server runs in the test's process
+// (serveInProcess).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ChangesPage, ChessportClient } from '../../packages/client/src/index.ts';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { waitingAtLeast } from '../helpers/long-poll.ts';
 import { importInto, issue } from '../helpers/sync-setup.ts';
 
 describe('the client’s long-polls', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   /** The query of every request the client sent. */
   const asked: string[] = [];
@@ -33,7 +35,7 @@ describe('the client’s long-polls', () => {
     await cliJson(env, ['apps', 'add', 'mirror']);
     await importGames(3);
     token = await issue(env, 'erin');
-    server = await startServer(env);
+    server = await serveInProcess(env);
     client = new ChessportClient({
       baseUrl: server.base,
       token,

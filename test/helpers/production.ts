@@ -6,7 +6,7 @@ import { type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Env, Server } from './harness.ts';
-import { seed as seedStore, withStore } from './in-process.ts';
+import { type InProcessServer, seed as seedStore, withStore } from './in-process.ts';
 import { checkAgainstOpenApi } from './openapi-validate.ts';
 
 export interface RawAnswer {
@@ -81,8 +81,15 @@ export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-/** Everything the server writes to stdout and stderr from now on. */
-export function captureOutput(server: Server): { text(): string } {
+/**
+ * Everything the server writes from now on: a child's stdout and stderr (startServer), or the log lines of a
+ * server in the test's process (serveInProcess).
+ */
+export function captureOutput(server: Server | InProcessServer): { text(): string } {
+  if (!('process' in server)) {
+    const from = server.log().length;
+    return { text: () => server.log().slice(from) };
+  }
   let output = '';
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
@@ -139,8 +146,8 @@ const ALL = 'user.read,databases.read,games.read';
 
 /**
  * Users alice and bob, apps app-one and app-two, alice's database of n games: written through the store as
- * the CLI's commands write them (in-process.ts seed()), on env's store opened in this process, whose server
- * is a child process.
+ * the CLI's commands write them (in-process.ts seed()), on env's store opened in this process and closed
+ * again, before the suite's servers start (in this process or as child processes).
  */
 export async function seed(env: Env, n = 3, comment = ''): Promise<Seeded> {
   const file = writeGames(env.dir, 'seed.pgn', n, 'Seed', comment);

@@ -1,6 +1,7 @@
 // Round trip over the shared corpus: import each file, export its database as PGN through the API, then
 // (1) pgn-extract reads the whole export with zero diagnostics and (2) importing the export again gives the
-// same games (moves, tags, comments, variations: the export PGN) in the same order.
+// same games (moves, tags, comments, variations: the export PGN) in the same order. The server and the imports
+// run in the test's process (serveInProcess, importFile).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -9,15 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { importFile } from '../../src/import/index.ts';
 import { type Database, openStore, type Store } from '../../src/store/index.ts';
 import { CORPUS, CORPUS_PRESENT, NO_CORPUS } from '../helpers/corpus.ts';
-import {
-  cliJson,
-  type Env,
-  http,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { cliJson, type Env, http, issueToken, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 
 const PGN_EXTRACT = ['/usr/games/pgn-extract', '/usr/bin/pgn-extract'].find(existsSync);
 const FULL = process.env.CHESSPORT_FULL_CORPUS === '1';
@@ -37,7 +31,7 @@ const skip = files.length === 0 ? NO_CORPUS : false;
 describe('round trip over the PGN corpus', { skip }, () => {
   let env: Env;
   let store: Store;
-  let server: Server;
+  let server: InProcessServer;
   let token: string;
   const databases = new Map<string, Database>();
 
@@ -47,7 +41,7 @@ describe('round trip over the PGN corpus', { skip }, () => {
     await cliJson(env, ['apps', 'add', 'rt-app']);
     token = await issueToken(env, 'rt', 'rt-app', 'games.read');
     store = await openStore(env.databaseUrl);
-    server = await startServer(env);
+    server = await serveInProcess(env);
   });
   after(async () => {
     await server?.stop();

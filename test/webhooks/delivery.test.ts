@@ -3,7 +3,8 @@
 // right pairwise id; nobody hears of a user who did not grant their app games.read; a receiver that fails for
 // a while gets the signal once it recovers; a server killed with SIGKILL delivers after its restart; a
 // rotated secret verifies beside the new one; 410 Gone and long failure disable an endpoint; and without
-// WEBHOOK_ALLOW_PRIVATE no delivery reaches a private address.
+// WEBHOOK_ALLOW_PRIVATE no delivery reaches a private address. The server and the CLI's commands run in the
+// test's process (serveInProcess, cliInProcess); the server the two SIGKILL tests kill is a child process.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
@@ -17,6 +18,7 @@ import {
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { type AddedEndpoint, type Receiver, startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
 
@@ -74,7 +76,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('webhook deliveries', () => {
   let env: Env;
-  let server: Server;
+  /** In this process, but a child process for the tests that kill it (childServer). */
+  let server: InProcessServer | Server;
   let appOne: Receiver;
   let appTwo: Receiver;
   let endpointOne: AddedEndpoint;
@@ -95,7 +98,7 @@ describe('webhook deliveries', () => {
     appTwo = await startReceiver();
     endpointOne = await addEndpoint(env, 'app-one', appOne);
     await addEndpoint(env, 'app-two', appTwo);
-    server = await startServer(env);
+    server = await serveInProcess(env);
     ids.aliceOne = await meId(server.base, aliceOne);
     ids.aliceTwo = await meId(server.base, aliceTwo);
     ids.bobTwo = await meId(server.base, bobTwo);
@@ -106,6 +109,15 @@ describe('webhook deliveries', () => {
     await appTwo?.close();
     env?.cleanup();
   });
+
+  /** The server as a `chessport serve` child process, for a test that kills it with SIGKILL. */
+  async function childServer(): Promise<Server> {
+    if ('process' in server) return server;
+    await server.stop();
+    const child = await startServer(env);
+    server = child;
+    return child;
+  }
 
   test('an import, an update, a move and a delete each give a verified delivery for the pairwise id, within 2 s', async () => {
     const pgn = writePgn(env.dir, 'first.pgn', numberedGames('First', 4));
@@ -205,6 +217,7 @@ describe('webhook deliveries', () => {
 
   test('a server killed with SIGKILL while signals are pending delivers them after its restart', async () => {
     const pgn = (name: string) => writePgn(env.dir, `${name}.pgn`, numberedGames(name, 1));
+    const child = await childServer();
     // A delivery failing and waiting for its retry, then a change while no server runs: both pending.
     const first = appOne.received.length;
     appOne.answer(503);
@@ -218,7 +231,7 @@ describe('webhook deliveries', () => {
     ]);
     assert.equal(failing.code, 0, failing.stderr);
     await appOne.waitFor((all) => all.length > first, 10_000, 'the first, failing attempt');
-    await server.stop('SIGKILL');
+    await child.stop('SIGKILL');
     const whileDown = await cliInProcess(env, [
       'import',
       pgn('Killed2'),
@@ -230,6 +243,7 @@ describe('webhook deliveries', () => {
     assert.equal(whileDown.code, 0, whileDown.stderr);
     appOne.answer(204);
     const killedAt = Date.now();
+    // A child again: the next test kills it too.
     server = await startServer(env);
     await appOne.waitFor(
       () => appOne.delivered().some((r) => r.at > killedAt && r.event.data.user === ids.aliceOne),
@@ -242,6 +256,7 @@ describe('webhook deliveries', () => {
   });
 
   test('a delivery cut off by SIGKILL mid-attempt is attempted again after the restart: at least once', async () => {
+    const child = await childServer();
     const first = appOne.received.length;
     appOne.hold(true);
     const pgn = writePgn(env.dir, 'held.pgn', numberedGames('Held', 1));
@@ -249,9 +264,9 @@ describe('webhook deliveries', () => {
     assert.equal(changed.code, 0, changed.stderr);
     await appOne.waitFor((all) => all.length > first, 10_000, 'the attempt that will be cut off');
     const held = appOne.received[first];
-    await server.stop('SIGKILL');
+    await child.stop('SIGKILL');
     appOne.hold(false);
-    server = await startServer(env);
+    server = await serveInProcess(env);
     // The killed instance's lease runs out (the attempt's 10 s timeout and a margin), then it goes again.
     await appOne.waitFor(
       () => appOne.delivered().some((r) => r.id === held?.id),
@@ -304,14 +319,14 @@ describe('webhook endpoints that keep failing, and private addresses', () => {
   test('an endpoint failing for WEBHOOK_DISABLE_AFTER is disabled and logged; enabling it delivers what waited', async () => {
     const env = tempEnv({ WEBHOOK_ALLOW_PRIVATE: '1', ...FAST_RETRIES, WEBHOOK_DISABLE_AFTER: '3s' });
     const receiver = await startReceiver();
-    let server: Server | undefined;
+    let server: InProcessServer | undefined;
     try {
       await cliJson(env, ['users', 'add', 'carol']);
       await cliJson(env, ['apps', 'add', 'app']);
       await issueToken(env, 'carol', 'app', 'games.read');
       const endpoint = await addEndpoint(env, 'app', receiver);
       receiver.answer(500);
-      server = await startServer(env);
+      server = await serveInProcess(env);
       const log = logOf(server);
       const pgn = writePgn(env.dir, 'carol.pgn', numberedGames('Carol', 1));
       assert.equal(
@@ -354,13 +369,13 @@ describe('webhook endpoints that keep failing, and private addresses', () => {
     // The endpoint was added where private addresses were allowed; this server is not told so.
     const env = tempEnv({ WEBHOOK_ALLOW_PRIVATE: '1' });
     const receiver = await startReceiver();
-    let server: Server | undefined;
+    let server: InProcessServer | undefined;
     try {
       await cliJson(env, ['users', 'add', 'dave']);
       await cliJson(env, ['apps', 'add', 'app']);
       await issueToken(env, 'dave', 'app', 'games.read');
       await addEndpoint(env, 'app', receiver);
-      server = await startServer(env, { WEBHOOK_ALLOW_PRIVATE: '' });
+      server = await serveInProcess(env, { WEBHOOK_ALLOW_PRIVATE: '' });
       const pgn = writePgn(env.dir, 'dave.pgn', numberedGames('Dave', 1));
       assert.equal(
         (await cliInProcess(env, ['import', pgn, '--user', 'dave', '--database', 'Main'])).code,
@@ -382,14 +397,9 @@ describe('webhook endpoints that keep failing, and private addresses', () => {
 });
 
 /** What the server logs from now on. */
-function logOf(server: Server): () => string {
-  let text = '';
-  const add = (chunk: Buffer) => {
-    text += chunk.toString();
-  };
-  server.process.stdout?.on('data', add);
-  server.process.stderr?.on('data', add);
-  return () => text;
+function logOf(server: Pick<Server, 'log'>): () => string {
+  const from = server.log().length;
+  return () => server.log().slice(from);
 }
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {

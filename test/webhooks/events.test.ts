@@ -2,20 +2,13 @@
 // store, real receivers that verify every signature with svix. A `ping` asked for one endpoint arrives signed,
 // carrying the asking user's pairwise id, whatever the endpoint subscribes to, and is listed as delivered with
 // its latency, and may be redelivered; a disabled endpoint is refused one; an endpoint subscribed to
-// `grant.revoked` only hears no changes; `--events` refuses what it does not know.
+// `grant.revoked` only hears no changes; `--events` refuses what it does not know. The server runs in the test's
+// process (serveInProcess).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import {
-  cli,
-  cliJson,
-  type Env,
-  http,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { cli, cliJson, type Env, http, issueToken, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { type Receiver, startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
 
 const ALL = 'user.read,databases.read,games.read';
@@ -39,7 +32,7 @@ async function meId(base: string, token: string): Promise<string> {
 
 describe('webhook events: ping and subscriptions', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let all: Receiver;
   let revokedOnly: Receiver;
   let endpointAll = '';
@@ -67,7 +60,7 @@ describe('webhook events: ping and subscriptions', () => {
     ]);
     revokedOnly.setSecrets([added.secret]);
     endpointRevokedOnly = added.id;
-    server = await startServer(env);
+    server = await serveInProcess(env);
     aliceId = await meId(server.base, token);
   });
   after(async () => {

@@ -1,12 +1,14 @@
 // The client kit's receiver (examples/webhook-receiver): run as a user runs it, against a real server, it
-// verifies the deliveries with svix, refuses a forged one, and reads the feed that a delivery points to.
+// verifies the deliveries with svix, refuses a forged one, and reads the feed that a delivery points to. The
+// receiver is a child process, as a user runs it; the server runs in the test's process (serveInProcess).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, issueToken, ROOT, startServer, tempEnv } from '../helpers/harness.ts';
+import { cli, cliJson, issueToken, ROOT, tempEnv } from '../helpers/harness.ts';
+import { serveInProcess } from '../helpers/in-process.ts';
 import { addWebhookEndpoint } from '../helpers/webhook-receiver.ts';
 
 const EXAMPLE = join(ROOT, 'examples/webhook-receiver/server.mjs');
@@ -28,7 +30,7 @@ test('examples/webhook-receiver verifies deliveries with svix and reads the feed
   const token = await issueToken(env, 'alice', 'app', 'user.read,games.read');
   const url = `http://127.0.0.1:${port}/webhooks`;
   const { secret } = await addWebhookEndpoint(env, 'app', url);
-  const server = await startServer(env);
+  const server = await serveInProcess(env);
   const receiver = spawn(process.execPath, [EXAMPLE], {
     env: {
       ...process.env,

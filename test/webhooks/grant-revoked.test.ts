@@ -5,11 +5,13 @@
 // "log out" order of simple-oauth2's revokeAll() (the access token, then the refresh token) ends the grant
 // with its event; so do /account, `chessport tokens revoke <grant-id>` and a refresh token replay. The event
 // carries the pairwise id /me gave the app and the time, goes only to endpoints subscribed to it, and is
-// retried until delivered although the app may no longer hear of the user.
+// retried until delivered although the app may no longer hear of the user. The server runs in the test's
+// process (serveInProcess).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AuthorizationCode } from 'simple-oauth2';
-import { cli, cliJson, type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cli, cliJson, type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   addClient,
   addUserWithPassword,
@@ -35,7 +37,7 @@ interface Grant {
 
 describe('webhook events: grant.revoked', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let client: Client;
   let oauthClient: AuthorizationCode;
   /** Subscribed to every event. */
@@ -63,7 +65,7 @@ describe('webhook events: grant.revoked', () => {
     ]);
     changesOnly.setSecrets([added.secret]);
     changesOnlyId = added.id;
-    server = await startServer(env);
+    server = await serveInProcess(env);
     oauthClient = new AuthorizationCode({
       client: { id: client.clientId, secret: client.clientSecret ?? '' },
       auth: {

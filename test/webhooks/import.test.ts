@@ -1,9 +1,12 @@
 // Coalescing end to end: importing 100,000 games sends a handful of signals per endpoint and user, not one per
 // game or per batch, and the last of them comes after the import's last change (docs/webhooks.md#coalescing).
+// The server runs in the test's process (serveInProcess); the import is a `chessport import` child process, as
+// an operator runs it, which leaves this process's event loop to the server and its webhook worker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { numberedGames, writePgn } from '../helpers/changes-fixtures.ts';
-import { cli, cliJson, issueToken, startServer, tempEnv } from '../helpers/harness.ts';
+import { cli, cliJson, issueToken, tempEnv } from '../helpers/harness.ts';
+import { serveInProcess } from '../helpers/in-process.ts';
 import { queryStore } from '../helpers/stores.ts';
 import { startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
 
@@ -14,7 +17,7 @@ test(`a ${GAMES.toLocaleString('en')}-game import gives at most 10 deliveries pe
 }, async (t) => {
   const env = tempEnv({ WEBHOOK_ALLOW_PRIVATE: '1' });
   const receivers = [await startReceiver(), await startReceiver()];
-  const server = await startServer(env).catch((error: unknown) => {
+  const server = await serveInProcess(env).catch((error: unknown) => {
     env.cleanup();
     throw error;
   });

@@ -1,12 +1,15 @@
 // Two `chessport serve` instances on one PostgreSQL deliver every signal between them: for every user whose
 // games changed, a verified delivery carries the user's last change. The deliveries each instance made and any
 // duplicate webhook-ids are counted and reported (at least once allows duplicates; the leases make them rare).
-// PostgreSQL only: runs in the PostgreSQL pass of `npm test`, or alone with TEST_POSTGRES_URL.
+// PostgreSQL only: runs in the PostgreSQL pass of `npm test`, or alone with TEST_POSTGRES_URL. One instance runs
+// in the test's process (serveInProcess), the other as a `chessport serve` child process: the webhook metrics
+// count per process (src/platform/metrics.ts), and what each instance delivered is read from its /metrics.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { record } from '../helpers/dialects.ts';
 import { cliJson, type Env, type Server, startServer } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { postgresEnv } from '../helpers/scale-out.ts';
 import { STORE_DIALECT, TEST_POSTGRES_URL } from '../helpers/stores.ts';
 import { type Receiver, startReceiver, subscribe } from '../helpers/webhook-receiver.ts';
@@ -26,7 +29,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('webhooks from two instances on one PostgreSQL', { skip: skip() }, () => {
   let env: Env;
   let store: Store;
-  let servers: Server[] = [];
+  let servers: (InProcessServer | Server)[] = [];
   let receiver: Receiver;
 
   before(async () => {
@@ -34,7 +37,8 @@ describe('webhooks from two instances on one PostgreSQL', { skip: skip() }, () =
     await cliJson(env, ['apps', 'add', 'app']);
     receiver = await startReceiver();
     await subscribe(env, 'app', receiver);
-    servers = [await startServer(env), await startServer(env)];
+    // Two in this process would each report the deliveries of both on /metrics: one is a child process.
+    servers = [await serveInProcess(env), await startServer(env)];
     // The writers: this process, through the store, as `chessport import` writes.
     store = await openStore(env.databaseUrl);
   });
