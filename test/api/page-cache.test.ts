@@ -1,10 +1,13 @@
 // The page cache (src/api/page-cache.ts) may only ever save work: two servers on one store, one caching
 // pages (the default) and one rendering every page (PAGE_CACHE_MB=0), must give the same bytes, Link and
-// ETag for every list URL, before and after every kind of write the CLI makes from its own process.
+// ETag for every list URL, before and after every kind of write the CLI makes on its own store connection.
+// The servers and the CLI's commands run in the test's process (serveInProcess, cliJson), each on a store
+// connection of its own, as separate processes have: the cache reads the version from the store.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type CachedPage, ListPositions, PageCache } from '../../src/api/page-cache.ts';
-import { cliJson, type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { bearer, header, raw, seed, writeGames } from '../helpers/production.ts';
 
 const page = (version: number, bytes: number): CachedPage => ({
@@ -66,8 +69,8 @@ describe('ListPositions', () => {
 
 describe('cached and uncached servers on one store', () => {
   let env: Env;
-  let cached: Server;
-  let uncached: Server;
+  let cached: InProcessServer;
+  let uncached: InProcessServer;
   let alice: Record<string, string>;
   let mainSlug: string;
 
@@ -79,8 +82,8 @@ describe('cached and uncached servers on one store', () => {
     await cliJson(env, ['databases', 'add', 'Second', '--user', 'alice']);
     const file = writeGames(env.dir, 'second.pgn', 4, 'Second');
     await cliJson(env, ['import', file, '--user', 'alice', '--database', 'second']);
-    cached = await startServer(env);
-    uncached = await startServer(env, { PAGE_CACHE_MB: '0' });
+    cached = await serveInProcess(env);
+    uncached = await serveInProcess(env, { PAGE_CACHE_MB: '0' });
   });
   after(async () => {
     await cached?.stop();
@@ -131,7 +134,7 @@ describe('cached and uncached servers on one store', () => {
     await assertSame('at the start');
   });
 
-  test('and after every kind of write, each made by another process', async () => {
+  test('and after every kind of write, each made by the CLI on its own store connection', async () => {
     const ids = await firstIds();
     const update = writeGames(env.dir, 'update.pgn', 1, 'Updated');
     await cliJson(env, ['games', 'update', ids[1] as string, update]);

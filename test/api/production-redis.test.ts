@@ -1,12 +1,14 @@
-// Shared rate limits through Redis: two server processes count one limit exactly, and a Redis that hangs
-// or dies does not take the API down (requests are counted locally until it is back).
+// Shared rate limits through Redis: two servers count one limit exactly, and a Redis that hangs or dies does
+// not take the API down (requests are counted locally until it is back). The servers run in the test's
+// process (serveInProcess), each with its own app and Redis connection, as two instances have.
 // The shared-limit suite runs where TEST_REDIS_URL is set (.ci/run sets it when a local Redis answers);
 // the outage suite starts its own redis-server on a spare port and needs the binary.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { cliJson, type Env, issueToken, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, issueToken, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   bearer,
   captureOutput,
@@ -22,19 +24,19 @@ import { hasRedisServer, type OwnRedis, ownRedis } from '../helpers/redis-server
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 
-describe('two server processes on one Redis', {
+describe('two servers on one Redis', {
   skip: REDIS_URL ? false : 'set TEST_REDIS_URL to run',
 }, () => {
   let env: Env;
   let seeded: Seeded;
-  let servers: Server[] = [];
+  let servers: InProcessServer[] = [];
   const prefix = `chessport-test:${randomUUID()}:`;
 
   before(async () => {
     env = tempEnv();
     seeded = await seed(env);
     const settings = { REDIS_URL, REDIS_PREFIX: prefix, RATE_LIMIT_MAX: '10' };
-    servers = [await startServer(env, settings), await startServer(env, settings)];
+    servers = [await serveInProcess(env, settings), await serveInProcess(env, settings)];
   });
   after(async () => {
     for (const server of servers) await server.stop();
@@ -50,7 +52,7 @@ describe('two server processes on one Redis', {
   test('share one limit exactly: requests alternate between them and count down one budget', async () => {
     const alice = bearer(seeded.tokens.alice);
     for (let i = 1; i <= 10; i++) {
-      const server = servers[i % 2] as Server;
+      const server = servers[i % 2] as InProcessServer;
       const answer = await raw(server.base, '/api/v1/me', { headers: alice });
       assert.equal(answer.status, 200, `request ${i}`);
       assert.equal(header(answer, 'x-ratelimit-remaining'), String(10 - i), `request ${i}`);
@@ -72,7 +74,7 @@ describe('two server processes on one Redis', {
   test('a cheap 304 through either server gives its count back in Redis, up to the limit per window; * never', async () => {
     await cliJson(env, ['apps', 'add', 'app-poller']);
     const poller = bearer(await issueToken(env, 'alice', 'app-poller', 'games.read'));
-    const [one, two] = servers as [Server, Server];
+    const [one, two] = servers as [InProcessServer, InProcessServer];
     // The export's tag is a version stamp: had on either server without reading a game.
     const path = `/api/v1/databases/${seeded.databaseSlug}/games?format=pgn`;
     const first = await raw(one.base, path, { headers: poller });
@@ -112,7 +114,7 @@ describe('two server processes on one Redis', {
 describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-server' }, () => {
   let env: Env;
   let seeded: Seeded;
-  let server: Server;
+  let server: InProcessServer;
   let redis: OwnRedis | undefined;
   const prefix = `chessport-test:${randomUUID()}:`;
   const sharedKeys = () => (redis as OwnRedis).keys(`${prefix}*`);
@@ -121,7 +123,7 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
     redis = await ownRedis();
     env = tempEnv();
     seeded = await seed(env);
-    server = await startServer(env, {
+    server = await serveInProcess(env, {
       REDIS_URL: redis.url,
       REDIS_PREFIX: prefix,
       RATE_LIMIT_MAX: '1000',
@@ -186,7 +188,7 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
 
   test('a hung Redis: after one request has waited for it, requests skip it for the cool-down, then one probes it', async () => {
     // A server of its own: the outage of the test above may still be open in the other one's breaker and log.
-    const own = await startServer(env, {
+    const own = await serveInProcess(env, {
       REDIS_URL: (redis as OwnRedis).url,
       REDIS_PREFIX: prefix,
       RATE_LIMIT_MAX: '1000',
@@ -204,8 +206,11 @@ describe('Redis failing mid-run', { skip: hasRedisServer ? false : 'needs redis-
       return new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1];
     };
     const breakerOpen = () => metric('chessport_rate_limit_breaker_open');
-    // The requests that tried Redis and met its failure (or timeout): the others skipped it.
-    const triedAndFailed = async () => Number(await metric('chessport_rate_limit_store_errors_total'));
+    // The requests that tried Redis and met its failure (or timeout): the others skipped it. The counter is
+    // the process's (src/platform/metrics.ts), which the server of the test above added to: counted from here.
+    const failedBefore = Number(await metric('chessport_rate_limit_store_errors_total'));
+    const triedAndFailed = async () =>
+      Number(await metric('chessport_rate_limit_store_errors_total')) - failedBefore;
     let counted = 0; // requests counted in this process while Redis is skipped
     try {
       await me();

@@ -1,12 +1,15 @@
 // Production HTTP against the real server: rate limits and their headers, conditional requests, CORS,
-// compression, request ids, token-free logs, probes and metrics.
+// compression, request ids, token-free logs, probes and metrics. The servers run in the test's process
+// (world.ts, serveInProcess); `chessport serve` runs as a child process where its stdout is the subject (a
+// log reader that has gone).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { matchesIfNoneMatch } from '../../src/api/plugins/conditional.ts';
-import { BIN, cliJson, type Server, startServer } from '../helpers/harness.ts';
+import { BIN, cliJson } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   bearer,
   captureOutput,
@@ -19,10 +22,10 @@ import {
 import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
-let limited: Server; // the same store, RATE_LIMIT_MAX=5, behind a (loopback) proxy
+let limited: InProcessServer; // the same store, RATE_LIMIT_MAX=5, behind a (loopback) proxy
 before(async () => {
   world = await makeWorld();
-  limited = await startServer(world.env, {
+  limited = await serveInProcess(world.env, {
     RATE_LIMIT_MAX: '5',
     RATE_LIMIT_WINDOW: '60s',
     TRUST_PROXY: 'loopback',
@@ -185,7 +188,7 @@ describe('rate limits', () => {
 describe('which 304s spend the rate limit', () => {
   /** A server of its own, with `max` requests per 60 s. */
   async function limitedTo(max: number) {
-    const server = await startServer(world.env, { RATE_LIMIT_MAX: String(max), RATE_LIMIT_WINDOW: '60s' });
+    const server = await serveInProcess(world.env, { RATE_LIMIT_MAX: String(max), RATE_LIMIT_WINDOW: '60s' });
     const alice = bearer(world.tokens.alice);
     const at = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
       raw(server.base, api(path), { method, headers: { ...alice, ...headers } });
@@ -600,7 +603,7 @@ describe('request ids', () => {
 
 describe('logs', () => {
   test('structured lines with the request id, and never a token, whatever the client sends', async () => {
-    const server = await startServer(world.env, { LOG_LEVEL: 'trace' });
+    const server = await serveInProcess(world.env, { LOG_LEVEL: 'trace' });
     try {
       const output = captureOutput(server);
       const id = `log-check-${randomUUID()}`;
@@ -672,8 +675,9 @@ describe('logs', () => {
 
 describe('logs when nobody reads them', () => {
   test('a server whose log reader has gone (`serve | head -2`) still stops on SIGTERM with exit code 0', async () => {
-    // The server's stdout and stderr go into `head -2`, which exits after the first two lines (the store's,
-    // then `Server listening at`): every later log line meets a broken pipe, as when a log shipper dies.
+    // A child process: its stdout is the subject. The server's stdout and stderr go into `head -2`, which
+    // exits after the first two lines (the store's, then `Server listening at`): every later log line meets a
+    // broken pipe, as when a log shipper dies.
     const head = spawn('head', ['-2'], { stdio: ['pipe', 'pipe', 'ignore'] });
     const server = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
       env: { ...world.env.env, LOG_LEVEL: 'info' },

@@ -1,24 +1,26 @@
 // HTTP/1.1 on the wire (RFC 9112), with requests written as bytes over TCP: pipelined requests answered whole
 // and in order, also when one of them fails or is not HTTP at all; Connection: close and HTTP/1.0 honoured;
 // CONNECT and Expect, which Node answers or drops before any route; Host as RFC 9112 asks; rate limits
-// counted per request when requests arrive together.
+// counted per request when requests arrive together. The servers run in the test's process (serveInProcess):
+// the same Node HTTP server, parser and options as `chessport serve`'s.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { type Env, issueToken, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { type Env, issueToken, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { type Seeded, seed } from '../helpers/production.ts';
 
 let env: Env;
 let seeded: Seeded;
 let meOnly: string; // alice's token with user.read only
-let server: Server;
-let limited: Server; // the same store, RATE_LIMIT_MAX=3
+let server: InProcessServer;
+let limited: InProcessServer; // the same store, RATE_LIMIT_MAX=3
 before(async () => {
   env = tempEnv();
   seeded = await seed(env, 3);
   meOnly = await issueToken(env, 'alice', 'app-one', 'user.read');
-  server = await startServer(env);
-  limited = await startServer(env, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '60s' });
+  server = await serveInProcess(env);
+  limited = await serveInProcess(env, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '60s' });
 });
 after(async () => {
   await server?.stop();
@@ -101,7 +103,7 @@ interface Conversation {
  * answers (interim ones included) are in and nothing more came for `linger` ms.
  */
 function converse(
-  target: Server,
+  target: InProcessServer,
   bytes: string,
   options: { expect?: number; heads?: number[]; linger?: number } = {},
 ): Promise<Conversation> {

@@ -1,8 +1,10 @@
 // The server and the seeding of the HTTP suites, in the test's own process: the application `chessport serve`
 // builds (src/cli/server.ts apiOptions), listening on a free loopback port, on a temp store (tempEnv), and the
 // users, apps, tokens, databases and games written through the store's resource objects and the import, as the
-// CLI's commands write them. No child process starts: the suites whose subject is the process (signals, exit
-// codes, the CLI's text, two instances, crashes, the log on stdout) keep harness.ts's startServer() and cli().
+// CLI's commands write them. No child process starts: the suites whose subject is the process (signals from
+// outside, exit codes, the CLI's text, crashes, the log on stdout) keep harness.ts's startServer() and cli().
+// Two instances are two serveInProcess() calls; the counters of src/platform/metrics.ts are the process's,
+// shared by every server a suite runs.
 import { openCliStore } from '../../src/cli/context.ts';
 import { runServer, type Serving } from '../../src/cli/server.ts';
 import { loadServerSettings, loadSettings, loadStoreSettings } from '../../src/cli/settings.ts';
