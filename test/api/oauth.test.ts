@@ -2,7 +2,7 @@
 // through the CLI: the code flow with PKCE through the server's own pages, tokens that the API takes as any
 // other, refresh with rotation, revocation, and each refusal a hostile client or page might try.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { cliJson, type Env, http, settledLog, tempEnv } from '../helpers/harness.ts';
@@ -557,6 +557,11 @@ describe('OAuth: a NUL byte is an unknown value', () => {
     await server?.stop();
     env?.cleanup();
   });
+  let stderr: { text(): string; stop(): void };
+  beforeEach(() => {
+    stderr = stderrFromNow();
+  });
+  afterEach(() => stderr.stop());
 
   const NUL = 'a\u0000b';
   const form = (path: string, params: Record<string, string>) => tokenRequest(base, params, undefined, path);
@@ -613,7 +618,7 @@ describe('OAuth: a NUL byte is an unknown value', () => {
     });
     assert.equal(revokeGrant.status, 303);
     assert.equal(revokeGrant.headers.get('location'), '/account?done=revoked');
-    await assertNoErrorLogged(server, logged);
+    await assertNoErrorLogged(server, logged, stderr.text());
   });
 
   test('codes, tokens, user codes and uids with NUL are unknown too', async () => {
@@ -656,15 +661,35 @@ describe('OAuth: a NUL byte is an unknown value', () => {
       assert.equal(page.status, 400, path);
       assert.match(page.headers.get('content-type') ?? '', /^text\/html/, path);
     }
-    await assertNoErrorLogged(server, logged);
+    await assertNoErrorLogged(server, logged, stderr.text());
   });
 });
 
-/** The server wrote no error-level line and no stack trace since its log was `from` characters long. */
-async function assertNoErrorLogged(server: InProcessServer, from: number): Promise<void> {
-  const log = (await settledLog(server)).slice(from);
+/**
+ * The server wrote no error-level line and no stack trace since its log was `from` characters long, nor did
+ * anything in its process print one to stderr (`stderr`: what the process wrote there meanwhile), where the
+ * child process's stderr went into its log.
+ */
+async function assertNoErrorLogged(server: InProcessServer, from: number, stderr: string): Promise<void> {
+  const log = (await settledLog(server)).slice(from) + stderr;
   assert.doesNotMatch(log, /"level":(50|60)/, log);
   assert.doesNotMatch(log, /^\s+at /m, log);
+}
+
+/** What this process writes to stderr from now until stop(); it is still written there. */
+function stderrFromNow(): { text(): string; stop(): void } {
+  let text = '';
+  const write = process.stderr.write;
+  process.stderr.write = function (this: NodeJS.WriteStream, chunk: string | Uint8Array, ...rest: unknown[]) {
+    text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    return Reflect.apply(write, this, [chunk, ...rest]);
+  } as typeof process.stderr.write;
+  return {
+    text: () => text,
+    stop: () => {
+      process.stderr.write = write;
+    },
+  };
 }
 
 describe('OAuth: two instances on one store', () => {
