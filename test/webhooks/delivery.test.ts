@@ -185,10 +185,18 @@ describe('webhook deliveries', () => {
       [503, 503, 503, 204],
     );
     assert.equal(new Set(attempts.map((r) => r.id)).size, 1, 'retries carry the same webhook-id');
-    const [latest] = await cliJson<{ id: string; state: string; attempts: number; lastStatus: number }[]>(
-      env,
-      ['webhooks', 'deliveries', endpointOne.id, '--limit', '1'],
-    );
+    // The receiver has answered; the worker records the answer a moment later.
+    let latest: { id: string; state: string; attempts: number; lastStatus: number } | undefined;
+    await waitUntil(async () => {
+      [latest] = await cliJson<NonNullable<typeof latest>[]>(env, [
+        'webhooks',
+        'deliveries',
+        endpointOne.id,
+        '--limit',
+        '1',
+      ]);
+      return latest?.state !== 'pending' && latest?.state !== 'retrying';
+    }, 10_000).catch(() => undefined);
     assert.deepEqual(
       { id: latest?.id, state: latest?.state, attempts: latest?.attempts, lastStatus: latest?.lastStatus },
       { id: attempts[0]?.id, state: 'delivered', attempts: 4, lastStatus: 204 },
@@ -300,7 +308,11 @@ describe('webhook deliveries', () => {
         'app-one',
       ]).then((all) => all.filter((e) => (e as unknown as { id: string }).id === endpoint.id));
       assert.equal(listed?.disabledReason, 'the endpoint answered 410 Gone');
-      assert.match(log(), /"msg":"webhook endpoint disabled: it answered 410 Gone"/);
+      // Logged right after the endpoint is disabled.
+      await waitUntil(
+        async () => /"msg":"webhook endpoint disabled: it answered 410 Gone"/.test(log()),
+        10_000,
+      );
       await changeAndAwait(
         env,
         appOne,
