@@ -18,16 +18,22 @@ export const DEFAULT_COALESCING: CoalescingPolicy = { baseMs: 1000, maxMs: 60_00
  * waits until a spacing after it: baseMs, or, after a delivery that carried a burst of changes (an import),
  * twice the previous spacing up to maxMs. Meanwhile every later change joins that delivery. So one edit is
  * delivered at once, edits in a row about one a second, and an import a handful of times in all.
+ *
+ * A quiet spell is as long as the spacing, but after a burst it is maxMs: an import's batches may commit
+ * further apart than the spacing (a busy machine, a slow store), and each would otherwise start over, a
+ * delivery per batch. Within maxMs of a burst's delivery the spacing keeps doubling, and a change that comes
+ * after the spacing has passed goes at once.
  */
 export function coalescingRule(policy: CoalescingPolicy = DEFAULT_COALESCING): CoalescingRule {
   return (previous, now) => {
     if (!previous || previous.sentAt === null) return { dueAt: now, spacingMs: 0 };
-    const spacingMs =
-      previous.changes >= policy.burstChanges
-        ? Math.min(policy.maxMs, Math.max(policy.baseMs, previous.spacingMs * 2))
-        : policy.baseMs;
-    const dueAt = previous.sentAt + spacingMs;
-    return dueAt <= now ? { dueAt: now, spacingMs: 0 } : { dueAt, spacingMs };
+    const burst = previous.changes >= policy.burstChanges;
+    const spacingMs = burst
+      ? Math.min(policy.maxMs, Math.max(policy.baseMs, previous.spacingMs * 2))
+      : policy.baseMs;
+    const quietMs = burst ? policy.maxMs : spacingMs;
+    if (now - previous.sentAt >= quietMs) return { dueAt: now, spacingMs: 0 };
+    return { dueAt: Math.max(now, previous.sentAt + spacingMs), spacingMs };
   };
 }
 

@@ -100,22 +100,50 @@ describe('schedules', () => {
     assert.deepEqual(rule({ sentAt: null, spacingMs: 0, changes: 1 }, now), { dueAt: now, spacingMs: 0 });
   });
 
-  test('coalescing: an import of many batches gives a handful of deliveries', () => {
+  /** Deliveries of an import whose batches of 5,000 changes commit every `everyMs` for `forMs`, each sent when due. */
+  function importDeliveries(everyMs: number, forMs: number): number {
     const policy = coalescingRule();
-    // A batch commits every 100 ms for five minutes; a delivery goes as soon as it is due.
     let previous: { sentAt: number; spacingMs: number; changes: number } | undefined;
     let pending: { dueAt: number; spacingMs: number; changes: number } | undefined;
     let deliveries = 0;
-    for (let at = 0; at <= 300_000; at += 100) {
+    for (let at = 0; at <= forMs + 120_000; at += 100) {
       if (pending && pending.dueAt <= at) {
         previous = { sentAt: at, spacingMs: pending.spacingMs, changes: pending.changes };
         pending = undefined;
         deliveries++;
       }
+      if (at > forMs || at % everyMs !== 0) continue;
       if (pending) pending.changes += 5000;
       else pending = { ...policy(previous, at), changes: 5000 };
     }
-    assert.ok(deliveries <= 12, `${deliveries} deliveries`);
+    assert.equal(pending, undefined, 'the last change delivered');
+    return deliveries;
+  }
+
+  test('coalescing: an import of many batches gives a handful of deliveries, however far apart they commit', () => {
+    // Five minutes of a batch every 100 ms; 46 s of one every 2.2 s (slower than the first spacings: a busy
+    // machine, PostgreSQL); a batch every 30 s for five minutes.
+    for (const [everyMs, forMs] of [
+      [100, 300_000],
+      [2200, 46_200],
+      [30_000, 300_000],
+    ] as const) {
+      const deliveries = importDeliveries(everyMs, forMs);
+      assert.ok(deliveries <= 12, `a batch every ${everyMs} ms for ${forMs} ms: ${deliveries} deliveries`);
+    }
+  });
+
+  test('coalescing: after a burst, a change later than the spacing but within maxMs goes at once, the spacing doubled', () => {
+    const now = 1_000_000;
+    assert.deepEqual(rule({ sentAt: now - 5000, spacingMs: 2000, changes: 5000 }, now), {
+      dueAt: now,
+      spacingMs: 4000,
+    });
+    assert.deepEqual(
+      rule({ sentAt: now - 3000, spacingMs: 1000, changes: 3 }, now),
+      { dueAt: now, spacingMs: 0 },
+      'a few changes: a quiet spell of the spacing starts over',
+    );
   });
 
   test('retries: the schedule’s waits with up to 10% jitter, then none', () => {
