@@ -704,6 +704,52 @@ describe('logs when nobody reads them', () => {
   });
 });
 
+describe('logs read late', () => {
+  test('a log reader that stops reading costs log lines, never the server: the next line says how many', async () => {
+    // A child process: its stdout is the subject. The test stops reading it until the pipe is full and every
+    // write meets EAGAIN; the server answers on, drops the lines it cannot write, and says so once read again.
+    const server = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+      env: { ...world.env.env, LOG_LEVEL: 'info' },
+      cwd: world.env.dir,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      let output = '';
+      const base = await new Promise<string>((resolve, reject) => {
+        server.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const listening = /listening at (http:\/\/[0-9.:]+)/i.exec(output);
+          if (listening?.[1]) resolve(listening[1]);
+        });
+        server.once('exit', (code) => reject(new Error(`serve exited (${code}): ${output}`)));
+      });
+      server.stdout.pause();
+      // Each answer logs a line with its URL, here of 2 KB: 300 of them are far more than a pipe and the
+      // reader's buffer hold (64 KiB each on Linux).
+      const statuses = new Set<number>();
+      for (let i = 0; i < 300; i++) {
+        const answer = await fetch(`${base}/healthz?round=${i}&pad=${'x'.repeat(2000)}`);
+        await answer.arrayBuffer();
+        statuses.add(answer.status);
+      }
+      assert.deepEqual([...statuses], [200], 'every request answered');
+      server.stdout.resume();
+      const before = output.length;
+      const dropped = /"msg":"(\d+) log lines dropped: stdout was full for over a second"/;
+      for (let waited = 0; !dropped.test(output.slice(before)); waited += 100) {
+        if (waited > 30_000) assert.fail(`no line said how many were dropped: ${output.slice(-2000)}`);
+        await (await fetch(`${base}/healthz`)).arrayBuffer();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(Number(dropped.exec(output.slice(before))?.[1]) > 0);
+      assert.equal(server.exitCode, null, 'still running');
+      assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});
+
 describe('probes and metrics', () => {
   test('/healthz and /readyz answer without a token, outside /api/v1', async () => {
     for (const [path, status] of [

@@ -52,22 +52,40 @@ export interface LogStream {
   write(line: string): void;
 }
 
+/** Lines dropped since the last one written (stdoutLines). */
+let dropped = 0;
+
 /**
  * The default log stream: stdout, one synchronous write per line, like pino's default destination. But a
  * broken pipe (whoever read stdout has gone) drops the line: the default (sonic-boom) retries such a write
- * forever from its exit hook, so a server whose log reader had gone could never stop on SIGTERM.
+ * forever from its exit hook, so a server whose log reader had gone could never stop on SIGTERM. A reader
+ * that does not read for a second (a non-blocking stdout that stays full) costs the lines written meanwhile,
+ * never the server: a write that threw would end the process from whatever logged (an answer closing). The
+ * next line that gets through says how many were dropped.
  */
 export const stdoutLines: LogStream = {
   write(line: string): void {
     for (let attempt = 0; ; attempt++) {
       try {
+        if (dropped > 0) {
+          writeSync(
+            1,
+            `${JSON.stringify({ level: 40, time: Date.now(), msg: `${dropped} log lines dropped: stdout was full for over a second` })}\n`,
+          );
+          dropped = 0;
+        }
         writeSync(1, line);
         return;
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EPIPE') return;
-        // A non-blocking stdout that is full: wait 1 ms and retry, for at most a second.
-        if (code !== 'EAGAIN' || attempt >= 1000) throw error;
+        if (code !== 'EAGAIN') throw error;
+        // A non-blocking stdout that is full: wait 1 ms and retry, for at most a second (not again while it
+        // stays full).
+        if (attempt >= (dropped > 0 ? 0 : 1000)) {
+          dropped++;
+          return;
+        }
         Atomics.wait(PAUSE, 0, 0, 1);
       }
     }
