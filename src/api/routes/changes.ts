@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor } from '../../domain/cursor.ts';
 import { pairwiseId } from '../../domain/pairwise.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import type { GameChange } from '../../store/index.ts';
-import { lapsedToken, tokenLapse } from '../auth.ts';
+import { lapsedToken, type TokenLapse, tokenLapse } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { readRoute } from '../route.ts';
 import { changesQuery, schemas } from '../schemas.ts';
@@ -23,6 +23,28 @@ interface ChangesQuery {
 
 export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
   const { store, secret, waits } = context;
+  /**
+   * The token checks under way, by token, each with the tick at which it began. The waits of one token woken
+   * by one change (a client's devices; a thousand in the tests) check it once: a request joins a check only
+   * if that began after its own read, so a revocation that committed before its read is never missed.
+   */
+  const lapseChecks = new Map<string, { began: number; result: Promise<TokenLapse | undefined> }>();
+  let ticks = 0;
+  const checkLapse = (
+    token: Parameters<typeof tokenLapse>[2],
+    request: Parameters<typeof tokenLapse>[1],
+    readAt: number,
+  ) => {
+    const current = lapseChecks.get(token.id);
+    if (current && current.began > readAt) return current.result;
+    const entry = { began: ++ticks, result: tokenLapse(store, request, token) };
+    lapseChecks.set(token.id, entry);
+    const done = () => {
+      if (lapseChecks.get(token.id) === entry) lapseChecks.delete(token.id);
+    };
+    entry.result.then(done, done);
+    return entry.result;
+  };
 
   readRoute(app, context, {
     url: '/changes',
@@ -99,12 +121,13 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
               'from the start, without cursor',
           );
         }
-        return page;
+        // The tick at which it was read: a token check that begins later sees every revocation it could miss.
+        return { ...page, readAt: ticks };
       };
       // A long-poll reads until a page has changes, or its wait ends (feed-waits.ts): the one place a request
       // of the feed waits. The key names everything read() depends on, for waits that share a read.
       const key = `${token.userId} ${after} ${limit} ${cursor !== undefined} ${expand ?? ''}`;
-      const { rows, data } =
+      const { rows, data, readAt } =
         wait === undefined
           ? await read()
           : await waits.hold(token.userId, key, wait * 1000, reply, read, (page) => page.rows.length > 0);
@@ -112,7 +135,7 @@ export function changeRoutes(app: FastifyInstance, context: ApiContext): void {
       // meanwhile gets its 401, not the changes (and games) read after it lapsed, as a long export is cut off
       // (long-answers.ts).
       if (wait !== undefined) {
-        const lapse = await tokenLapse(store, request, token);
+        const lapse = await checkLapse(token, request, readAt);
         if (lapse) throw lapsedToken(lapse, context.resourceMetadataUrl());
       }
       const position = rows.slice(0, limit).at(-1)?.seq ?? after;
