@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { type FeedPage, importNumbered, seedNumbered } from '../helpers/changes-fixtures.ts';
-import { cliJson, type Env, http, issueToken, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, type Env, http, issueToken, tempEnv } from '../helpers/harness.ts';
 import { type InProcessServer, seed, serveInProcess } from '../helpers/in-process.ts';
 
 const run = promisify(execFile);
@@ -243,7 +243,7 @@ describe('a cursor from before a restore', () => {
     const token = await issueToken(restoreEnv, 'erin', 'app-one', ALL);
     const restore = await backup(restoreEnv);
     await load('After', 2);
-    let restored = await startServer(restoreEnv);
+    let restored = await serveInProcess(restoreEnv);
     const read = (query: Record<string, string | number>) =>
       http<FeedPage>(
         `${restored.base}/api/v1`,
@@ -258,7 +258,7 @@ describe('a cursor from before a restore', () => {
     await restored.stop();
 
     await restore();
-    restored = await startServer(restoreEnv);
+    restored = await serveInProcess(restoreEnv);
     try {
       // The case in docs/operations.md: a game deleted after the restore takes the position after the backup's last.
       const games = await http<{ data: { id: string }[] }>(`${restored.base}/api/v1`, '/games', { token });

@@ -2,23 +2,27 @@
 // so many PGN exports at once, across every instance, and get them back when they leave; an instance runs
 // only so many for everyone, and sheds them while overloaded; light requests are answered meanwhile.
 // The suites on Redis run where TEST_REDIS_URL is set; those in which Redis restarts or fails start their
-// own redis-server.
+// own redis-server. The servers run in the test's process (serveInProcess), two instances as two servers there,
+// each with its own application and Redis connection; two stay child processes of `chessport serve`: the one
+// whose heap is measured (overloaded) and the one killed with SIGKILL. The feed's and heavy requests' metrics
+// are the process's (src/platform/metrics.ts): in-process instances share them.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import {
-  cli,
+  cliBothWays,
   cliJson,
   type Env,
   importPgn,
   issueToken,
-  type Server,
   startServer,
   tempEnv,
 } from '../helpers/harness.ts';
 import { BIG_COMMENT, errorOf, type HeldExport, holdExport, seedLarge } from '../helpers/held-exports.ts';
-import { metric, waitForChanges, waitingAtLeast } from '../helpers/long-poll.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
+import { metric, waitForChanges, waitingAtLeast, waitingAtMost } from '../helpers/long-poll.ts';
 import { bearer, header, raw, type Seeded, waitFor, writeGames } from '../helpers/production.ts';
 import { hasRedisServer, type OwnRedis, ownRedis } from '../helpers/redis-server.ts';
 import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
@@ -51,9 +55,9 @@ const leaveAll = (held: HeldExport[]) => {
 };
 
 describe('PGN exports per app and user', () => {
-  let server: Server;
+  let server: InProcessServer;
   before(async () => {
-    server = await startServer(env);
+    server = await serveInProcess(env);
   });
   after(async () => {
     await server?.stop();
@@ -144,7 +148,7 @@ describe('PGN exports per app and user', () => {
 
 describe('PGN exports per instance, and load shedding', () => {
   test('an instance full of exports answers the next with 503, and light requests with 200', async () => {
-    const server = await startServer(env, { EXPORTS_PER_CLIENT: '1', EXPORTS_PER_INSTANCE: '2' });
+    const server = await serveInProcess(env, { EXPORTS_PER_CLIENT: '1', EXPORTS_PER_INSTANCE: '2' });
     const held: HeldExport[] = [];
     try {
       const first = await holdExport(server.base, exportOf, seeded.tokens.alice);
@@ -182,6 +186,7 @@ describe('PGN exports per instance, and load shedding', () => {
 
   test('an overloaded instance sheds exports with 503 and goes on answering light requests', async () => {
     // A heap of 100 MB, over 10 % full counts as overloaded: every instance is, from its first sample on.
+    // A child process: the heap measured is the server's own, and NODE_OPTIONS acts only on a new process.
     const server = await startServer(env, {
       NODE_OPTIONS: '--max-old-space-size=100',
       SHED_HEAP_PERCENT: '10',
@@ -227,8 +232,11 @@ describe('PGN exports per instance, and load shedding', () => {
       [{ STREAM_MAX_DURATION: '1 hour' }, /invalid STREAM_MAX_DURATION/],
       [{ STREAM_RATE_WINDOW: '0' }, /invalid STREAM_RATE_WINDOW/],
     ];
-    for (const [settings, message] of cases) {
-      const result = await cli({ ...env, env: { ...env.env, ...settings } }, ['serve', '--port', '0']);
+    for (const [i, [settings, message]] of cases.entries()) {
+      // Refused before the store opens or anything listens: in this process; the first also as the real
+      // binary, which must say the same.
+      const run = i === 0 ? cliBothWays : cliInProcess;
+      const result = await run({ ...env, env: { ...env.env, ...settings } }, ['serve', '--port', '0']);
       assert.equal(result.code, 1, JSON.stringify(settings));
       assert.match(result.stderr, message);
     }
@@ -240,9 +248,9 @@ describe('PGN exports per app and user, across two instances on one Redis', {
 }, () => {
   const prefix = `chessport-test:${randomUUID()}:`;
   const settings = { REDIS_URL, REDIS_PREFIX: prefix, HEAVY_LEASE_TTL: '3s' };
-  let servers: Server[] = [];
+  let servers: InProcessServer[] = [];
   before(async () => {
-    servers = [await startServer(env, settings), await startServer(env, settings)];
+    servers = [await serveInProcess(env, settings), await serveInProcess(env, settings)];
   });
   after(async () => {
     for (const server of servers) await server.stop();
@@ -253,7 +261,7 @@ describe('PGN exports per app and user, across two instances on one Redis', {
       await redis.quit();
     }
   });
-  const base = (i: number) => (servers[i] as Server).base;
+  const base = (i: number) => (servers[i] as InProcessServer).base;
   /** The leases in Redis of every app and user. */
   async function leasesHeld(): Promise<number> {
     const redis = new Redis(REDIS_URL as string);
@@ -311,6 +319,7 @@ describe('PGN exports per app and user, across two instances on one Redis', {
   test('the slots of an instance that dies expire with their leases', async () => {
     const large = writeGames(env.dir, 'bob-large.pgn', 300, 'Bob', BIG_COMMENT);
     const bobsLarge = exportPath(await importPgn(env, large, 'bob', 'Bob Large'));
+    // A child process: it is killed.
     const doomed = await startServer(env, settings);
     const held: HeldExport[] = [];
     try {
@@ -380,7 +389,7 @@ describe('PGN exports on a slow Redis: a client refused by its limit holds none 
 
   test('a burst of 20 by one client never makes another user’s export 503, round after round', async () => {
     // Defaults: 2 exports per app and user, 8 per instance.
-    const server = await startServer(env, settings());
+    const server = await serveInProcess(env, settings());
     const held: HeldExport[] = [];
     try {
       proxy.slow(SLOW_MS);
@@ -413,7 +422,7 @@ describe('PGN exports on a slow Redis: a client refused by its limit holds none 
   });
 
   test('clients whose leases come back together take no more of the instance’s slots than there are', async () => {
-    const server = await startServer(env, { ...settings(), EXPORTS_PER_INSTANCE: '3' });
+    const server = await serveInProcess(env, { ...settings(), EXPORTS_PER_INSTANCE: '3' });
     const held: HeldExport[] = [];
     try {
       proxy.slow(SLOW_MS);
@@ -475,7 +484,7 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
   const LIMIT = 4; // LONG_POLLS_PER_CLIENT's default
   let redis: OwnRedis;
   let polls: LongPoll[] = [];
-  let servers: Server[] = [];
+  let servers: InProcessServer[] = [];
   before(async () => {
     redis = await ownRedis();
   });
@@ -483,8 +492,8 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
     await redis?.kill();
   });
   /** A server on the own Redis (or on `url`), with its own prefix; leases renewed every second. */
-  async function serverOn(prefix: string, url = redis.url): Promise<Server> {
-    const server = await startServer(env, {
+  async function serverOn(prefix: string, url = redis.url): Promise<InProcessServer> {
+    const server = await serveInProcess(env, {
       REDIS_URL: url,
       REDIS_PREFIX: prefix,
       HEAVY_LEASE_TTL: '3s',
@@ -504,13 +513,13 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
     }
   }
   /** Until the server counts its requests in Redis again. */
-  async function sharedAgain(server: Server, prefix: string): Promise<void> {
+  async function sharedAgain(server: InProcessServer, prefix: string): Promise<void> {
     await waitFor('the server to count in Redis again', async () => {
       await raw(server.base, '/api/v1/me', { headers: bearer(carol) });
       return (await redis.keys(`${prefix}ratelimit:*`)).length > 0;
     });
   }
-  const start = (server: Server, n: number) => {
+  const start = (server: InProcessServer, n: number) => {
     const started = Array.from({ length: n }, () => longPoll(server.base, carol));
     polls.push(...started);
     return started;
@@ -518,6 +527,8 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
   const endAll = async () => {
     for (const poll of polls) poll.request.destroy();
     polls = [];
+    // The count of waiting requests is the process's: the next test starts from none.
+    if (servers[0]) await waitingAtMost(servers[0].base, 0);
     for (const server of servers) await server.stop();
     servers = [];
   };
@@ -549,6 +560,8 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
     try {
       const first = await serverOn(prefix, `redis://127.0.0.1:${proxy.port}`);
       const second = await serverOn(prefix);
+      // The process's count (the instances share it): the cuts of this test are what it adds.
+      const cutBefore = await metric(second.base, 'chessport_heavy_requests_cut_total', 'kind="long-poll"');
       const old = start(first, LIMIT);
       await waitingAtLeast(first.base, LIMIT);
       assert.equal(await leasesHeld(prefix), LIMIT);
@@ -558,7 +571,8 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
       await redis.start();
       await sharedAgain(second, prefix);
       const newer = start(second, LIMIT);
-      await waitingAtLeast(second.base, LIMIT);
+      // Waiting: the first instance's LIMIT and the second's (the count is the process's).
+      await waitingAtLeast(second.base, 2 * LIMIT);
       assert.equal(await leasesHeld(prefix), LIMIT, 'let in: Redis knew of none');
       // The first instance reaches Redis again: its leases come back in their places, before the newer ones,
       // which are cut off at their next renewal.
@@ -569,7 +583,7 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
       assert.deepEqual(await outcomes(old), Array(LIMIT).fill('waiting'));
       assert.equal(await leasesHeld(prefix), LIMIT);
       assert.equal(
-        await metric(second.base, 'chessport_heavy_requests_cut_total', 'kind="long-poll"'),
+        (await metric(second.base, 'chessport_heavy_requests_cut_total', 'kind="long-poll"')) - cutBefore,
         LIMIT,
       );
       const extra = start(second, 1);
@@ -590,7 +604,8 @@ describe('long-polls per app and user when Redis restarts empty or comes back', 
       const early = start(first, 2);
       await waitingAtLeast(first.base, 2);
       const late = start(second, LIMIT);
-      await waitingAtLeast(second.base, LIMIT);
+      // Waiting: the first instance's 2 and the second's LIMIT (the count is the process's).
+      await waitingAtLeast(second.base, 2 + LIMIT);
       await redis.start();
       // Moved in by when they started: the first instance's 2 and 2 of the second's are kept, the 2 newest
       // are cut off.

@@ -1,22 +1,15 @@
-// GET /changes?wait= on PostgreSQL across processes (issue 27): every instance hears a commit through its own
+// GET /changes?wait= on PostgreSQL across instances (issue 27): every instance hears a commit through its own
 // LISTEN connection, and one that lost that connection reads again once it listens again, so a change that
-// committed meanwhile still answers its waiting requests. Needs TEST_POSTGRES_URL; inside `npm test` it runs
-// in the PostgreSQL pass only.
+// committed meanwhile still answers its waiting requests. The instances run in the test's process
+// (serveInProcess), each on store connections of its own, LISTEN included; the imports that wake them write
+// through yet another connection, as the CLI of another process would. Needs TEST_POSTGRES_URL; inside
+// `npm test` it runs in the PostgreSQL pass only.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  cliJson,
-  type Env,
-  FIXTURES,
-  http,
-  importPgn,
-  issueToken,
-  type Server,
-  startServer,
-} from '../helpers/harness.ts';
-import { type FeedPage, waitForChanges, waitingAtLeast } from '../helpers/long-poll.ts';
-import { captureOutput } from '../helpers/production.ts';
+import { cliJson, type Env, FIXTURES, http, importPgn, issueToken } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
+import { type FeedPage, logFrom, waitForChanges, waitingAtLeast } from '../helpers/long-poll.ts';
 import { postgresEnv } from '../helpers/scale-out.ts';
 import { POSTGRES_SKIP, queryStore, STORE_DIALECT, TEST_POSTGRES_URL } from '../helpers/stores.ts';
 import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.ts';
@@ -63,13 +56,13 @@ async function aliceReader(env: Env): Promise<string> {
 
 describe('GET /changes?wait= on two instances of one PostgreSQL', { skip: skip() }, () => {
   let env: Env;
-  let servers: Server[] = [];
+  let servers: InProcessServer[] = [];
   let token = '';
 
   before(async () => {
     env = postgresEnv();
     token = await aliceReader(env);
-    servers = await Promise.all([startServer(env), startServer(env)]);
+    servers = await Promise.all([serveInProcess(env), serveInProcess(env)]);
   });
   after(async () => {
     await Promise.all(servers.map((server) => server.stop()));
@@ -77,13 +70,14 @@ describe('GET /changes?wait= on two instances of one PostgreSQL', { skip: skip()
   });
 
   test('a CLI import wakes the requests waiting on either instance, each with the change', async (t) => {
-    const cursor = await headCursor((servers[0] as Server).base, token);
+    const cursor = await headCursor((servers[0] as InProcessServer).base, token);
     const waits = servers.flatMap((server) =>
       [1, 2].map(() =>
         waitForChanges(server.base, token, `wait=${WAIT_S}&cursor=${encodeURIComponent(cursor)}`),
       ),
     );
-    for (const server of servers) await waitingAtLeast(server.base, 2);
+    // The count of waiting requests is the process's, both instances' together: all four wait.
+    await waitingAtLeast((servers[0] as InProcessServer).base, waits.length);
     await listeners(env, 2);
     await importPgn(env, ALICE_PGN, 'alice', 'Both');
     const answers = await Promise.all(waits.map((w) => w.answer));
@@ -104,7 +98,7 @@ describe('GET /changes?wait= on two instances of one PostgreSQL', { skip: skip()
 describe('GET /changes?wait= when the LISTEN connection is lost', { skip: skip() }, () => {
   let env: Env;
   let proxy: TcpProxy;
-  let server: Server;
+  let server: InProcessServer;
   let output: { text(): string };
   let token = '';
 
@@ -118,12 +112,12 @@ describe('GET /changes?wait= when the LISTEN connection is lost', { skip: skip()
     proxied.host = `127.0.0.1:${proxy.port}`;
     // Pooled connections frozen with the listener's are found silent soon too.
     // Its LISTEN connection too (the PgBouncer part of the PostgreSQL pass sets one of its own).
-    server = await startServer(env, {
+    server = await serveInProcess(env, {
       DATABASE_URL: proxied.toString(),
       DATABASE_LISTEN_URL: proxied.toString(),
       PG_ANSWER_TIMEOUT: '2s',
     });
-    output = captureOutput(server);
+    output = logFrom(server);
   });
   after(async () => {
     await server?.stop();

@@ -1,8 +1,11 @@
-// GET /changes?wait= (issue 27): a long-poll against the real server, woken by the CLI's writes (another
-// process), on the store of this pass of the tests (SQLite, or PostgreSQL in the PostgreSQL pass). A request
-// whose page would be empty waits until a change of its user commits; a page with changes, shutdown, a client
-// that leaves and the end of the wait all answer it at once. How long the wake-up takes is measured by
-// `npm run bench` (bench/longpoll.ts); here a wait of 30 s must be answered well before its end.
+// GET /changes?wait= (issue 27): a long-poll against the real server, woken by the CLI's writes, on the store of
+// this pass of the tests (SQLite, or PostgreSQL in the PostgreSQL pass). The servers run in the test's process
+// (serveInProcess), and so do the CLI's commands but `tokens revoke`: each command opens the store on a
+// connection of its own, so a wait hears of their commits as it hears of another process's (SQLite's change
+// poller, PostgreSQL's LISTEN), never through the server's own store. A request whose page would be empty
+// waits until a change of its user commits; a page with changes, shutdown, a client that leaves and the end
+// of the wait all answer it at once. How long the wake-up takes is measured by `npm run bench`
+// (bench/longpoll.ts); here a wait of 30 s must be answered well before its end.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,18 +17,17 @@ import {
   http,
   importPgn,
   issueToken,
-  type Server,
-  startServer,
   tempEnv,
 } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   type FeedPage,
+  logFrom,
   metric,
   waitForChanges,
   waitingAtLeast,
   waitingAtMost,
 } from '../helpers/long-poll.ts';
-import { captureOutput } from '../helpers/production.ts';
 
 const ALICE_PGN = join(FIXTURES, 'api/alice.pgn');
 /** A wait far longer than any answer below may take: an answer before it came from a change, not its end. */
@@ -59,19 +61,19 @@ interface Readers {
 }
 
 /** Adds users alice and bob to env's store, each with a games.read token of the app "desktop", and serves it. */
-async function startWithReaders(env: Env): Promise<{ server: Server; tokens: Readers }> {
+async function startWithReaders(env: Env): Promise<{ server: InProcessServer; tokens: Readers }> {
   for (const user of ['alice', 'bob']) await cliJson(env, ['users', 'add', user]);
   await cliJson(env, ['apps', 'add', 'desktop']);
   const tokens = {
     alice: await issueToken(env, 'alice', 'desktop', 'games.read'),
     bob: await issueToken(env, 'bob', 'desktop', 'games.read'),
   };
-  return { server: await startServer(env), tokens };
+  return { server: await serveInProcess(env), tokens };
 }
 
 describe('GET /changes?wait=', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let tokens: Readers;
 
   before(async () => {
@@ -245,7 +247,7 @@ describe('GET /changes?wait=', () => {
     const cursor = await headCursor(server.base, tokens.alice);
     const left = await metric(server.base, 'chessport_feed_waits_total', 'outcome="disconnect"');
     const aborted = await metric(server.base, 'chessport_http_requests_aborted_total');
-    const output = captureOutput(server);
+    const output = logFrom(server);
     const waiting = waitForChanges(
       server.base,
       tokens.alice,
@@ -282,7 +284,7 @@ describe('GET /changes?wait=', () => {
 
 describe('GET /changes?wait= as a heavy request', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let tokens: Readers;
 
   before(async () => {
@@ -349,7 +351,7 @@ describe('GET /changes?wait= and the server’s timeouts and shutdown', () => {
   after(() => env?.cleanup());
 
   test('an idle timeout and a request timeout shorter than the wait do not cut it', async () => {
-    const server = await startServer(env, { IDLE_TIMEOUT: '1s', REQUEST_TIMEOUT: '1s' });
+    const server = await serveInProcess(env, { IDLE_TIMEOUT: '1s', REQUEST_TIMEOUT: '1s' });
     try {
       const cursor = await headCursor(server.base, token);
       const waiting = waitForChanges(server.base, token, `wait=3&cursor=${encodeURIComponent(cursor)}`);
@@ -365,11 +367,14 @@ describe('GET /changes?wait= and the server’s timeouts and shutdown', () => {
     }
   });
 
-  test('SIGTERM answers every waiting request at once with its empty page, then the process exits 0', async (t) => {
-    const server = await startServer(env);
+  test('SIGTERM answers every waiting request at once with its empty page, then serve exits 0', async (t) => {
+    // SIGTERM delivered as `chessport serve` takes it (stop(..., graceful): the requests in flight finish), and
+    // the exit status serve's process would exit with.
+    const server = await serveInProcess(env);
+    let exited: Promise<number> | undefined;
     // A failure before the signal must not leave the server running (and the suite waiting on it).
-    t.after(() => server.stop('SIGKILL'));
-    const output = captureOutput(server);
+    t.after(() => exited ?? server.stop());
+    const output = logFrom(server);
     const cursor = await headCursor(server.base, token);
     // As many as one app and user may hold (LONG_POLLS_PER_CLIENT, 4 by default).
     const waits = Array.from({ length: 4 }, (_, i) =>
@@ -381,7 +386,7 @@ describe('GET /changes?wait= and the server’s timeouts and shutdown', () => {
     );
     await waitingAtLeast(server.base, waits.length);
     const signalledAt = Date.now();
-    const exited = server.stop('SIGTERM');
+    exited = server.stop('SIGTERM', { graceful: true });
     const answers = await Promise.all(waits.map((w) => w.answer));
     for (const { status, json, at } of answers) {
       assert.equal(status, 200);
@@ -400,7 +405,7 @@ describe('GET /changes?wait= and the server’s timeouts and shutdown', () => {
 describe('GET /changes?wait= with 1,000 clients waiting at once', () => {
   const CLIENTS = 1000;
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let token = '';
 
   before(async () => {
@@ -409,7 +414,7 @@ describe('GET /changes?wait= with 1,000 clients waiting at once', () => {
     await cliJson(env, ['apps', 'add', 'desktop']);
     token = await issueToken(env, 'alice', 'desktop', 'games.read');
     // One app and user holding a thousand waits: the limit of long-polls per client raised to match.
-    server = await startServer(env, {
+    server = await serveInProcess(env, {
       RATE_LIMIT_MAX: String(CLIENTS * 10),
       LONG_POLLS_PER_CLIENT: String(CLIENTS),
     });

@@ -7,6 +7,8 @@
 // primary's /games. A token revoked on the primary is refused at once by the instance on the lagging replica.
 // A replica that stops is skipped (reads go to the primary, logged and counted) and taken back once it is up.
 // SQLite refuses the settings. The cluster suites skip, saying why, without PostgreSQL's server binaries.
+// The two instances run in the test's process (serveInProcess), each with its own store connections (its
+// replica's too); the CLI writers are child processes.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +24,7 @@ import {
   seedRun,
   writerScripts,
 } from '../helpers/changes-fixtures.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import {
   type Answer,
   cli,
@@ -29,12 +32,11 @@ import {
   type Env,
   http,
   issueToken,
-  type Server,
   settledLog,
   spawnCli,
-  startServer,
   tempEnv,
 } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { PG_CLUSTER_SKIP, type PgCluster, pgCluster } from '../helpers/pg-cluster.ts';
 import { waitFor } from '../helpers/production.ts';
 import { queryPostgres } from '../helpers/stores.ts';
@@ -46,7 +48,7 @@ interface Detail extends Change {
 }
 
 /** A counter or gauge of /metrics, by its labels (0 when absent). */
-async function metric(server: Server, name: string, labels: string): Promise<number> {
+async function metric(server: { base: string }, name: string, labels: string): Promise<number> {
   const text = await (await fetch(`${server.base}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
   return line ? Number(line.split(' ').at(-1)) : 0;
@@ -55,8 +57,8 @@ async function metric(server: Server, name: string, labels: string): Promise<num
 describe('reads from a replica 2 s behind the primary', { skip: PG_CLUSTER_SKIP ?? false }, () => {
   let cluster: PgCluster;
   let env: Env;
-  let onPrimary: Server;
-  let onReplica: Server;
+  let onPrimary: InProcessServer;
+  let onReplica: InProcessServer;
   let token: string;
 
   before(async () => {
@@ -68,9 +70,9 @@ describe('reads from a replica 2 s behind the primary', { skip: PG_CLUSTER_SKIP 
     await cliJson(env, ['users', 'add', 'alice']);
     await cliJson(env, ['apps', 'add', 'follower']);
     token = await issueToken(env, 'alice', 'follower', 'games.read databases.read');
-    onPrimary = await startServer(env);
+    onPrimary = await serveInProcess(env);
     // The delayed replica stays within the limit: the test is about a replica that lags and is still used.
-    onReplica = await startServer(env, {
+    onReplica = await serveInProcess(env, {
       DATABASE_REPLICA_URLS: replica.url(database),
       REPLICA_MAX_LAG: '1m',
     });
@@ -86,7 +88,7 @@ describe('reads from a replica 2 s behind the primary', { skip: PG_CLUSTER_SKIP 
     const servers = [onReplica, onPrimary];
     let turn = 0;
     /** The next instance: each request goes to the other one. */
-    const next = () => `${(servers[turn++ % 2] as Server).base}/api/v1`;
+    const next = () => `${(servers[turn++ % 2] as InProcessServer).base}/api/v1`;
     const get = async <T>(path: string) => http<T>(next(), path, { token });
 
     const { a, b, c } = await seedRun(env, 1);
@@ -404,6 +406,8 @@ test('a SQLite store refuses DATABASE_REPLICA_URLS and REPLICA_MAX_LAG, saying w
     const env = tempEnv(extra);
     try {
       env.env.DATABASE_URL = join(env.dir, 'store.sqlite');
+      // A child process: serve gets past its settings (its stop signals are the process's, the store opens)
+      // before the store refuses them.
       const { exited } = spawnCli(env, ['serve', '--port', '0']);
       const exit = await exited;
       assert.notEqual(exit.code, 0);
@@ -417,8 +421,8 @@ test('a SQLite store refuses DATABASE_REPLICA_URLS and REPLICA_MAX_LAG, saying w
 test('DATABASE_REPLICA_URLS must be postgres:// URLs, and is not echoed', async () => {
   const env = tempEnv({ DATABASE_REPLICA_URLS: 'postgres://u:secret@h/db,mysql://u:secret2@h/db' });
   try {
-    const { exited } = spawnCli(env, ['serve', '--port', '0']);
-    const exit = await exited;
+    // Refused with the settings, before the store opens: in this process.
+    const exit = await cliInProcess(env, ['serve', '--port', '0']);
     assert.notEqual(exit.code, 0);
     assert.match(exit.stderr, /invalid DATABASE_REPLICA_URLS: entry 2 is not a postgres:\/\/ URL/);
     assert.doesNotMatch(exit.stderr, /secret/);

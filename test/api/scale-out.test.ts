@@ -1,8 +1,10 @@
-// Scale-out (issue 6): two `chessport serve` processes on one PostgreSQL and one Redis behave as one service.
-// A client that sends request i to instance i % 2 (a round-robin balancer) follows ONE feed, each cursor
-// issued by one instance taken by the other, while CLI writer processes import, update, move and delete; its
-// final view is what /games lists on either instance. And both count ONE rate limit: the budget runs down
-// across the instances and the request after the limit is refused by both.
+// Scale-out (issue 6): two instances of `chessport serve` on one PostgreSQL and one Redis behave as one service.
+// The instances run in the test's process (serveInProcess), each with its own application, store connections
+// and Redis connection, as two processes would have. A client that sends request i to instance i % 2 (a
+// round-robin balancer) follows ONE feed, each cursor issued by one instance taken by the other, while CLI
+// writer processes import, update, move and delete; its final view is what /games lists on either instance.
+// And both count ONE rate limit: the budget runs down across the instances and the request after the limit is
+// refused by both.
 // Needs TEST_POSTGRES_URL and TEST_REDIS_URL; skips, saying why, without them (../helpers/scale-out.ts).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -18,7 +20,8 @@ import {
   seedRun,
   writerScripts,
 } from '../helpers/changes-fixtures.ts';
-import { cliJson, type Env, issueToken, type Server, startServer } from '../helpers/harness.ts';
+import { cliJson, type Env, issueToken } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { postgresEnv, RoundRobin, scaleOutSkip, TEST_REDIS_URL } from '../helpers/scale-out.ts';
 
 const RUNS = process.env.SCALE_OUT_RUNS ? Number(process.env.SCALE_OUT_RUNS) : 2;
@@ -30,8 +33,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip() }, () => {
   let env: Env;
   /** The pair the follower uses (a limit it never reaches), and a pair with a small limit. */
-  let feedPair: Server[] = [];
-  let limitPair: Server[] = [];
+  let feedPair: InProcessServer[] = [];
+  let limitPair: InProcessServer[] = [];
   const prefixes = [`chessport-test:${randomUUID()}:`, `chessport-test:${randomUUID()}:`];
   const tokens = { follower: '', alice: '', bob: '' };
 
@@ -45,10 +48,10 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
     // All four start at once on the empty database: one applies the migrations and creates the server secret,
     // the others wait for the migration lock and then read that secret, so a cursor of one is valid on all.
     const started = await Promise.all([
-      startServer(env, shared(prefixes[0] as string, 1_000_000)),
-      startServer(env, shared(prefixes[0] as string, 1_000_000)),
-      startServer(env, shared(prefixes[1] as string, LIMIT)),
-      startServer(env, shared(prefixes[1] as string, LIMIT)),
+      serveInProcess(env, shared(prefixes[0] as string, 1_000_000)),
+      serveInProcess(env, shared(prefixes[0] as string, 1_000_000)),
+      serveInProcess(env, shared(prefixes[1] as string, LIMIT)),
+      serveInProcess(env, shared(prefixes[1] as string, LIMIT)),
     ]);
     feedPair = started.slice(0, 2);
     limitPair = started.slice(2);
@@ -103,7 +106,7 @@ describe('two instances on one PostgreSQL and one Redis', { skip: scaleOutSkip()
   }
 
   /** Every live game of the follower's user, paged through one instance. */
-  async function listedOn(server: Server): Promise<Change[]> {
+  async function listedOn(server: InProcessServer): Promise<Change[]> {
     const client = new RoundRobin([server]);
     const all: Change[] = [];
     for (let offset = 0; ; offset += 200) {

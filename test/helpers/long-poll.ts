@@ -1,5 +1,5 @@
 // Helpers of the long-poll suites: a request of the changes feed left waiting (over its own connection, so
-// that a test can cut it), and what a server's /metrics says of the waits.
+// that a test can cut it), what a server's /metrics says of the waits, and what a server logs from a moment on.
 import { type ClientRequest, request } from 'node:http';
 import { checkAgainstOpenApi } from './openapi-validate.ts';
 
@@ -66,7 +66,13 @@ export function waitForChanges(base: string, token: string, query: string): Wait
   return { answer, request: req as ClientRequest, sentAt };
 }
 
-/** A counter or gauge of the server's /metrics (the sum of its series whose labels include `labels`). */
+/**
+ * A counter or gauge of the server's /metrics (the sum of its series whose labels include `labels`).
+ *
+ * The feed's, heavy requests' and aborted requests' metrics (src/platform/metrics.ts) are the process's: the
+ * servers of one test's process (serveInProcess) share them, and each one's /metrics shows their sum. The
+ * HTTP requests' and the store's are each server's own.
+ */
 export async function metric(base: string, name: string, labels = ''): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
   let sum = 0;
@@ -77,7 +83,11 @@ export async function metric(base: string, name: string, labels = ''): Promise<n
   return sum;
 }
 
-/** Resolves once the server's /metrics shows at least n requests waiting (checked every 50 ms, up to 60 s). */
+/**
+ * Resolves once the server's /metrics shows at least n requests waiting (checked every 50 ms, up to 60 s). The
+ * count is the process's (chessport_feed_waiting, above): with several servers in the test's process, n
+ * counts the waits of all of them.
+ */
 export async function waitingAtLeast(base: string, n: number): Promise<void> {
   const until = Date.now() + 60_000;
   for (;;) {
@@ -88,7 +98,7 @@ export async function waitingAtLeast(base: string, n: number): Promise<void> {
   }
 }
 
-/** Resolves once the server's /metrics shows at most n requests waiting. */
+/** Resolves once the server's /metrics shows at most n requests waiting (of the process's, as above). */
 export async function waitingAtMost(base: string, n: number): Promise<void> {
   const until = Date.now() + 60_000;
   for (;;) {
@@ -97,4 +107,10 @@ export async function waitingAtMost(base: string, n: number): Promise<void> {
     if (Date.now() > until) throw new Error(`${waiting} requests still wait after 60 s (expected ${n})`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** What a server in the test's process (serveInProcess) logs from now on: its log lines after this call. */
+export function logFrom(server: { log(): string }): { text(): string } {
+  const from = server.log().length;
+  return { text: () => server.log().slice(from) };
 }

@@ -1,6 +1,6 @@
 // Helpers of the scale-out suite: a store that is PostgreSQL in either pass of `npm test`, the reason the suite
 // skips, and a client that sends request i to instance i % n, as a round-robin load balancer would.
-import { type Env, http, type Server, tempEnv } from './harness.ts';
+import { type Env, http, tempEnv } from './harness.ts';
 import { createTestDatabaseSync, dropTestDatabaseLater, STORE_DIALECT, TEST_POSTGRES_URL } from './stores.ts';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
@@ -40,14 +40,19 @@ export function postgresEnv(extra: NodeJS.ProcessEnv = {}): Env {
   };
 }
 
+/** An instance a client reaches: a child process of `chessport serve` or a server in the test's process. */
+interface Instance {
+  base: string;
+}
+
 /** A client of several instances: request i goes to instance i % n; it counts what each one answered. */
 export class RoundRobin {
-  private readonly servers: Server[];
+  private readonly servers: Instance[];
   private next = 0;
   /** Requests answered by each instance, by index. */
   readonly answered: number[];
 
-  constructor(servers: Server[]) {
+  constructor(servers: Instance[]) {
     this.servers = servers;
     this.answered = servers.map(() => 0);
   }
@@ -61,7 +66,7 @@ export class RoundRobin {
     const index = this.peek();
     this.next++;
     this.answered[index] = (this.answered[index] ?? 0) + 1;
-    const answer = await http<T>(`${(this.servers[index] as Server).base}/api/v1`, path, { token });
+    const answer = await http<T>(`${(this.servers[index] as Instance).base}/api/v1`, path, { token });
     return { ...answer, instance: index };
   }
 }
