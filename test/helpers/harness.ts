@@ -6,7 +6,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { CliResult } from './cli-in-process.ts';
 import { checkAgainstOpenApi } from './openapi-validate.ts';
@@ -30,7 +30,7 @@ export const FIXTURES = join(ROOT, 'test/fixtures');
  */
 function counted(kind: string): void {
   const file = process.env.CHESSPORT_TEST_COUNT_CHILDREN;
-  if (file) appendFileSync(file, `${kind}\n`);
+  if (file) appendFileSync(file, `${kind} ${relative(ROOT, process.argv[1] ?? '')}\n`);
 }
 
 export interface Env {
