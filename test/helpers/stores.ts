@@ -2,13 +2,14 @@
 // inside a store for the few tests that check what it holds at rest.
 // `npm test` runs the store-using suites once on SQLite, then once more with CHESSPORT_TEST_STORE=postgres
 // (scripts/test-postgres.sh) when TEST_POSTGRES_URL names a server where we may create databases.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { adminSync } from './postgres-admin-sync.ts';
 
 export type TestDialect = 'sqlite' | 'postgres';
 
@@ -64,8 +65,7 @@ function urlOf(name: string): string {
   return url.toString();
 }
 
-// tempEnv() is synchronous (every suite calls it so), and pg is not: the statement runs in a short-lived
-// child process (about 0.2 s).
+// A drop that the test does not wait for runs in a child process of its own (dropTestDatabaseLater).
 const RUN_SQL = `
 import pg from 'pg';
 const client = new pg.Client(process.argv[1]);
@@ -73,11 +73,8 @@ await client.connect();
 try { await client.query(process.argv[2]); } finally { await client.end(); }
 `;
 
-function adminSync(statement: string): void {
-  execFileSync(process.execPath, ['--input-type=module', '-e', RUN_SQL, adminUrl(), statement], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+function statementSync(statement: string): void {
+  adminSync({ kind: 'statement', admin: adminUrl(), statement });
 }
 
 function freshName(): string {
@@ -111,69 +108,22 @@ function migratedTemplate(): string {
   return templateName;
 }
 
-const COPY_TEMPLATE = `
-import pg from 'pg';
-const [admin, template, name, building, icu, plain, storeModule] = process.argv.slice(1);
-const client = new pg.Client(admin);
-await client.connect();
-const urlOf = (database) => { const url = new URL(admin); url.pathname = '/' + database; return url.toString(); };
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-try {
-  const exists = await client.query('select 1 from pg_database where datname = $1', [template]);
-  if (exists.rowCount === 0) {
-    await client.query(icu).catch(() => client.query(plain));
-    const { openStore } = await import(storeModule);
-    const store = await openStore(urlOf(building));
-    await store.close();
-    // The sessions of the store end as it closes; their backends may take a moment longer.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await client.query('alter database ' + building + ' rename to ' + template);
-        break;
-      } catch (error) {
-        if (error.code === '42P04') { await client.query('drop database ' + building + ' with (force)'); break; }
-        if (error.code !== '55006' || attempt >= 50) throw error;
-        await sleep(100);
-      }
-    }
-  }
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await client.query('create database ' + name + ' template ' + template);
-      break;
-    } catch (error) {
-      // Another copy of the template being made at this instant: PostgreSQL refuses to copy it twice at once.
-      if (error.code !== '55006' || attempt >= 100) throw error;
-      await sleep(50 + Math.random() * 100);
-    }
-  }
-} finally {
-  await client.end();
-}
-`;
-
 /** Creates a database with this checkout's migrations applied (a copy of the template) and returns its URL. */
 export function createMigratedTestDatabaseSync(): string {
   const name = freshName();
   const building = freshName();
   const [icu, plain] = createStatements(building) as [string, string];
   const storeModule = pathToFileURL(resolve(ROOT, 'src/store/index.ts')).href;
-  execFileSync(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      COPY_TEMPLATE,
-      adminUrl(),
-      migratedTemplate(),
-      name,
-      building,
-      icu,
-      plain,
-      storeModule,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  adminSync({
+    kind: 'copy',
+    admin: adminUrl(),
+    template: migratedTemplate(),
+    name,
+    building,
+    icu,
+    plain,
+    storeModule,
+  });
   return urlOf(name);
 }
 
@@ -182,16 +132,16 @@ export function createTestDatabaseSync(): string {
   const name = freshName();
   const [icu, plain] = createStatements(name) as [string, string];
   try {
-    adminSync(icu);
+    statementSync(icu);
   } catch {
-    adminSync(plain);
+    statementSync(plain);
   }
   return urlOf(name);
 }
 
 /** Drops a database made by createTestDatabase*, closing any connection still open to it. */
 export function dropTestDatabaseSync(url: string): void {
-  adminSync(`drop database if exists ${testDatabaseName(url)} with (force)`);
+  statementSync(`drop database if exists ${testDatabaseName(url)} with (force)`);
 }
 
 /**
