@@ -4,7 +4,8 @@
 // (in every spelling) revokes nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Env, http, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { type Env, http, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { addUserWithPassword, FormBrowser, field, PASSWORD } from '../helpers/oauth.ts';
 
 interface Signed {
@@ -14,7 +15,7 @@ interface Signed {
 
 describe('the account pages', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
 
   async function signIn(login: string, password = PASSWORD): Promise<Signed> {
     const browser = new FormBrowser();
@@ -31,7 +32,7 @@ describe('the account pages', () => {
     env = tempEnv();
     await addUserWithPassword(env, 'ann');
     await addUserWithPassword(env, 'eve');
-    server = await startServer(env);
+    server = await serveInProcess(env);
   });
   after(async () => {
     await server?.stop();

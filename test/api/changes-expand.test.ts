@@ -12,7 +12,8 @@ import {
   numberedGames,
   writePgn,
 } from '../helpers/changes-fixtures.ts';
-import { cliJson, http, startServer, tempEnv } from '../helpers/harness.ts';
+import { cliJson, http, tempEnv } from '../helpers/harness.ts';
+import { serveInProcess } from '../helpers/in-process.ts';
 import { bearer, header, raw } from '../helpers/production.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 
@@ -262,7 +263,7 @@ describe('a page of 500 expanded changes', () => {
           'games.read',
         ])
       ).token;
-      const server = await startServer(env, { RATE_LIMIT_MAX: '10' });
+      const server = await serveInProcess(env, { RATE_LIMIT_MAX: '10' });
       try {
         const base = `${server.base}/api/v1`;
         const page = await http<ExpandedPage>(base, query({ expand: 'game', limit: 500 }), { token });

@@ -12,7 +12,8 @@ import {
   writePgn,
 } from '../helpers/changes-fixtures.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import { cliJson, http, importPgn, issueToken, startServer } from '../helpers/harness.ts';
+import { cliJson, http, importPgn, issueToken } from '../helpers/harness.ts';
+import { serveInProcess } from '../helpers/in-process.ts';
 import { makeWorld, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -480,7 +481,7 @@ describe('GET /changes: cursors are opaque, authenticated and bound to the reade
   });
 
   test('a cursor of a server with another secret is 400, even on the same store', async () => {
-    const other = await startServer(world.env, {
+    const other = await serveInProcess(world.env, {
       CHESSPORT_SECRET: 'another-server-secret-0123456789abcdef',
     });
     try {

@@ -7,20 +7,12 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  cliJson,
-  type Env,
-  http,
-  importPgn,
-  issueToken,
-  type Server,
-  startServer,
-  tempEnv,
-} from '../helpers/harness.ts';
+import { cliJson, type Env, http, importPgn, issueToken, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { ALICE_PGN, CLASSICS_PGN } from '../helpers/world.ts';
 
 let env: Env;
-let server: Server;
+let server: InProcessServer;
 let base: string;
 let alice: string;
 let bob: string;
@@ -38,7 +30,7 @@ before(async () => {
   bob = await issueToken(env, 'bob', 'app-one', 'games.read databases.read');
   // The suite's requests share one token; the snapshot test's clients take exports and follow the feed as fast
   // as they can while the writers run: the rate limit is not what this suite checks.
-  server = await startServer(env, { RATE_LIMIT_MAX: '100000' });
+  server = await serveInProcess(env, { RATE_LIMIT_MAX: '100000' });
   base = `${server.base}/api/v1`;
 });
 after(async () => {

@@ -6,16 +6,17 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { type Env, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import { bearer, header, raw, type Seeded, seed } from '../helpers/production.ts';
 
 let env: Env;
 let seeded: Seeded;
-let server: Server; // REQUEST_TIMEOUT=1s
+let server: InProcessServer; // REQUEST_TIMEOUT=1s
 before(async () => {
   env = tempEnv();
   seeded = await seed(env, 2);
-  server = await startServer(env, { REQUEST_TIMEOUT: '1s' });
+  server = await serveInProcess(env, { REQUEST_TIMEOUT: '1s' });
 });
 after(async () => {
   await server?.stop();

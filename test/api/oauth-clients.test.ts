@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
-import { type Env, http, ROOT, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { type Env, http, ROOT, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   action,
   addClient,
@@ -28,7 +29,7 @@ const WEB_REDIRECT = 'https://app.example.org/callback';
 
 describe('OAuth: what client libraries and browsers see', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let web: Client;
   let v4: Client;
   let v6: Client;
@@ -39,7 +40,7 @@ describe('OAuth: what client libraries and browsers see', () => {
     web = await addClient(env, 'Web', ['--redirect-uri', WEB_REDIRECT]);
     v4 = await addClient(env, 'Loopback v4', ['--redirect-uri', 'http://127.0.0.1/callback', '--public']);
     v6 = await addClient(env, 'Loopback v6', ['--redirect-uri', 'http://[::1]/callback', '--public']);
-    server = await startServer(env);
+    server = await serveInProcess(env);
   });
   after(async () => {
     await server?.stop();

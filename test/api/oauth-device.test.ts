@@ -5,7 +5,8 @@
 // so each browser of the test stands at an address of its own.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Env, type Server, startServer, tempEnv } from '../helpers/harness.ts';
+import { type Env, tempEnv } from '../helpers/harness.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/in-process.ts';
 import {
   addClient,
   addUserWithPassword,
@@ -21,14 +22,14 @@ const WRONG_CODE = 'AAAA-AAAA';
 
 describe('OAuth: the device code entry is throttled', () => {
   let env: Env;
-  let server: Server;
+  let server: InProcessServer;
   let device: Client;
 
   before(async () => {
     env = tempEnv();
     await addUserWithPassword(env, 'ann');
     device = await addClient(env, 'Chess CLI', ['--device', '--public']);
-    server = await startServer(env, { TRUST_PROXY: 'loopback' });
+    server = await serveInProcess(env, { TRUST_PROXY: 'loopback' });
   });
   after(async () => {
     await server?.stop();
