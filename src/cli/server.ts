@@ -100,7 +100,11 @@ export async function runServer(
     clearTimeout(deadline);
     // The requests cut at the deadline are logged as their answers close, just after the server does.
     await answersClosed(app, 1000);
-    if (redis) await redis.quit().catch(() => undefined);
+    if (redis) {
+      await redis.quit().catch(() => undefined);
+      // Without an answer from Redis the quit fails, and the client would go on reconnecting: it stops here.
+      redis.disconnect();
+    }
     await webhooks?.store.close().catch(() => undefined);
     await store.close();
     app.log.info('stopped');

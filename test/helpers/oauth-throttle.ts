@@ -6,11 +6,13 @@
 // them in Redis, on two sharing Redis (the burst split between them), and on one whose Redis does not answer
 // (it counts in the process alone). The server trusts X-Forwarded-For from loopback (TRUST_PROXY), so each
 // client of a test stands at an address of its own.
-// Each setup is a file of its own (test/api/oauth-throttle-*.test.ts), so that the four run side by side.
+// Each setup is a file of its own (test/api/oauth-throttle-*.test.ts), so that the four run side by side. The
+// servers run in the test's process (in-process.ts), each instance an application with its own counters.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type Env, type Server, startServer, tempEnv } from './harness.ts';
+import { type Env, tempEnv } from './harness.ts';
+import { type InProcessServer, serveInProcess } from './in-process.ts';
 import {
   addClient,
   addUserWithPassword,
@@ -48,10 +50,10 @@ export function guessThrottleSuite(setup: ThrottleSetup): void {
   const skip = setup.redis === 'shared' && !process.env.TEST_REDIS_URL ? 'set TEST_REDIS_URL to run' : false;
   describe(`OAuth: the guess throttles, ${setup.name}`, { skip }, () => {
     let env: Env;
-    let servers: Server[] = [];
+    let servers: InProcessServer[] = [];
     let device: Client;
     /** The server for the i-th request of a burst: the instances in turn. */
-    const base = (i = 0) => (servers[i % servers.length] as Server).base;
+    const base = (i = 0) => (servers[i % servers.length] as InProcessServer).base;
 
     before(async () => {
       env = tempEnv();
@@ -64,7 +66,7 @@ export function guessThrottleSuite(setup: ThrottleSetup): void {
       } else if (setup.redis === 'unreachable') {
         extra.REDIS_URL = `redis://127.0.0.1:${await freePort()}`;
       }
-      for (let i = 0; i < setup.instances; i++) servers.push(await startServer(env, extra));
+      for (let i = 0; i < setup.instances; i++) servers.push(await serveInProcess(env, extra));
     });
     after(async () => {
       for (const server of servers) await server.stop();
