@@ -126,6 +126,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.roundDue = false;
     clearTimeout(this.soon);
     await this.running;
     await Promise.all(this.inFlight);
