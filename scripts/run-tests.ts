@@ -1,25 +1,35 @@
-// The test suites of one pass of `npm test`, run with node's test runner, the longest first. The runner's
-// command line sorts the files it is given by name, and with two at a time a long suite that starts last
-// holds back the end of the run; run() takes them in the order given, so this script lists them: the
-// suites of LONGEST (measured, docs/performance.md "The test run") first, then the rest by name.
+// The test suites of `npm test`, every pass side by side: the first pass (every test/**/*.test.ts, the store
+// suites on both dialects, the others on SQLite), the PostgreSQL pass (the suites that run the service on a
+// store, once more on PostgreSQL: CHESSPORT_TEST_STORE=postgres, each test store a fresh database on
+// TEST_POSTGRES_URL) and that pass's pooled part (a few of its suites once more through a PgBouncer in
+// transaction mode). The files of all the passes share one queue, the longest first (LONGEST, measured), so
+// that the waits of one pass's suites (servers, timers, PostgreSQL) are the other's CPU time and no pass ends
+// on a long file alone.
 //
-//   node scripts/run-tests.ts            the first pass: every test/**/*.test.ts (the store suites on both
-//                                        dialects, the others on SQLite)
-//   node scripts/run-tests.ts postgres   the PostgreSQL pass's files (scripts/test-postgres.sh): the suites
-//                                        that run the service on a store, less ONE_PASS
-//   node scripts/run-tests.ts --list [postgres]   prints the files, in order, and runs nothing
-//   node scripts/run-tests.ts --only <file>...    runs the given files, in the order given
+//   node scripts/run-tests.ts                 every pass (the PostgreSQL ones where TEST_POSTGRES_URL is set,
+//                                             the pooled part where pgbouncer is installed too)
+//   node scripts/run-tests.ts sqlite|postgres one pass (postgres: with its pooled part)
+//   node scripts/run-tests.ts --list [...]    prints the files, in order, with their pass, and runs nothing
+//   node scripts/run-tests.ts --only <file>...  runs the given files, in the order given, in the environment
+//                                             it is given (CHESSPORT_TEST_STORE=postgres for the PostgreSQL one)
 //
-// TEST_CONCURRENCY sets how many files run at once (default 4). Most suites spend much of their time waiting
-// (for a server, a timer, a child process, PostgreSQL), so on two cores four files at a time keep both busier
-// than two did (docs/performance.md "The test run").
-import { globSync } from 'node:fs';
+// TEST_CONCURRENCY sets how many files run at once (default 4): most suites spend much of their time waiting,
+// so on two cores four files at a time keep both busy (docs/performance.md "The test run").
+import { execFileSync, spawnSync } from 'node:child_process';
+import { globSync, rmSync } from 'node:fs';
 import module from 'node:module';
-import { relative, resolve } from 'node:path';
-import { run } from 'node:test';
-import { spec } from 'node:test/reporters';
+import { resolve } from 'node:path';
+import { names, runJobs, succeeded, summary, type TestJob } from './test-pool.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
+
+type Pass = 'sqlite' | 'postgres' | 'pgbouncer';
+
+const LABELS: Record<Pass, string> = {
+  sqlite: 'the first pass (SQLite)',
+  postgres: 'the PostgreSQL pass',
+  pgbouncer: 'the PostgreSQL pass through PgBouncer',
+};
 
 /** The folders of the PostgreSQL pass: the API, the CLI's commands on a store, the import and the webhooks. */
 const POSTGRES_PASS = [
@@ -49,78 +59,185 @@ const ONE_PASS = new Set([
 ]);
 
 /**
- * The longest suites, longest first (per file, in either pass, alone and at the default concurrency; measured,
- * docs/performance.md "The test run"): they start first.
+ * The suites of the PostgreSQL pass that run once more through a PgBouncer in transaction mode (4 server
+ * connections per database; docs/operations.md "Behind a pooler"): the servers and the CLI reach each test
+ * store through it with PG_POOL_MODE=transaction, their LISTEN connection directly (test/helpers/stores.ts).
+ * The feed's reads (its games imported by the CLI), long-polls woken across two instances through their
+ * direct LISTEN, webhooks delivered by two instances. test/api/pooler.test.ts runs a PgBouncer of its own.
  */
-const LONGEST = [
-  'test/sync/sync.test.ts',
-  'test/api/heavy-requests.test.ts',
-  'test/webhooks/delivery.test.ts',
-  'test/api/oauth.test.ts',
-  'test/sync/takeover.test.ts',
-  'test/api/long-poll.test.ts',
-  'test/api/production-redis.test.ts',
-  'test/sync/login.test.ts',
-  'test/api/production-faults.test.ts',
-  'test/api/production.test.ts',
-  'test/import/fuzz.test.ts',
-  'test/client/wait.test.ts',
-  'test/api/long-answers.test.ts',
-  'test/api/oauth-throttle-redis-down.test.ts',
-  'test/browser/developer-console.test.ts',
-  'test/client/package.test.ts',
-  'test/api/filters.test.ts',
-  'test/api/replicas.test.ts',
-  'test/api/feed-concurrency.test.ts',
-  'test/browser/sync-login.test.ts',
+const POOLED = [
   'test/api/long-poll-postgres.test.ts',
-  'test/sync/takeover-writer.test.ts',
-  'test/webhooks/import.test.ts',
-  'test/api/oauth-throttle-two-instances.test.ts',
-  'test/sync/network.test.ts',
-  'test/sync/owner.test.ts',
-  'test/webhooks/grant-revoked.test.ts',
-  'test/api/oauth-throttle-redis.test.ts',
-  'test/api/scale-out.test.ts',
-  'test/browser/oauth.test.ts',
-  'test/store/migrations/run.test.ts',
-  'test/store/change-signals.test.ts',
-  'test/webhooks/events.test.ts',
-  'test/client/oauth.test.ts',
-  'test/webhooks/scale-out.test.ts',
-  'test/sync/steps.test.ts',
-  'test/import/roundtrip.test.ts',
-  'test/api/developer-console.test.ts',
   'test/api/changes.test.ts',
-  'test/import/resume.test.ts',
-  'test/api/oauth-throttle-process.test.ts',
-  'test/api/export-load.test.ts',
-  'test/api/cursors.test.ts',
+  'test/webhooks/scale-out.test.ts',
 ];
 
-function files(pass: 'sqlite' | 'postgres'): string[] {
+/**
+ * The longest files of every pass and their seconds (wall time at the default concurrency, every pass side by
+ * side; docs/performance.md "The test run"): each runs in a process of its own, and the queue starts the
+ * longest jobs first, so that none starts last and ends the run alone.
+ */
+const LONGEST: Record<string, number> = {
+  'postgres test/webhooks/delivery.test.ts': 56,
+  'sqlite test/webhooks/delivery.test.ts': 53,
+  'postgres test/api/heavy-requests.test.ts': 39,
+  'sqlite test/sync/takeover.test.ts': 38,
+  'postgres test/api/production-faults.test.ts': 34,
+  'sqlite test/api/heavy-requests.test.ts': 33,
+  'postgres test/api/production-redis.test.ts': 27,
+  'sqlite test/sync/login.test.ts': 26,
+  'postgres test/api/long-answers.test.ts': 26,
+  'postgres test/import/roundtrip.test.ts': 25,
+  'sqlite test/api/production-redis.test.ts': 24,
+  'sqlite test/sync/sync.test.ts': 24,
+  'postgres test/api/long-poll.test.ts': 24,
+  'sqlite test/import/game-size.test.ts': 22,
+  'postgres test/webhooks/import.test.ts': 22,
+  'postgres test/api/filters.test.ts': 22,
+  'sqlite test/browser/sync-login.test.ts': 21,
+  'postgres test/import/fuzz.test.ts': 21,
+  'postgres test/api/long-poll-postgres.test.ts': 21,
+  'pgbouncer test/api/long-poll-postgres.test.ts': 21,
+  'postgres test/api/export-load.test.ts': 19,
+  'postgres test/api/oauth-throttle-redis-down.test.ts': 19,
+  'sqlite test/import/roundtrip.test.ts': 18,
+  'sqlite test/api/oauth-throttle-redis-down.test.ts': 18,
+  'sqlite test/api/long-answers.test.ts': 16,
+  'sqlite test/api/export-load.test.ts': 16,
+  'sqlite test/api/replicas.test.ts': 16,
+  'sqlite test/client/package.test.ts': 15,
+  'postgres test/api/oauth-throttle-process.test.ts': 13,
+  'postgres test/import/resume.test.ts': 13,
+  'postgres test/webhooks/scale-out.test.ts': 13,
+  'sqlite test/api/filters.test.ts': 12,
+};
+
+/** A file's seconds where LONGEST does not name it: the mean of the other files of its pass, measured so. */
+const USUAL_SECONDS: Record<Pass, number> = { sqlite: 5.5, postgres: 8.5, pgbouncer: 7 };
+
+/** The files of a pass, by path from the root. */
+function filesOf(pass: Pass): string[] {
+  if (pass === 'pgbouncer') return POOLED;
   const patterns = pass === 'postgres' ? POSTGRES_PASS : ['test/**/*.test.ts'];
   const found = new Set(patterns.flatMap((pattern) => globSync(pattern, { cwd: ROOT })));
   if (pass === 'postgres') for (const file of ONE_PASS) found.delete(file);
-  const first = LONGEST.filter((file) => found.has(file));
-  const rest = [...found].filter((file) => !LONGEST.includes(file)).sort();
-  return [...first, ...rest];
+  return [...found].sort();
+}
+
+/** The environment of a pass's test processes. */
+function envOf(pass: Pass, pooledUrl: string | null): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.CHESSPORT_TEST_STORE;
+  delete env.TEST_PGBOUNCER_URL;
+  if (pass !== 'sqlite') env.CHESSPORT_TEST_STORE = 'postgres';
+  if (pass === 'pgbouncer' && pooledUrl) env.TEST_PGBOUNCER_URL = pooledUrl;
+  return env;
+}
+
+/**
+ * How many files of a pass share a process, past LONGEST: enough that what each process loads is loaded once
+ * for several files, few enough that no job runs much longer than the longest files.
+ */
+const GROUP_SIZE = 6;
+
+/**
+ * Every pass's jobs in one queue: the files of LONGEST each alone, the rest of each pass by name, GROUP_SIZE
+ * files to a job (files of one folder side by side, as they load the same modules); the longest jobs first.
+ */
+function queue(passes: readonly Pass[], pooledUrl: string | null): TestJob[] {
+  const jobs: { job: TestJob; seconds: number }[] = [];
+  const add = (pass: Pass, files: string[], seconds: number) =>
+    jobs.push({
+      job: {
+        files: files.map((file) => resolve(ROOT, file)),
+        pass: LABELS[pass],
+        env: envOf(pass, pooledUrl),
+      },
+      seconds,
+    });
+  for (const pass of passes) {
+    const rest: string[] = [];
+    for (const file of filesOf(pass)) {
+      const seconds = LONGEST[`${pass} ${file}`];
+      if (seconds === undefined) rest.push(file);
+      else add(pass, [file], seconds);
+    }
+    for (let at = 0; at < rest.length; at += GROUP_SIZE) {
+      const files = rest.slice(at, at + GROUP_SIZE);
+      add(pass, files, files.length * USUAL_SECONDS[pass]);
+    }
+  }
+  return jobs.sort((a, b) => b.seconds - a.seconds).map(({ job }) => job);
+}
+
+function pgbouncerInstalled(): boolean {
+  return (
+    spawnSync('sh', ['-c', 'command -v pgbouncer || test -x /usr/sbin/pgbouncer'], { stdio: 'ignore' })
+      .status === 0
+  );
+}
+
+/** A PgBouncer in front of TEST_POSTGRES_URL for the pooled part (test/helpers/pgbouncer.ts), stopped at exit. */
+function startPgBouncer(target: string): string {
+  const started = JSON.parse(
+    execFileSync(process.execPath, [resolve(ROOT, 'test/helpers/pgbouncer.ts'), target], {
+      encoding: 'utf8',
+    }),
+  ) as { url: string; pid: number; dir: string };
+  process.on('exit', () => {
+    try {
+      process.kill(started.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    rmSync(started.dir, { recursive: true, force: true });
+  });
+  return started.url;
+}
+
+function usage(): never {
+  console.error('usage: node scripts/run-tests.ts [--list] [sqlite|postgres] | --only <file>...');
+  process.exit(2);
+}
+
+/** The passes asked for, less those this machine cannot run (each said, as the suites that skip say it). */
+function passesOf(asked: string | undefined, note: (line: string) => void): Pass[] {
+  if (asked !== undefined && asked !== 'sqlite' && asked !== 'postgres') usage();
+  const passes: Pass[] = asked === 'postgres' ? [] : ['sqlite'];
+  if (asked === 'sqlite') return passes;
+  const postgres = process.env.TEST_POSTGRES_URL;
+  if (!postgres) {
+    note(
+      '# SKIP the PostgreSQL pass: TEST_POSTGRES_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test); ' +
+        'the API, CLI-command and import suites ran on SQLite only',
+    );
+    return passes;
+  }
+  passes.push('postgres');
+  if (pgbouncerInstalled()) passes.push('pgbouncer');
+  else
+    note(
+      '# SKIP the PgBouncer part of the PostgreSQL pass: pgbouncer is not installed (Debian: apt-get install pgbouncer)',
+    );
+  return passes;
 }
 
 const args = process.argv.slice(2);
 const list = args[0] === '--list';
 if (list) args.shift();
-let chosen: string[];
-if (args[0] === '--only') chosen = args.slice(1).map((file) => resolve(file));
-else if (args.length === 0 || (args.length === 1 && (args[0] === 'sqlite' || args[0] === 'postgres')))
-  chosen = files(args[0] === 'postgres' ? 'postgres' : 'sqlite').map((file) => resolve(ROOT, file));
-else {
-  console.error('usage: node scripts/run-tests.ts [--list] [sqlite|postgres] | --only <file>...');
-  process.exit(2);
+const notes: string[] = [];
+let jobs: TestJob[];
+if (args[0] === '--only') {
+  jobs = args.slice(1).map((file) => ({ files: [resolve(file)], pass: 'as given', env: { ...process.env } }));
+} else {
+  if (args.length > 1) usage();
+  const passes = passesOf(args[0], (line) => notes.push(line));
+  const pooledUrl =
+    passes.includes('pgbouncer') && !list ? startPgBouncer(process.env.TEST_POSTGRES_URL as string) : null;
+  jobs = queue(passes, pooledUrl);
 }
 
 if (list) {
-  console.log(chosen.map((file) => relative(ROOT, file)).join('\n'));
+  for (const job of jobs) console.log(`${names(job, ROOT)}  (${job.pass})`);
 } else {
   const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -129,35 +246,20 @@ if (list) {
     );
     process.exit(2);
   }
+  for (const line of notes) console.log(line);
   // Node's compile cache, as bin/chessport.js enables it for the command: each test file runs in a process of
   // its own that loads the server's TypeScript sources, and a warm cache halves what that costs (their type
   // stripping and compilation, about 1 s of CPU per file; docs/performance.md "The test run"). The variable
   // hands it on to the test processes and, through them, to the commands and servers they start.
   const cache = module.enableCompileCache?.();
-  if (cache?.directory) process.env.NODE_COMPILE_CACHE ??= cache.directory;
-  const stream = run({ files: chosen, concurrency });
-  // As the runner's command line: a failed test (not a todo) fails the run.
-  stream.on('test:fail', (event) => {
-    if (!event.todo) process.exitCode = 1;
-  });
-  // Each file's time, from the runner taking it (its process starting) to its end, for the table after the run.
-  const started = new Map<string, number>();
-  const took = new Map<string, number>();
-  stream.on('test:dequeue', (event) => {
-    if (event.file && event.name === event.file) started.set(event.file, performance.now());
-  });
-  stream.on('test:complete', (event) => {
-    const start = event.file && event.name === event.file ? started.get(event.file) : undefined;
-    if (event.file && start !== undefined) took.set(event.file, performance.now() - start);
-  });
-  const report = stream.compose(spec);
-  report.pipe(process.stdout, { end: false });
-  report.on('end', () => {
-    const longest = [...took]
-      .map(([file, ms]) => ({ file: relative(ROOT, file), seconds: ms / 1000 }))
-      .sort((a, b) => b.seconds - a.seconds)
-      .slice(0, 15);
-    console.log('\n# the longest files of this run (seconds, from their start to their end)');
-    for (const { file, seconds } of longest) console.log(`# ${seconds.toFixed(1).padStart(6)}  ${file}`);
-  });
+  if (cache?.directory) {
+    process.env.NODE_COMPILE_CACHE ??= cache.directory;
+    for (const job of jobs) job.env.NODE_COMPILE_CACHE ??= cache.directory;
+  }
+  const started = performance.now();
+  const results = await runJobs(jobs, concurrency, ROOT, (text) => process.stdout.write(text));
+  process.stdout.write(`\n${summary(results, ROOT, (performance.now() - started) / 1000)}`);
+  // As the runner's command line: a failed or cancelled test (not a todo), or a test process that failed, fails
+  // the run.
+  if (!results.every(succeeded)) process.exitCode = 1;
 }

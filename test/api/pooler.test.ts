@@ -3,7 +3,7 @@
 // direct (DATABASE_LISTEN_URL). Instances that start at once apply the migrations once and leave no lock
 // behind on the pooler's server connections; a write transaction keeps its lock_timeout; a CLI import wakes
 // the long-polls of both instances. Needs TEST_POSTGRES_URL and pgbouncer; inside `npm test` it runs in the
-// PostgreSQL pass only. The PgBouncer part of that pass (scripts/test-postgres.sh) runs more suites through it.
+// PostgreSQL pass only. The PgBouncer part of that pass (scripts/run-tests.ts) runs more suites through it.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';

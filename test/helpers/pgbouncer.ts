@@ -3,7 +3,7 @@
 // configuration, log and pid file are in a temp folder, removed by stop(). PgBouncer refuses to run as
 // root: as root it runs as the `postgres` user.
 // Run as a script (`node test/helpers/pgbouncer.ts <postgres-url>`), it starts one, prints its URL, its pid
-// and its folder as JSON, and leaves it running (scripts/test-postgres.sh stops it).
+// and its folder as JSON, and leaves it running (scripts/run-tests.ts stops it at its end).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';

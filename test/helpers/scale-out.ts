@@ -7,7 +7,7 @@ export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
 
 /**
  * Why the suite cannot run here, or false. It needs both servers. Inside `npm test` it runs once, in the
- * PostgreSQL pass (scripts/test-postgres.sh), not again in the SQLite pass before it; run on its own
+ * PostgreSQL pass (scripts/run-tests.ts), not again in the SQLite pass beside it; run on its own
  * (`node --test test/api/scale-out.test.ts`) it runs whenever both URLs are set.
  */
 export function scaleOutSkip(): string | false {

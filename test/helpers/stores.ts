@@ -1,7 +1,7 @@
 // The stores of the tests: which dialect this run uses, a fresh PostgreSQL database per store, and a look
 // inside a store for the few tests that check what it holds at rest.
-// `npm test` runs the store-using suites once on SQLite, then once more with CHESSPORT_TEST_STORE=postgres
-// (scripts/test-postgres.sh) when TEST_POSTGRES_URL names a server where we may create databases.
+// `npm test` runs the store-using suites once on SQLite and once more with CHESSPORT_TEST_STORE=postgres
+// (scripts/run-tests.ts, the two passes side by side) when TEST_POSTGRES_URL names a server where we may create databases.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ export const POSTGRES_SKIP = 'TEST_POSTGRES_URL is not set: the PostgreSQL runs 
 
 /**
  * A PgBouncer in transaction mode in front of TEST_POSTGRES_URL's server (TEST_PGBOUNCER_URL, started by
- * scripts/test-postgres.sh with test/helpers/pgbouncer.ts): where set, the PostgreSQL stores that tempEnv()
+ * scripts/run-tests.ts with test/helpers/pgbouncer.ts): where set, the PostgreSQL stores that tempEnv()
  * makes are reached through it, by the servers and the CLI alike, with their LISTEN connection direct.
  */
 export const TEST_PGBOUNCER_URL = process.env.TEST_PGBOUNCER_URL || null;
