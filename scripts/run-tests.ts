@@ -2,19 +2,20 @@
 // suites on both dialects, the others on SQLite), the PostgreSQL pass (the suites that run the service on a
 // store, once more on PostgreSQL: CHESSPORT_TEST_STORE=postgres, each test store a fresh database on
 // TEST_POSTGRES_URL) and that pass's pooled part (a few of its suites once more through a PgBouncer in
-// transaction mode). The files of all the passes share one queue, the longest first (LONGEST, measured), so
-// that the waits of one pass's suites (servers, timers, PostgreSQL) are the other's CPU time and no pass ends
-// on a long file alone.
+// transaction mode). The files of all the passes share one queue of jobs, the longest first (LONGEST, measured),
+// so that no pass ends on a long file alone; the files past LONGEST run a few to a process (GROUP_SIZE).
 //
 //   node scripts/run-tests.ts                 every pass (the PostgreSQL ones where TEST_POSTGRES_URL is set,
 //                                             the pooled part where pgbouncer is installed too)
 //   node scripts/run-tests.ts sqlite|postgres one pass (postgres: with its pooled part)
-//   node scripts/run-tests.ts --list [...]    prints the files, in order, with their pass, and runs nothing
-//   node scripts/run-tests.ts --only <file>...  runs the given files, in the order given, in the environment
-//                                             it is given (CHESSPORT_TEST_STORE=postgres for the PostgreSQL one)
+//   node scripts/run-tests.ts --list [...]    prints the jobs (their files), in order, with their pass; runs nothing
+//   node scripts/run-tests.ts --only <file>...  runs the given files, each in a process of its own, in the order
+//                                             given, in the environment it is given (CHESSPORT_TEST_STORE=postgres
+//                                             for the PostgreSQL pass)
 //
-// TEST_CONCURRENCY sets how many files run at once (default 4): most suites spend much of their time waiting,
-// so on two cores four files at a time keep both busy (docs/performance.md "The test run").
+// TEST_CONCURRENCY sets how many jobs (a file, or a few files in one process: scripts/test-pool.ts) run at once
+// (default 4): most suites spend much of their time waiting, so on two cores four at a time keep both busy
+// (docs/performance.md "The test run").
 import { execFileSync, spawnSync } from 'node:child_process';
 import { globSync, rmSync } from 'node:fs';
 import module from 'node:module';
@@ -247,9 +248,9 @@ if (list) {
     process.exit(2);
   }
   for (const line of notes) console.log(line);
-  // Node's compile cache, as bin/chessport.js enables it for the command: each test file runs in a process of
-  // its own that loads the server's TypeScript sources, and a warm cache halves what that costs (their type
-  // stripping and compilation, about 1 s of CPU per file; docs/performance.md "The test run"). The variable
+  // Node's compile cache, as bin/chessport.js enables it for the command: each job runs in a process of its
+  // own that loads the server's TypeScript sources, and a warm cache halves what that costs (their type
+  // stripping and compilation, about 1 s of CPU a process; docs/performance.md "The test run"). The variable
   // hands it on to the test processes and, through them, to the commands and servers they start.
   const cache = module.enableCompileCache?.();
   if (cache?.directory) {
