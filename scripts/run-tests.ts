@@ -16,10 +16,10 @@
 // TEST_CONCURRENCY sets how many jobs (a file, or a few files in one process: scripts/test-pool.ts) run at once
 // (default 4): most suites spend much of their time waiting, so on two cores four at a time keep both busy
 // (docs/performance.md "The test run").
-import { execFileSync, spawnSync } from 'node:child_process';
-import { globSync, rmSync } from 'node:fs';
+import { globSync } from 'node:fs';
 import module from 'node:module';
 import { resolve } from 'node:path';
+import { PGBOUNCER, PGBOUNCER_SKIP, type PgBouncer, startPgBouncer } from '../test/helpers/pgbouncer.ts';
 import { names, runJobs, succeeded, summary, type TestJob } from './test-pool.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -170,31 +170,6 @@ function queue(passes: readonly Pass[], pooledUrl: string | null): TestJob[] {
   return jobs.sort((a, b) => b.seconds - a.seconds).map(({ job }) => job);
 }
 
-function pgbouncerInstalled(): boolean {
-  return (
-    spawnSync('sh', ['-c', 'command -v pgbouncer || test -x /usr/sbin/pgbouncer'], { stdio: 'ignore' })
-      .status === 0
-  );
-}
-
-/** A PgBouncer in front of TEST_POSTGRES_URL for the pooled part (test/helpers/pgbouncer.ts), stopped at exit. */
-function startPgBouncer(target: string): string {
-  const started = JSON.parse(
-    execFileSync(process.execPath, [resolve(ROOT, 'test/helpers/pgbouncer.ts'), target], {
-      encoding: 'utf8',
-    }),
-  ) as { url: string; pid: number; dir: string };
-  process.on('exit', () => {
-    try {
-      process.kill(started.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-    rmSync(started.dir, { recursive: true, force: true });
-  });
-  return started.url;
-}
-
 function usage(): never {
   console.error('usage: node scripts/run-tests.ts [--list] [sqlite|postgres] | --only <file>...');
   process.exit(2);
@@ -214,11 +189,8 @@ function passesOf(asked: string | undefined, note: (line: string) => void): Pass
     return passes;
   }
   passes.push('postgres');
-  if (pgbouncerInstalled()) passes.push('pgbouncer');
-  else
-    note(
-      '# SKIP the PgBouncer part of the PostgreSQL pass: pgbouncer is not installed (Debian: apt-get install pgbouncer)',
-    );
+  if (PGBOUNCER) passes.push('pgbouncer');
+  else note(`# SKIP the PgBouncer part of the PostgreSQL pass: ${PGBOUNCER_SKIP}`);
   return passes;
 }
 
@@ -227,13 +199,18 @@ const list = args[0] === '--list';
 if (list) args.shift();
 const notes: string[] = [];
 let jobs: TestJob[];
+let bouncer: PgBouncer | null = null;
 if (args[0] === '--only') {
   jobs = args.slice(1).map((file) => ({ files: [resolve(file)], pass: 'as given', env: { ...process.env } }));
 } else {
   if (args.length > 1) usage();
   const passes = passesOf(args[0], (line) => notes.push(line));
-  const pooledUrl =
-    passes.includes('pgbouncer') && !list ? startPgBouncer(process.env.TEST_POSTGRES_URL as string) : null;
+  // The pooled part's PgBouncer (test/helpers/pgbouncer.ts), stopped once the run has ended.
+  bouncer =
+    passes.includes('pgbouncer') && !list
+      ? await startPgBouncer(process.env.TEST_POSTGRES_URL as string)
+      : null;
+  const pooledUrl = bouncer?.pooled(process.env.TEST_POSTGRES_URL as string) ?? null;
   jobs = queue(passes, pooledUrl);
 }
 
@@ -258,9 +235,13 @@ if (list) {
     for (const job of jobs) job.env.NODE_COMPILE_CACHE ??= cache.directory;
   }
   const started = performance.now();
-  const results = await runJobs(jobs, concurrency, ROOT, (text) => process.stdout.write(text));
-  process.stdout.write(`\n${summary(results, ROOT, (performance.now() - started) / 1000)}`);
-  // As the runner's command line: a failed or cancelled test (not a todo), or a test process that failed, fails
-  // the run.
-  if (!results.every(succeeded)) process.exitCode = 1;
+  try {
+    const results = await runJobs(jobs, concurrency, ROOT, (text) => process.stdout.write(text));
+    process.stdout.write(`\n${summary(results, ROOT, (performance.now() - started) / 1000)}`);
+    // As the runner's command line: a failed or cancelled test (not a todo), or a test process that failed,
+    // fails the run.
+    if (!results.every(succeeded)) process.exitCode = 1;
+  } finally {
+    await bouncer?.stop();
+  }
 }

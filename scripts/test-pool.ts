@@ -56,12 +56,13 @@ async function runJob(job: TestJob, root: string, print: (text: string) => void)
   ];
   const child = spawn(process.execPath, args, { cwd: root, env: job.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let report = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    report += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    report += chunk.toString();
-  });
+  // Decoded as text streams: a character split between two chunks stays whole.
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (text: string) => {
+      report += text;
+    });
+  }
   const code = await new Promise<number | null>((done) => child.on('close', done));
   let tally: { counts: Partial<Counts>; failures: JobResult['failures'] } = { counts: {}, failures: [] };
   try {

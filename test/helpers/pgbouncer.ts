@@ -2,8 +2,6 @@
 // of a PostgreSQL server: each database of the server is reachable through it under the same name. Its
 // configuration, log and pid file are in a temp folder, removed by stop(). PgBouncer refuses to run as
 // root: as root it runs as the `postgres` user.
-// Run as a script (`node test/helpers/pgbouncer.ts <postgres-url>`), it starts one, prints its URL, its pid
-// and its folder as JSON, and leaves it running (scripts/run-tests.ts stops it at its end).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -127,11 +125,4 @@ function running(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-if (import.meta.main) {
-  const target = process.argv[2];
-  if (!target) throw new Error('usage: node test/helpers/pgbouncer.ts <postgres-url>');
-  const bouncer = await startPgBouncer(target);
-  console.log(JSON.stringify({ url: bouncer.pooled(target), pid: bouncer.pid, dir: bouncer.dir }));
 }
