@@ -197,49 +197,44 @@ function passesOf(asked: string | undefined, note: (line: string) => void): Pass
 const args = process.argv.slice(2);
 const list = args[0] === '--list';
 if (list) args.shift();
-const notes: string[] = [];
-let jobs: TestJob[];
-let bouncer: PgBouncer | null = null;
+if (args[0] !== '--only' && args.length > 1) usage();
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`TEST_CONCURRENCY must be a whole number of at least 1, not ${process.env.TEST_CONCURRENCY}`);
+  process.exit(2);
+}
+// Node's compile cache, as bin/chessport.js enables it for the command: each job runs in a process of its own
+// that loads the server's TypeScript sources, and a warm cache halves what that costs (their type stripping
+// and compilation, about 1 s of CPU a process; docs/performance.md "The test run"). The variable hands it on
+// to the test processes (their environments copy this one's) and, through them, to the commands and servers
+// they start.
+const cache = module.enableCompileCache?.();
+if (cache?.directory) process.env.NODE_COMPILE_CACHE ??= cache.directory;
+
 if (args[0] === '--only') {
-  jobs = args.slice(1).map((file) => ({ files: [resolve(file)], pass: 'as given', env: { ...process.env } }));
+  const jobs = args
+    .slice(1)
+    .map((file) => ({ files: [resolve(file)], pass: 'as given', env: { ...process.env } }));
+  await runAll(jobs, [], null);
 } else {
-  if (args.length > 1) usage();
+  const notes: string[] = [];
   const passes = passesOf(args[0], (line) => notes.push(line));
-  // The pooled part's PgBouncer (test/helpers/pgbouncer.ts), stopped once the run has ended.
-  bouncer =
-    passes.includes('pgbouncer') && !list
-      ? await startPgBouncer(process.env.TEST_POSTGRES_URL as string)
-      : null;
-  const pooledUrl = bouncer?.pooled(process.env.TEST_POSTGRES_URL as string) ?? null;
-  jobs = queue(passes, pooledUrl);
+  if (list) for (const job of queue(passes, null)) console.log(`${names(job, ROOT)}  (${job.pass})`);
+  else {
+    // The pooled part's PgBouncer (test/helpers/pgbouncer.ts), stopped once the run has ended.
+    const postgres = process.env.TEST_POSTGRES_URL as string;
+    const bouncer = passes.includes('pgbouncer') ? await startPgBouncer(postgres) : null;
+    await runAll(queue(passes, bouncer?.pooled(postgres) ?? null), notes, bouncer);
+  }
 }
 
-if (list) {
-  for (const job of jobs) console.log(`${names(job, ROOT)}  (${job.pass})`);
-} else {
-  const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    console.error(
-      `TEST_CONCURRENCY must be a whole number of at least 1, not ${process.env.TEST_CONCURRENCY}`,
-    );
-    process.exit(2);
-  }
+/** Runs the jobs and prints the summary; a failed or cancelled test (not a todo), or a test process that failed, fails the run, as node's command line does. */
+async function runAll(jobs: TestJob[], notes: readonly string[], bouncer: PgBouncer | null): Promise<void> {
   for (const line of notes) console.log(line);
-  // Node's compile cache, as bin/chessport.js enables it for the command: each job runs in a process of its
-  // own that loads the server's TypeScript sources, and a warm cache halves what that costs (their type
-  // stripping and compilation, about 1 s of CPU a process; docs/performance.md "The test run"). The variable
-  // hands it on to the test processes and, through them, to the commands and servers they start.
-  const cache = module.enableCompileCache?.();
-  if (cache?.directory) {
-    process.env.NODE_COMPILE_CACHE ??= cache.directory;
-    for (const job of jobs) job.env.NODE_COMPILE_CACHE ??= cache.directory;
-  }
   const started = performance.now();
   try {
     const results = await runJobs(jobs, concurrency, ROOT, (text) => process.stdout.write(text));
     process.stdout.write(`\n${summary(results, ROOT, (performance.now() - started) / 1000)}`);
-    // As the runner's command line: a failed or cancelled test (not a todo), or a test process that failed,
-    // fails the run.
     if (!results.every(succeeded)) process.exitCode = 1;
   } finally {
     await bouncer?.stop();
